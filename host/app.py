@@ -1,0 +1,141 @@
+"""The host: services, global tool and prompt registries, and the plugins that fill them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from host.builtins import builtin_candidates
+from host.naming import NamedRegistry
+from host.plugins.config import CONFIG_FILE, plugin_tables, read_config_file
+from host.plugins.discovery import PluginCandidate, discover
+from host.plugins.lifecycle import PluginManager
+from host.plugins.registrars import Registrars
+from host.plugins.selection import Selection
+from host.services import Services
+from host.tools.tool import Tool
+
+DEFAULT_DATA_DIR = ".agent-host"
+
+
+@attrs.frozen
+class HostSettings:
+    """Where the host keeps its data and reads its configuration (the ``settings`` service)."""
+
+    data_dir: Path = Path(DEFAULT_DATA_DIR)
+    config_path: Path | None = None
+    debug: bool = False
+
+
+@attrs.frozen
+class PromptSectionSpec:
+    """A global prompt section as registered by a plugin (name, text, order)."""
+
+    name: str
+    text: str
+    order: int = 100
+
+
+class Host:
+    """One running host. ``start`` activates what can activate; ``close`` disposes it all."""
+
+    def __init__(
+        self,
+        settings: HostSettings | None = None,
+        *,
+        selection: Selection = Selection(),
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.settings = settings or HostSettings()
+        self.services = Services()
+        self.tools = NamedRegistry[Tool]("tool")
+        self.prompt_sections = NamedRegistry[Any]("prompt section")
+        self.warnings: list[str] = []
+        self.services.register("settings", self.settings, owner="host")
+        self.services.register("tools", self.tools, owner="host")
+        self.services.register("prompt_sections", self.prompt_sections, owner="host")
+        registrars = Registrars(self.services, self.tools, self.prompt_sections, PromptSectionSpec)
+        self.plugins = PluginManager(
+            self.services,
+            registrars,
+            selection=selection,
+            config_tables=plugin_tables(dict(config or {})),
+        )
+
+    def add_plugins(self, candidates: Iterable[PluginCandidate]) -> None:
+        """Load candidates in order; a name already present is a warning, not a second copy."""
+        for candidate in candidates:
+            if candidate.name in self.plugins.records:
+                self.warnings.append(f'plugin "{candidate.name}" is provided twice; kept the first')
+                continue
+            self.plugins.add(candidate)
+
+    def start(self) -> Host:
+        """Activate every plugin whose requirements are met; warn about unknown names."""
+        known = list(self.plugins.records)
+        self.warnings += self.plugins.selection.unknown_names(known)
+        unknown_tables = sorted(set(self.plugins.config_tables) - set(known))
+        self.warnings += [f'config for unknown plugin "{name}" ignored' for name in unknown_tables]
+        self.plugins.reconcile()
+        return self
+
+    def close(self) -> None:
+        """Deactivate every plugin; raises an ``ExceptionGroup`` of disposal failures."""
+        self.plugins.close()
+
+    def plugin_rows(self) -> list[dict[str, Any]]:
+        """One row per plugin, as ``agent-host plugins --json`` prints them."""
+        present = set(self.services.names())
+        return [record.describe(present) for record in self.plugins.records.values()]
+
+    def tool_rows(self) -> list[dict[str, Any]]:
+        """One row per global tool: name, description, JSON Schema, owning plugin."""
+        rows = []
+        for name, tool in self.tools.items():
+            owner = self.tools.owner(name) or ""
+            rows.append(
+                {
+                    "name": name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                    "plugin": owner.removeprefix('plugin "').removesuffix('"'),
+                }
+            )
+        return rows
+
+    def __enter__(self) -> Host:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_host(
+    *,
+    data_dir: Path | None = None,
+    config_path: Path | None = None,
+    no_plugin: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
+    debug: bool = False,
+) -> Host:
+    """A host configured the way the CLI does it: built-ins plus every installed plugin.
+
+    Data directory: ``data_dir``, else ``AGENT_HOST_DATA_DIR``, else ``.agent-host``.
+    Config: ``config_path`` (must exist), else ``agent-host.toml`` in the working directory.
+    """
+    env = os.environ if environ is None else environ
+    explicit = config_path is not None
+    path = config_path if config_path is not None else Path(CONFIG_FILE)
+    config = read_config_file(path, explicit=explicit)
+    resolved_dir = data_dir or Path(env.get("AGENT_HOST_DATA_DIR") or DEFAULT_DATA_DIR)
+    settings = HostSettings(
+        data_dir=resolved_dir, config_path=path if path.exists() else None, debug=debug
+    )
+    host = Host(settings, selection=Selection.from_env(env, no_plugin), config=config)
+    host.add_plugins(builtin_candidates())
+    host.add_plugins(discover())
+    return host.start()

@@ -1,0 +1,1 @@
+"""The ``agent-host`` command line."""

@@ -1,0 +1,93 @@
+"""Entry point of ``agent-host``: parse arguments, open a host, run one command.
+
+User errors print one line (``agent-host: error: …``) and exit 2; ``--debug`` shows the
+traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from host import __version__
+from host.app import Host, open_host
+from host.cli import render
+from host.errors import HostError
+
+Command = Callable[[Host, argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser: global options, then one sub-command."""
+    parser = argparse.ArgumentParser(prog="agent-host", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"agent-host {__version__}")
+    parser.add_argument("--config", type=Path, help="configuration file (agent-host.toml)")
+    parser.add_argument("--data-dir", type=Path, help="where sessions live (.agent-host)")
+    parser.add_argument(
+        "--no-plugin", action="append", default=[], metavar="NAME", help="block a plugin"
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    plugins = commands.add_parser("plugins", help="list plugins and their states")
+    plugins.add_argument("--json", action="store_true")
+    tools = commands.add_parser("tools", help="list the tools agents can call")
+    tools.add_argument("--json", action="store_true")
+    demo = commands.add_parser("demo", help="show what this host can do")
+    demo.add_argument("--data-dir", type=Path, dest="demo_data_dir")
+    return parser
+
+
+def cmd_plugins(host: Host, args: argparse.Namespace) -> int:
+    """Print every discovered plugin with its state."""
+    rows = host.plugin_rows()
+    print(render.to_json(rows) if args.json else render.plugin_table(rows))
+    return 0
+
+
+def cmd_tools(host: Host, args: argparse.Namespace) -> int:
+    """Print the global tool catalog."""
+    rows = host.tool_rows()
+    print(render.to_json(rows) if args.json else render.tool_table(rows))
+    return 0
+
+
+def cmd_demo(host: Host, args: argparse.Namespace) -> int:
+    """For now: the plugin table and the tool catalog."""
+    print("Plugins\n")
+    print(render.plugin_table(host.plugin_rows()))
+    print("\nTools\n")
+    print(render.tool_table(host.tool_rows()))
+    return 0
+
+
+COMMANDS: dict[str, Command] = {"plugins": cmd_plugins, "tools": cmd_tools, "demo": cmd_demo}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        host = open_host(
+            data_dir=getattr(args, "demo_data_dir", None) or args.data_dir,
+            config_path=args.config,
+            no_plugin=args.no_plugin,
+            debug=args.debug,
+        )
+        for warning in host.warnings:
+            print(f"agent-host: warning: {warning}", file=sys.stderr)
+        try:
+            return COMMANDS[args.command](host, args)
+        finally:
+            host.close()
+    except (HostError, OSError) as error:
+        if args.debug:
+            traceback.print_exc()
+        print(f"agent-host: error: {getattr(error, 'message', error)}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

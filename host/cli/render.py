@@ -1,0 +1,50 @@
+"""Plain-text tables and JSON for the command line (no terminal library on the start-up path)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+
+def to_json(rows: Sequence[dict[str, Any]]) -> str:
+    """A top-level JSON array of objects with snake_case keys."""
+    return json.dumps(list(rows), indent=2, ensure_ascii=False)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A left-aligned text table with a header rule; cells are shown as given."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), rule, *(line(r) for r in rows)])
+
+
+def plugin_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The human view of ``agent-host plugins``: one line per plugin, why it is not active."""
+    body = []
+    for row in rows:
+        origin = "built-in" if row["builtin"] else f"{row['distribution']} {row['version'] or ''}"
+        detail = row["error"] or ""
+        if row["missing"]:
+            detail = "missing services: " + ", ".join(row["missing"])
+        elif row["state"] == "active" and row["tools"]:
+            detail = "tools: " + ", ".join(row["tools"])
+        body.append([row["name"], row["state"], origin.strip(), ", ".join(row["requires"]), detail])
+    return table(["plugin", "state", "from", "requires", "detail"], body)
+
+
+def tool_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The human view of ``agent-host tools``: name, plugin, first line of the description."""
+    body = [
+        [row["name"], row["plugin"], (row["description"].splitlines() or [""])[0][:70]]
+        for row in rows
+    ]
+    if not body:
+        return "(no tools)"
+    return table(["tool", "plugin", "description"], body)

@@ -1,0 +1,65 @@
+"""A map of uniquely named items, each remembered with the owner that registered it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Generic, TypeVar
+
+from host.disposal import Disposer
+from host.errors import HostError
+
+T = TypeVar("T")
+
+
+class DuplicateNameError(HostError):
+    """A second registration of a name in the same layer; the message names both owners."""
+
+    def __init__(self, what: str, name: str, owner: str, existing_owner: str) -> None:
+        super().__init__(
+            "DUPLICATE_NAME",
+            f'{what} "{name}" from {owner} duplicates the one from {existing_owner}',
+        )
+
+
+class NamedRegistry(Generic[T]):
+    """Insertion-ordered ``name -> item``; registration returns the disposer that removes it."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self._items: dict[str, tuple[T, str]] = {}
+
+    def register(self, name: str, item: T, *, owner: str) -> Disposer:
+        """Add ``item``; a name already present raises ``DuplicateNameError``."""
+        if name in self._items:
+            raise DuplicateNameError(self.what, name, owner, self._items[name][1])
+        entry = (item, owner)
+        self._items[name] = entry
+
+        def dispose() -> None:
+            if self._items.get(name) is entry:
+                del self._items[name]
+
+        return dispose
+
+    def get(self, name: str) -> T | None:
+        """The item registered under ``name``, or None."""
+        entry = self._items.get(name)
+        return entry[0] if entry else None
+
+    def owner(self, name: str) -> str | None:
+        """Who registered ``name``, or None."""
+        entry = self._items.get(name)
+        return entry[1] if entry else None
+
+    def items(self) -> list[tuple[str, T]]:
+        """``(name, item)`` pairs in registration order."""
+        return [(name, entry[0]) for name, entry in self._items.items()]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)

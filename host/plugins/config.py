@@ -1,0 +1,57 @@
+"""Per-plugin configuration: ``[plugins.<name>]`` tables of ``agent-host.toml``.
+
+A plugin declares an attrs ``Config`` class; its table is validated strictly (no coercion of
+``"5"`` into 5, no unknown keys) and structured with the host's cattrs converter, defaults
+applied. A bad value is one line naming the plugin, the key and the expected type.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from host.errors import ConfigError
+from host.serialization import converter
+from host.tools.schema import schema_for, validate
+
+CONFIG_FILE = "agent-host.toml"
+
+
+def read_config_file(path: Path | None, *, explicit: bool) -> dict[str, Any]:
+    """The parsed TOML at ``path``; a missing default file is an empty config."""
+    if path is None or not path.exists():
+        if explicit:
+            raise ConfigError(f"config file {path} does not exist")
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"cannot read config file {path}: {error}") from None
+    plugins = data.get("plugins", {})
+    if not isinstance(plugins, dict) or not all(isinstance(v, dict) for v in plugins.values()):
+        raise ConfigError(f"{path}: [plugins] must hold one table per plugin")
+    return data
+
+
+def plugin_tables(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The ``[plugins.<name>]`` tables of a parsed config."""
+    tables: dict[str, dict[str, Any]] = data.get("plugins", {})
+    return tables
+
+
+def structure_config(plugin: str, config_cls: type | None, table: dict[str, Any] | None) -> Any:
+    """The plugin's ``Config`` instance from its table (None without a ``Config`` class)."""
+    if config_cls is None:
+        if table:
+            key = next(iter(table))
+            raise ConfigError(f"[plugins.{plugin}] {key}: this plugin takes no configuration")
+        return None
+    values = table or {}
+    problems = validate(schema_for(config_cls), values)
+    if problems:
+        raise ConfigError(f"[plugins.{plugin}] {problems[0]}")
+    try:
+        return converter.structure(values, config_cls)
+    except Exception as error:  # a validator on the Config class rejected a value
+        raise ConfigError(f"[plugins.{plugin}] {error}") from None

@@ -1,0 +1,58 @@
+"""The hooks a plugin may implement: the plugin author's manual.
+
+Every hook is called once per plugin when the plugin activates, and every hook that adds
+something receives a ``register`` callback, so the host knows which plugin added what and
+can take it all back when the plugin deactivates. Arguments a hook may accept:
+``register`` (where given), ``ctx`` (the service context), ``config`` (the plugin's structured
+``Config`` instance, or None), ``scope`` (``activate`` only: record disposers on it).
+
+A plugin is a module or object carrying these implementations (marked ``@hookimpl``), a
+``requires`` tuple of service names that must be present for it to activate, and optionally
+an attrs ``Config`` class filled from ``[plugins.<name>]`` in ``agent-host.toml``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+PROJECT = "agent_host"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def register_services(register: Any, ctx: Any, config: Any) -> None:
+    """Provide services: call ``register(name, service)`` for each service this plugin owns."""
+
+
+@hookspec
+def register_models(register: Any, ctx: Any, config: Any) -> None:
+    """Add models: call ``register(name, model)``; implies a requirement on ``models``."""
+
+
+@hookspec
+def register_prompt_sections(register: Any, ctx: Any, config: Any) -> None:
+    """Add global system-prompt sections: call ``register(name, text, order=100)``."""
+
+
+@hookspec
+def register_tools(register: Any, ctx: Any, config: Any) -> None:
+    """Add global tools: call ``register(tool)`` with each ``host.tools.Tool`` offered."""
+
+
+@hookspec
+def activate(ctx: Any, scope: Any, config: Any) -> None:
+    """Do anything else on activation; record a disposer for it with ``scope.add(disposer)``."""
+
+
+# Order in which the host calls the hooks of one plugin on activation.
+ACTIVATION_ORDER = (
+    "register_services",
+    "register_models",
+    "register_prompt_sections",
+    "register_tools",
+    "activate",
+)

@@ -1,0 +1,211 @@
+"""Plugin lifecycle: load, activate while required services exist, deactivate, fail in isolation.
+
+A plugin activates when every service in its ``requires`` is present and deactivates (all it
+registered disposed, dependents first) when one goes away. Activation is all-or-nothing: if an
+import, a hook or the activation raises, whatever it registered is disposed and the plugin is
+``failed`` with a one-line error; the host and every other plugin keep working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pluggy
+
+from host.disposal import Scope
+from host.plugins import hookspecs
+from host.plugins.config import structure_config
+from host.plugins.discovery import PluginCandidate
+from host.plugins.record import PluginRecord
+from host.plugins.registrars import Registrars
+from host.plugins.selection import Selection
+from host.services import Services
+
+
+def describe_error(error: BaseException) -> str:
+    """One line for a plugin error: its type and message, groups flattened."""
+    if isinstance(error, ExceptionGroup):
+        return "; ".join(describe_error(e) for e in error.exceptions)
+    text = str(error).strip().splitlines()
+    message = text[0] if text else ""
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+class PluginManager:
+    """Owns the pluggy manager, one record per plugin, and the activation loop."""
+
+    def __init__(
+        self,
+        services: Services,
+        registrars: Registrars,
+        *,
+        selection: Selection = Selection(),
+        config_tables: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        self.services = services
+        self.registrars = registrars
+        self.selection = selection
+        self.config_tables = config_tables or {}
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.records: dict[str, PluginRecord] = {}
+        self._busy = False
+        self._dirty = False
+        self._unsubscribe = services.subscribe(self._on_service_change)
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def add(self, candidate: PluginCandidate) -> PluginRecord:
+        """Load and record a candidate (unless blocked); it activates on ``reconcile``."""
+        if candidate.name in self.records:
+            raise ValueError(f'plugin "{candidate.name}" is already loaded')
+        record = PluginRecord(candidate)
+        self.records[candidate.name] = record
+        reason = self.selection.blocked_reason(candidate.name, builtin=candidate.builtin)
+        if reason is not None:
+            record.state, record.error = "blocked", reason
+            return record
+        try:
+            self._load(record)
+        except Exception as error:
+            record.state, record.error = "failed", describe_error(error)
+        return record
+
+    def _load(self, record: PluginRecord) -> None:
+        obj = record.candidate.load()
+        requires = getattr(obj, "requires", ())
+        if isinstance(requires, str) or not all(isinstance(r, str) for r in requires):
+            raise TypeError("requires must be a tuple of service names")
+        record.obj = obj
+        record.requires = tuple(requires)
+        if self._implements(obj, "register_models") and "models" not in record.requires:
+            record.requires += ("models",)
+        table = self.config_tables.get(record.name)
+        record.config = structure_config(record.name, getattr(obj, "Config", None), table)
+
+    @staticmethod
+    def _implements(obj: Any, hook: str) -> bool:
+        function = getattr(obj, hook, None)
+        return function is not None and hasattr(function, f"{hookspecs.PROJECT}_impl")
+
+    # -- activation ------------------------------------------------------------------------
+
+    def reconcile(self) -> None:
+        """Activate every inactive plugin whose requirements are met; repeat until stable."""
+        if self._busy:
+            self._dirty = True
+            return
+        self._busy = True
+        try:
+            self._dirty = True
+            while self._dirty:
+                self._dirty = False
+                for record in list(self.records.values()):
+                    present = set(self.services.names())
+                    if record.state == "inactive" and not record.missing(present):
+                        self._activate(record)
+                    elif record.state == "active" and record.missing(present):
+                        self._deactivate(record, "inactive")
+        finally:
+            self._busy = False
+
+    def _activate(self, record: PluginRecord) -> None:
+        scope = Scope(f'plugin "{record.name}"')
+        record.scope = scope
+        try:
+            self.pm.register(record.obj, name=record.name)
+            scope.add(lambda: self._unregister(record.name))
+            self._check_hooks(record)
+            for hook in hookspecs.ACTIVATION_ORDER:
+                self._call(record, hook, scope)
+        except Exception as error:
+            self._dispose_scope(record)
+            record.state, record.error = "failed", describe_error(error)
+            return
+        record.state, record.error = "active", None
+
+    def _check_hooks(self, record: PluginRecord) -> None:
+        for impl_name in dir(record.obj):
+            if impl_name.startswith("_"):
+                continue
+            function = getattr(record.obj, impl_name, None)
+            if hasattr(function, f"{hookspecs.PROJECT}_impl") and not hasattr(hookspecs, impl_name):
+                raise AttributeError(f"unknown hook {impl_name!r}")
+
+    def _call(self, record: PluginRecord, hook: str, scope: Scope) -> None:
+        available: dict[str, Any] = {"ctx": self.services, "config": record.config, "scope": scope}
+        registrar: Callable[..., Any] | None = self.registrars.for_hook(hook, record, scope)
+        if registrar is not None:
+            available["register"] = registrar
+        for impl in getattr(self.pm.hook, hook).get_hookimpls():
+            if impl.plugin is record.obj:
+                impl.function(**{name: available[name] for name in impl.argnames})
+
+    def _unregister(self, name: str) -> None:
+        if self.pm.get_plugin(name) is not None:
+            self.pm.unregister(name=name)
+
+    # -- deactivation ----------------------------------------------------------------------
+
+    def block(self, name: str) -> None:
+        """Take a plugin out (its dependents first) and keep it out until ``unblock``."""
+        record = self.records[name]
+        if record.state == "active":
+            self._deactivate(record, "blocked")
+        elif record.state == "inactive":
+            record.state, record.error = "blocked", "blocked by selection"
+        self.reconcile()
+
+    def unblock(self, name: str) -> None:
+        """Let a blocked plugin load and activate again (a failed import is retried)."""
+        record = self.records[name]
+        if record.state != "blocked":
+            return
+        record.state, record.error = "inactive", None
+        if record.obj is None:
+            try:
+                self._load(record)
+            except Exception as error:
+                record.state, record.error = "failed", describe_error(error)
+        self.reconcile()
+
+    def _deactivate(self, record: PluginRecord, state: str) -> bool:
+        """Dispose ``record`` (dependents first); False when a disposer failed."""
+        provided = set(record.services)
+        for other in reversed(list(self.records.values())):
+            if other.state == "active" and other is not record and provided & set(other.requires):
+                self._deactivate(other, "inactive")
+        record.state = "inactive"  # before disposal, so service withdrawals find it settled
+        try:
+            self._dispose_scope(record)
+        except ExceptionGroup as errors:
+            record.state, record.error = "failed", describe_error(errors)
+            return False
+        record.state = state  # type: ignore[assignment]
+        record.error = "blocked by selection" if state == "blocked" else None
+        return True
+
+    def _dispose_scope(self, record: PluginRecord) -> None:
+        scope, record.scope = record.scope, None
+        record.tools.clear()
+        record.services.clear()
+        if scope is not None:
+            scope.dispose()
+
+    def _on_service_change(self, name: str, present: bool) -> None:
+        self.reconcile()
+
+    def close(self) -> None:
+        """Deactivate every plugin, last activated first; aggregate disposal failures."""
+        failures: list[Exception] = []
+        self._busy = True
+        try:
+            for record in reversed(list(self.records.values())):
+                if record.state == "active" and not self._deactivate(record, "inactive"):
+                    failures.append(RuntimeError(f"{record.name}: {record.error}"))
+        finally:
+            self._busy = False
+            self._unsubscribe()
+        if failures:
+            raise ExceptionGroup("closing plugins failed", failures)

@@ -1,0 +1,56 @@
+"""What the host knows about one plugin: origin, state, requirements, error, what it added."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+from host.disposal import Scope
+from host.plugins.discovery import PluginCandidate
+
+PluginState = Literal["active", "inactive", "failed", "blocked"]
+
+
+@attrs.define
+class PluginRecord:
+    """One plugin's lifecycle. ``state`` moves inactive → active → inactive …, or to failed.
+
+    ``missing`` lists required services that are absent while inactive; ``error`` is a one-line
+    description while failed or blocked; ``tools`` names the global tools it registered.
+    """
+
+    candidate: PluginCandidate
+    state: PluginState = "inactive"
+    obj: Any = None
+    requires: tuple[str, ...] = ()
+    config: Any = None
+    error: str | None = None
+    scope: Scope | None = None
+    tools: list[str] = attrs.field(factory=list)
+    services: list[str] = attrs.field(factory=list)
+
+    @property
+    def name(self) -> str:
+        """The plugin name (the entry point name)."""
+        return self.candidate.name
+
+    def missing(self, present: set[str]) -> list[str]:
+        """Required services not in ``present``."""
+        return [name for name in self.requires if name not in present]
+
+    def describe(self, present: set[str]) -> dict[str, Any]:
+        """The row ``agent-host plugins --json`` prints."""
+        return {
+            "name": self.name,
+            "distribution": self.candidate.distribution,
+            "version": self.candidate.version,
+            "entry_point": self.candidate.entry_point,
+            "builtin": self.candidate.builtin,
+            "state": self.state,
+            "requires": list(self.requires),
+            "missing": self.missing(present) if self.state == "inactive" else [],
+            "error": self.error,
+            "tools": list(self.tools),
+            "services": list(self.services),
+        }

@@ -1,0 +1,65 @@
+"""The ``register`` callbacks handed to hooks: each records a disposer in the plugin's scope."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from host.disposal import Scope
+from host.naming import NamedRegistry
+from host.plugins.record import PluginRecord
+from host.services import Services
+from host.tools.tool import Tool
+
+
+class Registrars:
+    """Builds, per plugin and hook, the callback that adds an item and remembers how to remove it.
+
+    ``make_section(name, text, order)`` builds a prompt-section value for the global registry.
+    """
+
+    def __init__(
+        self,
+        services: Services,
+        tools: NamedRegistry[Tool],
+        sections: NamedRegistry[Any],
+        make_section: Callable[[str, str, int], Any],
+    ) -> None:
+        self.services = services
+        self.tools = tools
+        self.sections = sections
+        self.make_section = make_section
+
+    def for_hook(self, hook: str, record: PluginRecord, scope: Scope) -> Callable[..., Any] | None:
+        """The ``register`` callback for ``hook``, or None for hooks without one."""
+        owner = f'plugin "{record.name}"'
+        if hook == "register_services":
+
+            def register_service(name: str, service: Any) -> None:
+                scope.add(self.services.register(name, service, owner=record.name))
+                record.services.append(name)
+
+            return register_service
+        if hook == "register_tools":
+
+            def register_tool(tool: Tool) -> None:
+                if not isinstance(tool, Tool):
+                    raise TypeError(f"register_tools expects host.tools.Tool, got {tool!r}")
+                scope.add(self.tools.register(tool.name, tool, owner=owner))
+                record.tools.append(tool.name)
+
+            return register_tool
+        if hook == "register_models":
+
+            def register_model(name: str, model: Any) -> None:
+                scope.add(self.services.get("models").register(name, model))
+
+            return register_model
+        if hook == "register_prompt_sections":
+
+            def register_section(name: str, text: str, order: int = 100) -> None:
+                section = self.make_section(name, text, order)
+                scope.add(self.sections.register(name, section, owner=owner))
+
+            return register_section
+        return None

@@ -1,0 +1,81 @@
+"""The tool type: a name, the model's manual, one parameter declaration, an async execute."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import attrs
+
+from host.cancel import CancelSignal
+from host.tools.schema import JsonSchema, schema_for
+
+
+@attrs.frozen
+class ToolResult:
+    """What a tool returns to the model: text, whether it is an error, structured output."""
+
+    text: str
+    is_error: bool = False
+    structured: Any = None
+
+    @classmethod
+    def error(cls, text: str, structured: Any = None) -> ToolResult:
+        """An error result the model sees (never an exception)."""
+        return cls(text, is_error=True, structured=structured)
+
+
+@attrs.frozen
+class ToolExec:
+    """The execution context of one tool call.
+
+    ``agent`` is the calling agent (None when a tool runs without one), ``ctx`` the service
+    context, ``signal`` the call's cancel token, ``tool_call_id`` the model's id for the call.
+    """
+
+    agent: Any
+    ctx: Any
+    signal: CancelSignal = attrs.field(factory=CancelSignal)
+    tool_call_id: str = ""
+
+
+Execute = Callable[[Any, ToolExec], Awaitable["ToolResult | str"]]
+
+
+@attrs.frozen
+class Tool:
+    """A model-callable tool.
+
+    ``params`` is a frozen attrs class declaring the arguments; ``parameters`` is its JSON Schema.
+    ``execute(args, exec)`` receives an instance of ``params``. ``concurrency_safe`` tools may
+    run concurrently with the rest of their batch; ``needs_agent`` tools refuse agentless calls.
+    """
+
+    name: str
+    description: str
+    params: type
+    execute: Execute
+    concurrency_safe: bool = False
+    needs_agent: bool = True
+
+    @property
+    def parameters(self) -> JsonSchema:
+        """The JSON Schema of the arguments, generated from ``params`` (stable across calls)."""
+        return schema_for(self.params)
+
+
+def tool(
+    name: str,
+    description: str,
+    params: type,
+    *,
+    concurrency_safe: bool = False,
+    needs_agent: bool = True,
+) -> Callable[[Execute], Tool]:
+    """Decorator turning ``async def f(args, exec)`` into a ``Tool``."""
+
+    def wrap(execute: Execute) -> Tool:
+        schema_for(params)  # fail at declaration time on an unsupported field type
+        return Tool(name, description, params, execute, concurrency_safe, needs_agent)
+
+    return wrap

@@ -1,0 +1,34 @@
+"""Testing a plugin with the fixtures agent-host ships (the ``make_host`` fixture)."""
+
+from __future__ import annotations
+
+import agent_host_example
+
+from host.testing import call_tool
+
+
+async def test_word_count_counts(make_host):
+    host = make_host(("word_count", agent_host_example))
+    result = await call_tool(host, "word_count", {"text": "three little words"}, agent=object())
+    assert (result.text, result.is_error, result.structured) == ("3 words", False, {"words": 3})
+
+
+async def test_word_count_respects_its_config(make_host):
+    host = make_host(
+        agent_host_example, config={"plugins": {"word_count": {"max_words": 2}}}
+    )
+    result = await call_tool(host, "word_count", {"text": "three little words"}, agent=object())
+    assert result.is_error and result.text == "text has more than 2 words"
+
+
+async def test_bad_arguments_are_an_error_result(make_host):
+    host = make_host(("word_count", agent_host_example))
+    result = await call_tool(host, "word_count", {"txt": "typo"}, agent=object())
+    assert result.is_error
+    assert result.text == "invalid arguments for word_count: text: required; txt: unknown key"
+
+
+def test_inactive_without_the_sessions_service(make_host):
+    host = make_host(("word_count", agent_host_example), builtins=False)
+    row = next(r for r in host.plugin_rows() if r["name"] == "word_count")
+    assert (row["state"], row["missing"]) == ("inactive", ["sessions"])

@@ -1,0 +1,149 @@
+"""``agent-host`` as a subprocess: real discovery, real installs, one-line user errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.distributions import write_distribution
+
+AGENT_HOST = str(Path(sys.executable).parent / "agent-host")
+
+PLUGIN_SOURCE = """
+import attrs
+from host import hookimpl
+from host.tools import tool
+
+@attrs.frozen
+class Args:
+    name: str
+
+@tool("greet", "Greet someone by name.", Args)
+async def greet(args, exec):
+    return f"hello {args.name}"
+
+@hookimpl
+def register_tools(register):
+    register(greet)
+"""
+
+
+def run(
+    *args: str, cwd: Path, pythonpath: Path | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HOST_")}
+    if pythonpath is not None:
+        environ["PYTHONPATH"] = str(pythonpath)
+    environ.update(env)
+    return subprocess.run(
+        [AGENT_HOST, *args], cwd=cwd, env=environ, capture_output=True, text=True, timeout=60
+    )
+
+
+def rows(result: subprocess.CompletedProcess[str]) -> dict[str, dict[str, object]]:
+    assert result.returncode == 0, result.stderr
+    return {row["name"]: row for row in json.loads(result.stdout)}
+
+
+def test_plugins_json_discovers_a_throwaway_distribution(tmp_path):
+    site = tmp_path / "site"
+    write_distribution(
+        site,
+        "greeter",
+        version="0.3.0",
+        entry_points={"greeter": "greeter_cli"},
+        modules={"greeter_cli": PLUGIN_SOURCE},
+    )
+    found = rows(run("plugins", "--json", cwd=tmp_path, pythonpath=site))
+    assert found["greeter"]["version"] == "0.3.0"
+    assert found["greeter"]["distribution"] == "greeter"
+    assert found["greeter"]["state"] == "active"
+    assert found["greeter"]["tools"] == ["greet"]
+    tools = json.loads(run("tools", "--json", cwd=tmp_path, pythonpath=site).stdout)
+    greet = next(t for t in tools if t["name"] == "greet")
+    assert greet == {
+        "name": "greet",
+        "description": "Greet someone by name.",
+        "parameters": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+        "plugin": "greeter",
+    }
+
+
+def test_real_pip_install_into_a_target_is_discovered(tmp_path):
+    project = tmp_path / "project"
+    (project / "pip_greeter").mkdir(parents=True)
+    (project / "pip_greeter" / "__init__.py").write_text(PLUGIN_SOURCE)
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "pip-greeter"\nversion = "4.2.0"\n'
+        '[project.entry-points."agent_host.plugins"]\npip_greeter = "pip_greeter"\n'
+        '[tool.setuptools]\npackages = ["pip_greeter"]\n'
+    )
+    target = tmp_path / "target"
+    install = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(target),
+            str(project),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert install.returncode == 0, install.stderr
+    found = rows(run("plugins", "--json", cwd=tmp_path, pythonpath=target))
+    assert found["pip_greeter"]["distribution"] == "pip-greeter"
+    assert found["pip_greeter"]["version"] == "4.2.0"
+    assert found["pip_greeter"]["state"] == "active"
+
+
+def test_first_party_distributions_are_listed_with_their_requirements(tmp_path):
+    found = rows(run("plugins", "--json", cwd=tmp_path))
+    expected = {
+        "subagent_control": ("agent-host-tool-subagent-control", ["subagents"]),
+        "list_agents": ("agent-host-tool-subagent-control", ["subagents", "agents"]),
+        "subagent_report": ("agent-host-tool-subagent-report", ["subagents"]),
+    }
+    for name, (distribution, requires) in expected.items():
+        assert found[name]["distribution"] == distribution
+        assert found[name]["requires"] == requires
+        assert found[name]["state"] in {"active", "inactive"}
+        if found[name]["state"] == "inactive":
+            assert found[name]["missing"]
+
+
+def test_bad_config_is_one_line_without_traceback(tmp_path):
+    (tmp_path / "agent-host.toml").write_text("[plugins\n")
+    result = run("plugins", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("agent-host: error: cannot read config file agent-host.toml")
+    debug = run("--debug", "plugins", cwd=tmp_path)
+    assert "Traceback" in debug.stderr
+
+
+def test_unknown_plugin_names_warn_on_stderr(tmp_path):
+    result = run("--no-plugin", "ghost", "plugins", cwd=tmp_path)
+    assert result.returncode == 0
+    assert 'agent-host: warning: unknown plugin "ghost" blocked' in result.stderr
+
+
+def test_version(tmp_path):
+    result = run("--version", cwd=tmp_path)
+    assert result.stdout.strip() == "agent-host 0.1.0"

@@ -1,0 +1,3 @@
+"""The list plugin (``list_agents``): loadable on its own, needs ``subagents`` and ``agents``."""
+
+requires = ("subagents", "agents")

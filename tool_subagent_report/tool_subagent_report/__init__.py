@@ -1,0 +1,1 @@
+"""Child-side ``report`` tool for continuable subagents, installed through setup contributions."""

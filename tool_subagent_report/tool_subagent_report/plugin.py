@@ -1,0 +1,3 @@
+"""The report plugin (``subagent_report``): needs the ``subagents`` service."""
+
+requires = ("subagents",)
