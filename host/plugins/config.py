@@ -7,7 +7,6 @@ applied. A bad value is one line naming the plugin, the key and the expected typ
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,8 @@ def read_config_file(path: Path | None, *, explicit: bool) -> dict[str, Any]:
         if explicit:
             raise ConfigError(f"config file {path} does not exist")
         return {}
+    import tomllib  # only when there is a file to read: it is not free at start-up
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:

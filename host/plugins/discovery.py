@@ -2,17 +2,28 @@
 
 Installed distributions are scanned once per call; nothing is imported here. Each candidate
 is loaded later, in its own try, so one broken distribution never stops the host.
+
+The scan reads ``*.dist-info``/``*.egg-info`` directories on ``sys.path`` directly: only
+``entry_points.txt`` of every distribution, and the name/version lines of ``METADATA`` of the
+few that declare plugins. That keeps ``importlib.metadata`` (and the ``email`` package it
+imports) off the start-up path; it is still used for path entries that are not directories
+(zip archives), where it knows more than this scanner. As in ``importlib.metadata``, the first
+distribution of a name on the path wins.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
+import importlib
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
 
 GROUP = "agent_host.plugins"
+_SUFFIXES = (".dist-info", ".egg-info")
 
 
 @attrs.frozen
@@ -28,20 +39,118 @@ class PluginCandidate:
 
 
 def discover(group: str = GROUP) -> list[PluginCandidate]:
-    """Every entry point of ``group`` installed on the path, sorted by name."""
-    found = [_candidate(ep) for ep in entry_points(group=group)]
-    return sorted(found, key=lambda c: c.name)
+    """Every entry point of ``group`` installed on ``sys.path``, sorted by name."""
+    found: dict[str, PluginCandidate] = {}
+    seen: set[str] = set()
+    for entry in sys.path:
+        path = entry or "."
+        if os.path.isdir(path):
+            candidates = _scan_directory(path, group, seen)
+        elif os.path.isfile(path):
+            candidates = _scan_archive(path, group, seen)
+        else:
+            continue
+        for candidate in candidates:
+            found.setdefault(candidate.name, candidate)
+    return sorted(found.values(), key=lambda c: c.name)
 
 
-def _candidate(ep: EntryPoint) -> PluginCandidate:
-    dist = ep.dist
+def load_reference(reference: str) -> Any:
+    """Import ``module`` or ``module:attr.path`` (an entry point value)."""
+    module_name, _, attr = reference.partition(":")
+    target: Any = importlib.import_module(module_name.strip())
+    for part in filter(None, attr.strip().split(".")):
+        target = getattr(target, part)
+    return target
+
+
+def _scan_directory(path: str, group: str, seen: set[str]) -> Iterator[PluginCandidate]:
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return
+    for name in names:
+        if not name.endswith(_SUFFIXES):
+            continue
+        key = _normalize(name.rsplit(".", 1)[0].split("-", 1)[0])
+        if key in seen:
+            continue
+        info = os.path.join(path, name)
+        entries = _read_group(os.path.join(info, "entry_points.txt"), group)
+        if entries is None:
+            continue
+        seen.add(key)
+        dist, version = _name_and_version(info)
+        for ep_name, value in entries:
+            yield _candidate(ep_name, value, dist, version)
+
+
+def _scan_archive(path: str, group: str, seen: set[str]) -> Iterator[PluginCandidate]:
+    from importlib.metadata import distributions
+
+    for dist in distributions(path=[path]):
+        key = _normalize(dist.name or "")
+        if key in seen:
+            continue
+        seen.add(key)
+        for ep in dist.entry_points.select(group=group):
+            yield _candidate(ep.name, ep.value, dist.name, dist.version)
+
+
+def _candidate(name: str, value: str, dist: str | None, version: str | None) -> PluginCandidate:
+    reference = value.split("[", 1)[0].strip()
     return PluginCandidate(
-        name=ep.name,
-        load=ep.load,
-        entry_point=ep.value,
-        distribution=dist.name if dist is not None else None,
-        version=dist.version if dist is not None else None,
+        name=name,
+        load=lambda: load_reference(reference),
+        entry_point=reference,
+        distribution=dist,
+        version=version,
     )
+
+
+def _read_group(path: str, group: str) -> list[tuple[str, str]] | None:
+    """The ``name = value`` lines of ``[group]``, or None when the file lacks that group."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    header = f"[{group}]"
+    if header not in text:
+        return None
+    entries: list[tuple[str, str]] = []
+    inside = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            inside = line == header
+        elif inside and "=" in line and not line.startswith(("#", ";")):
+            name, _, value = line.partition("=")
+            entries.append((name.strip(), value.strip()))
+    return entries
+
+
+def _name_and_version(info: str) -> tuple[str | None, str | None]:
+    """``Name`` and ``Version`` from the first lines of METADATA (or PKG-INFO)."""
+    name = version = None
+    for file_name in ("METADATA", "PKG-INFO"):
+        try:
+            with open(os.path.join(info, file_name), encoding="utf-8") as file:
+                for line in file:
+                    if line.startswith("Name:"):
+                        name = line[5:].strip()
+                    elif line.startswith("Version:"):
+                        version = line[8:].strip()
+                    elif not line.strip() or (name and version):
+                        break
+        except (OSError, UnicodeDecodeError):
+            continue
+        return name, version
+    return name, version
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 def from_object(name: str, obj: Any, *, builtin: bool = False) -> PluginCandidate:

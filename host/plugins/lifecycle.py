@@ -126,12 +126,9 @@ class PluginManager:
         record.state, record.error = "active", None
 
     def _check_hooks(self, record: PluginRecord) -> None:
-        for impl_name in dir(record.obj):
-            if impl_name.startswith("_"):
-                continue
-            function = getattr(record.obj, impl_name, None)
-            if hasattr(function, f"{hookspecs.PROJECT}_impl") and not hasattr(hookspecs, impl_name):
-                raise AttributeError(f"unknown hook {impl_name!r}")
+        for caller in self.pm.get_hookcallers(record.obj) or ():
+            if caller.spec is None:
+                raise AttributeError(f"unknown hook {caller.name!r}")
 
     def _call(self, record: PluginRecord, hook: str, scope: Scope) -> None:
         available: dict[str, Any] = {"ctx": self.services, "config": record.config, "scope": scope}
@@ -173,9 +170,14 @@ class PluginManager:
     def _deactivate(self, record: PluginRecord, state: str) -> bool:
         """Dispose ``record`` (dependents first); False when a disposer failed."""
         provided = set(record.services)
-        for other in reversed(list(self.records.values())):
-            if other.state == "active" and other is not record and provided & set(other.requires):
-                self._deactivate(other, "inactive")
+        if provided:
+            for other in reversed(list(self.records.values())):
+                if (
+                    other.state == "active"
+                    and other is not record
+                    and provided & set(other.requires)
+                ):
+                    self._deactivate(other, "inactive")
         record.state = "inactive"  # before disposal, so service withdrawals find it settled
         try:
             self._dispose_scope(record)
