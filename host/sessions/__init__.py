@@ -1,0 +1,1 @@
+"""Sessions: immutable headers, append-only event logs, the live store, persistence, projections."""

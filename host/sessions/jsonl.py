@@ -1,0 +1,317 @@
+"""The embedded persistence: one JSON Lines file per session, ``<data_dir>/<id>.jsonl``.
+
+Durability policy (``fsync``):
+
+* An append is **acknowledged** when ``SessionWriter.append`` returns: its lines were handed to
+  the kernel with one ``os.write`` (no user-space buffer), so they survive a killed process.
+* ``"turn"`` (default): ``commit(durable=True)`` — which the agent calls at every turn end —
+  ``fdatasync``s the file, so completed turns survive a machine crash.
+* ``"always"``: every append is ``fdatasync``ed before it returns.
+* ``"never"``: the OS decides when data reaches the disk.
+Session creation writes the header and initial events to a hidden temporary file in
+``data_dir`` and hard-links it into place, so a stored log always has its header; with a policy
+other than ``"never"`` the file and directory are synced first.
+
+Locking: a writer holds ``flock(LOCK_EX)`` on the log file for its lifetime (taken without
+blocking: a holder in any process, including this one, makes it ``LOCKED``). ``load`` takes
+the same lock for its repair and releases it; ``inspect`` and ``list`` never lock and never
+write. Nothing is ever written outside ``data_dir``; hostile ids are refused first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from host.cancel import CancelSignal, raise_if_cancelled
+from host.sessions.codec import CodecError, decode_event, encode_events, encode_header
+from host.sessions.jsonl_writer import (
+    SUFFIX,
+    FsyncPolicy,
+    JsonlWriter,
+    failed,
+    lock_session,
+    sync_fd,
+)
+from host.sessions.logfile import (
+    ParsedLog,
+    parse_header_line,
+    parse_log,
+    read_head,
+    read_last_line,
+)
+from host.sessions.model import (
+    SESSION_ID_PATTERN,
+    Event,
+    SessionHeader,
+    TurnEnd,
+    new_id,
+    validate_session_id,
+)
+from host.sessions.persistence import PersistenceError, StoredSession, open_turn
+
+__all__ = ["SUFFIX", "FsyncPolicy", "JsonlPersistence", "JsonlWriter"]
+
+
+class JsonlPersistence:
+    """``SessionPersistence`` over one JSONL file per session (module docstring: policy)."""
+
+    def __init__(self, data_dir: Path, *, fsync: FsyncPolicy = "turn") -> None:
+        if fsync not in ("never", "turn", "always"):
+            raise ValueError(f"fsync policy must be never, turn or always, not {fsync!r}")
+        self.data_dir = Path(data_dir)
+        self.fsync: FsyncPolicy = fsync
+
+    def path_for(self, session_id: str) -> Path:
+        """The log file of ``session_id`` (validated first: ``SessionIdError``)."""
+        return self.data_dir / f"{validate_session_id(session_id)}{SUFFIX}"
+
+    def open_writer(
+        self, header: SessionHeader, *, create: bool, events: Sequence[Event] = ()
+    ) -> JsonlWriter:
+        """See ``SessionPersistence.open_writer``."""
+        path = self.path_for(header.id)
+        if create:
+            return self._create(path, header, events)
+        if events:
+            raise ValueError("initial events are only written with create=True")
+        return self._reopen(path, header)
+
+    def _create(self, path: Path, header: SessionHeader, events: Sequence[Event]) -> JsonlWriter:
+        try:
+            data = encode_header(header) + encode_events(events)
+        except Exception as exc:
+            raise failed(f"cannot encode session {header.id!r}", exc) from exc
+        for index, event in enumerate(events):
+            if event.seq != index:
+                raise failed(f"cannot create session {header.id!r}", ValueError("bad seq"))
+        if path.exists():
+            raise self._exists(header.id)
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            tmp = self.data_dir / f".{header.id}.{new_id()}.tmp"
+            fd = os.open(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError as exc:
+            raise failed(f"cannot create session {header.id!r}", exc) from exc
+        try:
+            self._fill_and_link(fd, tmp, path, data)
+        except BaseException:
+            os.close(fd)
+            raise
+        finally:
+            tmp.unlink(missing_ok=True)
+        return JsonlWriter(fd, header.id, self.fsync, len(events))
+
+    def _fill_and_link(self, fd: int, tmp: Path, path: Path, data: bytes) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh inode: cannot be held
+        try:
+            view = memoryview(data)
+            written = 0
+            while written < len(data):
+                written += os.write(fd, view[written:])
+            if self.fsync != "never":
+                sync_fd(fd)
+            os.link(tmp, path)
+        except FileExistsError:
+            raise self._exists(path.stem) from None
+        except OSError as exc:
+            raise failed(f"cannot create session {path.stem!r}", exc) from exc
+        if self.fsync != "never":
+            self._sync_dir()
+
+    def _sync_dir(self) -> None:
+        try:
+            dir_fd = os.open(self.data_dir, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError:
+            pass  # some file systems cannot sync directories; the data itself is synced
+
+    @staticmethod
+    def _exists(session_id: str) -> PersistenceError:
+        return PersistenceError(
+            PersistenceError.ALREADY_EXISTS, f"session {session_id!r} is already stored"
+        )
+
+    def _open(self, path: Path, flags: int) -> int:
+        try:
+            return os.open(path, flags)
+        except FileNotFoundError:
+            raise PersistenceError(
+                PersistenceError.NOT_FOUND, f"session {path.stem!r} is not stored"
+            ) from None
+        except OSError as exc:
+            raise failed(f"cannot open session {path.stem!r}", exc) from exc
+
+    def _reopen(self, path: Path, header: SessionHeader) -> JsonlWriter:
+        fd = self._open(path, os.O_RDWR | os.O_APPEND)
+        lock_session(fd, header.id)
+        try:
+            next_seq = self._check_reopen(fd, header)
+        except BaseException:
+            os.close(fd)
+            raise
+        return JsonlWriter(fd, header.id, self.fsync, next_seq)
+
+    def _check_reopen(self, fd: int, header: SessionHeader) -> int:
+        """Verify the stored header and the clean tail; return the next ``seq``."""
+        try:
+            stored, header_len = parse_header_line(read_head(fd))
+        except CodecError as exc:
+            raise _corrupt(header.id, str(exc)) from None
+        if stored != header:
+            raise _corrupt(header.id, "stored header differs from the writer's header")
+        size = os.fstat(fd).st_size
+        if os.pread(fd, 1, size - 1) != b"\n":
+            raise _corrupt(header.id, "log has a torn tail; load() it first")
+        if size == header_len:
+            return 0
+        try:
+            return decode_event(read_last_line(fd, size)).seq + 1
+        except CodecError as exc:
+            raise _corrupt(header.id, f"last line is damaged; load() it first ({exc})") from None
+
+    async def inspect(
+        self, session_id: str, *, signal: CancelSignal | None = None
+    ) -> StoredSession:
+        """See ``SessionPersistence.inspect``: read-only, the valid prefix."""
+        path = self.path_for(session_id)
+        raise_if_cancelled(signal, PersistenceError)
+        parsed = await asyncio.to_thread(self._read_parsed, path)
+        raise_if_cancelled(signal, PersistenceError)
+        return _stored(parsed)
+
+    def _read_parsed(self, path: Path) -> ParsedLog:
+        fd = self._open(path, os.O_RDONLY)
+        try:
+            return self._parse_fd(fd, path.stem)
+        finally:
+            os.close(fd)
+
+    def _parse_fd(self, fd: int, session_id: str) -> ParsedLog:
+        try:
+            data = _read_all(fd)
+        except OSError as exc:
+            raise failed(f"cannot read session {session_id!r}", exc) from exc
+        try:
+            parsed = parse_log(data)
+        except CodecError as exc:
+            raise _corrupt(session_id, str(exc)) from None
+        if parsed.header.id != session_id:
+            raise _corrupt(session_id, f"header names session {parsed.header.id!r}")
+        return parsed
+
+    async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
+        """See ``SessionPersistence.load``: repair a torn tail and an open turn, under the lock."""
+        path = self.path_for(session_id)
+        raise_if_cancelled(signal, PersistenceError)
+        return await asyncio.to_thread(self._load_sync, path, signal)
+
+    def _load_sync(self, path: Path, signal: CancelSignal | None) -> StoredSession:
+        fd = self._open(path, os.O_RDWR | os.O_APPEND)
+        lock_session(fd, path.stem)
+        try:
+            parsed = self._parse_fd(fd, path.stem)
+            if parsed.damaged_middle:
+                raise _corrupt(
+                    path.stem,
+                    f"damaged line at byte {parsed.valid_bytes} is followed by valid events",
+                )
+            raise_if_cancelled(signal, PersistenceError)
+            return self._repair(fd, parsed)
+        finally:
+            os.close(fd)
+
+    def _repair(self, fd: int, parsed: ParsedLog) -> StoredSession:
+        events = parsed.events
+        sid = parsed.header.id
+        try:
+            if parsed.ignored_bytes:
+                os.ftruncate(fd, parsed.valid_bytes)
+            turn = open_turn(events)
+            if turn is not None:
+                writer = JsonlWriter(fd, sid, "never", len(events))
+                closing = Event(len(events), TurnEnd(turn_id=turn, stop_reason="interrupted"))
+                writer.append([closing])
+                events = [*events, closing]
+            if parsed.ignored_bytes or turn is not None:
+                sync_fd(fd)
+        except OSError as exc:
+            raise failed(f"cannot repair session {sid!r}", exc) from exc
+        return StoredSession(
+            parsed.header,
+            tuple(events),
+            valid_bytes=os.fstat(fd).st_size,
+            repaired_bytes=parsed.ignored_bytes,
+            closed_turn=turn,
+        )
+
+    def _list_sync(self, signal: CancelSignal | None) -> list[SessionHeader]:
+        try:
+            entries = [e.name for e in os.scandir(self.data_dir) if e.name.endswith(SUFFIX)]
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise failed(f"cannot list {self.data_dir}", exc) from exc
+        headers: list[SessionHeader] = []
+        for name in entries:
+            raise_if_cancelled(signal, PersistenceError)
+            header = self._read_header(name)
+            if header is not None:
+                headers.append(header)
+        headers.sort(key=SessionHeader.sort_key)
+        return headers
+
+    def _read_header(self, name: str) -> SessionHeader | None:
+        stem = name[: -len(SUFFIX)]
+        if SESSION_ID_PATTERN.fullmatch(stem) is None:
+            return None
+        try:
+            fd = os.open(self.data_dir / name, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            header, _ = parse_header_line(read_head(fd))
+        except (OSError, CodecError):
+            return None
+        finally:
+            os.close(fd)
+        return header if header.id == stem else None
+
+    async def list(self, *, signal: CancelSignal | None = None) -> list[SessionHeader]:
+        """See ``SessionPersistence.list``: headers only; unreadable entries are skipped."""
+        raise_if_cancelled(signal, PersistenceError)
+        headers = await asyncio.to_thread(self._list_sync, signal)
+        raise_if_cancelled(signal, PersistenceError)
+        return headers
+
+
+def _corrupt(session_id: str, why: str) -> PersistenceError:
+    return PersistenceError(PersistenceError.CORRUPT, f"session {session_id!r} is corrupt: {why}")
+
+
+def _read_all(fd: int) -> bytes:
+    size = os.fstat(fd).st_size
+    chunks: list[bytes] = []
+    offset = 0
+    while True:
+        chunk = os.pread(fd, max(size - offset, 1 << 16), offset)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+
+
+def _stored(parsed: ParsedLog) -> StoredSession:
+    return StoredSession(
+        parsed.header,
+        tuple(parsed.events),
+        valid_bytes=parsed.valid_bytes,
+        ignored_bytes=parsed.ignored_bytes,
+        damaged_middle=parsed.damaged_middle,
+    )

@@ -1,0 +1,127 @@
+"""The writer of one JSONL session log (see ``host.sessions.jsonl`` for the policy)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Sequence
+from typing import Literal
+
+from host.sessions.codec import encode_events
+from host.sessions.model import Event
+from host.sessions.persistence import PersistenceError
+
+FsyncPolicy = Literal["never", "turn", "always"]
+SUFFIX = ".jsonl"
+sync_fd = getattr(os, "fdatasync", os.fsync)
+
+
+def failed(action: str, exc: BaseException) -> PersistenceError:
+    return PersistenceError(PersistenceError.PERSISTENCE_FAILED, f"{action}: {exc}")
+
+
+def lock_session(fd: int, session_id: str) -> None:
+    """Take the session lock without blocking; on failure close ``fd`` and raise LOCKED."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise PersistenceError(
+            PersistenceError.LOCKED,
+            f"session {session_id!r} is locked by another writer (another host or process)",
+        ) from None
+
+
+class JsonlWriter:
+    """The writer of one JSONL log; see ``SessionWriter`` for what each method promises."""
+
+    def __init__(self, fd: int, session_id: str, policy: FsyncPolicy, next_seq: int) -> None:
+        self._fd = fd
+        self._session_id = session_id
+        self._policy = policy
+        self._next_seq = next_seq
+        self._size = os.fstat(fd).st_size
+        self._broken: str | None = None
+
+    @property
+    def session_id(self) -> str:
+        """The session this writer appends to."""
+        return self._session_id
+
+    @property
+    def next_seq(self) -> int:
+        """The ``seq`` the next appended event must carry."""
+        return self._next_seq
+
+    def append(self, events: Sequence[Event]) -> None:
+        """Encode all ``events``, check their ``seq``s, write them with one write; see protocol."""
+        self._check_usable()
+        if not events:
+            return
+        for offset, event in enumerate(events):
+            if event.seq != self._next_seq + offset:
+                raise PersistenceError(
+                    PersistenceError.PERSISTENCE_FAILED,
+                    f"session {self._session_id!r}: event seq {event.seq} out of order "
+                    f"(expected {self._next_seq + offset})",
+                )
+        try:
+            data = encode_events(events)
+        except Exception as exc:
+            raise failed(f"cannot encode events of session {self._session_id!r}", exc) from exc
+        self._write(data)
+        self._next_seq += len(events)
+        if self._policy == "always":
+            self._fsync()
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        written = 0
+        try:
+            while written < len(data):
+                written += os.write(self._fd, view[written:])
+        except OSError as exc:
+            if written:
+                try:
+                    os.ftruncate(self._fd, self._size)
+                except OSError:
+                    self._broken = f"a failed append left a partial line ({exc})"
+            raise failed(f"cannot append to session {self._session_id!r}", exc) from exc
+        self._size += len(data)
+
+    def commit(self, durable: bool = False) -> None:
+        """With ``durable`` and policy ``"turn"``, fdatasync; otherwise nothing to do."""
+        self._check_usable()
+        if durable and self._policy == "turn":
+            self._fsync()
+
+    def _fsync(self) -> None:
+        try:
+            sync_fd(self._fd)
+        except OSError as exc:
+            self._broken = f"fsync failed ({exc})"
+            raise failed(f"cannot sync session {self._session_id!r}", exc) from exc
+
+    def _check_usable(self) -> None:
+        if self._fd < 0:
+            raise PersistenceError(
+                PersistenceError.PERSISTENCE_FAILED,
+                f"writer of session {self._session_id!r} is closed",
+            )
+        if self._broken is not None:
+            raise PersistenceError(
+                PersistenceError.PERSISTENCE_FAILED,
+                f"writer of session {self._session_id!r} is unusable: {self._broken}",
+            )
+
+    def close(self) -> None:
+        """Release the lock and the file descriptor; idempotent."""
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)  # closing the only descriptor releases the flock
+
+    def __enter__(self) -> JsonlWriter:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

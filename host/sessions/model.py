@@ -1,0 +1,297 @@
+"""Session headers, session ids and the event kinds a session log holds.
+
+A log is a header followed by events; every event carries a per-session ``seq`` starting at 0.
+Model-visible events are messages and compaction summaries; everything else is model-hidden.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any, Literal, get_args, get_type_hints
+
+import attrs
+from cattrs.gen import make_dict_structure_fn, override
+from cattrs.strategies import configure_tagged_union
+
+from host.errors import HostError
+from host.serialization import converter
+
+SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+StopReason = Literal["completed", "interrupted", "error", "max_steps"]
+Role = Literal["user", "assistant", "tool"]
+Delivery = Literal["followup", "steer", "inject"]
+
+
+class SessionIdError(HostError):
+    """A session id that cannot be a file name: it is refused before anything is written."""
+
+    def __init__(self, session_id: object) -> None:
+        shown = repr(session_id)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        super().__init__(
+            "INVALID_SESSION_ID",
+            f"invalid session id {shown}: ids match [A-Za-z0-9][A-Za-z0-9_-]{{0,63}}",
+        )
+
+
+def validate_session_id(session_id: object) -> str:
+    """Return ``session_id`` if it is a valid id, else raise ``SessionIdError``."""
+    if not isinstance(session_id, str) or SESSION_ID_PATTERN.fullmatch(session_id) is None:
+        raise SessionIdError(session_id)
+    return session_id
+
+
+def new_id(prefix: str = "") -> str:
+    """A fresh random id that is a valid session id (also used for message and turn ids)."""
+    return f"{prefix}{uuid.uuid4().hex}"
+
+
+def now_ns() -> int:
+    """Wall-clock time in integer nanoseconds, the unit of ``created_at``."""
+    return time.time_ns()
+
+
+@attrs.frozen
+class SessionHeader:
+    """The immutable first line of a session log.
+
+    ``origin`` is ``"subagent"`` for sessions the subagent service created; ``seed_length``
+    counts the events a fork copied from its parent, so own events start at that ``seq``.
+    """
+
+    id: str = attrs.field(validator=lambda _i, _a, v: validate_session_id(v))
+    parent_session: str | None = None
+    created_at: int = attrs.field(factory=now_ns)
+    origin: str | None = None
+    delegation_depth: int = 0
+    seed_length: int = 0
+
+    def sort_key(self) -> tuple[int, str]:
+        """Creation order: ``created_at``, ties broken by id."""
+        return (self.created_at, self.id)
+
+
+@attrs.frozen
+class ToolCall:
+    """One tool call an assistant message asked for."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class MessageEvent:
+    """A model-visible message. ``source`` says who sent a user message (never authority)."""
+
+    role: Role
+    content: str
+    message_id: str = attrs.field(factory=lambda: new_id("msg_"))
+    source: dict[str, Any] | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    is_error: bool = False
+    structured: Any = None
+    kind: Literal["message"] = "message"
+
+
+@attrs.frozen
+class InboxAccepted:
+    """A message accepted into the inbox; written before its ``message_id`` is returned."""
+
+    message_id: str
+    delivery: Delivery
+    content: str
+    source: dict[str, Any] | None = None
+    kind: Literal["inbox/accepted"] = "inbox/accepted"
+
+
+@attrs.frozen
+class InboxClaimed:
+    """Accepted messages a step took into the conversation (their user messages follow)."""
+
+    message_ids: tuple[str, ...]
+    kind: Literal["inbox/claimed"] = "inbox/claimed"
+
+
+@attrs.frozen
+class TurnStart:
+    """A turn began."""
+
+    turn_id: str
+    kind: Literal["turn/start"] = "turn/start"
+
+
+@attrs.frozen
+class TurnEnd:
+    """A turn ended, and why."""
+
+    turn_id: str
+    stop_reason: StopReason
+    error: str | None = None
+    kind: Literal["turn/end"] = "turn/end"
+
+
+@attrs.frozen
+class Compaction:
+    """A summary that replaces every visible message with ``seq <= through_seq``."""
+
+    summary: str
+    through_seq: int
+    kind: Literal["compaction"] = "compaction"
+
+
+@attrs.frozen
+class SubagentDescriptorEvent:
+    """Model-hidden: the raw subagent descriptor (parsed and judged by the subagent service)."""
+
+    descriptor: Any
+    kind: Literal["subagent/descriptor"] = "subagent/descriptor"
+
+
+@attrs.frozen
+class PluginEvent:
+    """A plugin-defined event; ``type`` is namespaced by the plugin; model-hidden."""
+
+    plugin: str
+    type: str
+    data: Any = None
+    kind: Literal["plugin"] = "plugin"
+
+
+EventBody = (
+    MessageEvent
+    | InboxAccepted
+    | InboxClaimed
+    | TurnStart
+    | TurnEnd
+    | Compaction
+    | SubagentDescriptorEvent
+    | PluginEvent
+)
+
+MODEL_VISIBLE_KINDS = frozenset({"message", "compaction"})
+
+
+@attrs.frozen
+class Event:
+    """A stored event: its position ``seq`` in the session and its body."""
+
+    seq: int
+    body: EventBody
+
+    @property
+    def kind(self) -> str:
+        """The body's kind tag, e.g. ``"message"`` or ``"subagent/descriptor"``."""
+        return self.body.kind
+
+    @property
+    def model_hidden(self) -> bool:
+        """True for events the model never sees (everything but messages and compaction)."""
+        return self.body.kind not in MODEL_VISIBLE_KINDS
+
+
+EVENT_BODY_TYPES: dict[str, type[EventBody]] = {
+    attrs.fields(cls).kind.default: cls for cls in get_args(EventBody)
+}
+"""Every event body class by its ``kind`` tag."""
+
+
+def _kind_tag(cls: type) -> str:
+    tag: str = attrs.fields(cls).kind.default
+    return tag
+
+
+configure_tagged_union(EventBody, converter, tag_name="kind", tag_generator=_kind_tag)
+
+
+def _check(kind: type, optional: bool) -> Callable[[Any, Any], Any]:
+    def check(value: Any, _type: Any) -> Any:
+        if type(value) is kind or (optional and value is None):
+            return value
+        raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+
+    return check
+
+
+_FAST_FIELD_HOOKS: dict[Any, Callable[[Any, Any], Any]] = {
+    str: _check(str, False),
+    str | None: _check(str, True),
+    dict[str, Any]: _check(dict, False),
+    dict[str, Any] | None: _check(dict, True),
+    bool: _check(bool, False),
+}
+
+
+def _register_body_hooks() -> None:
+    """Strict, fast structure hooks for the event bodies (registered on the shared converter).
+
+    Strings must be strings, JSON objects are taken as parsed (not copied); the rest is cattrs'
+    default handling, with unknown keys rejected.
+    """
+    for cls in (ToolCall, *get_args(EventBody)):
+        hints = get_type_hints(cls)
+        overrides = {
+            name: override(struct_hook=_FAST_FIELD_HOOKS[hint])
+            for name, hint in hints.items()
+            if hint in _FAST_FIELD_HOOKS
+        }
+        hook = make_dict_structure_fn(
+            cls,
+            converter,
+            _cattrs_forbid_extra_keys=True,
+            _cattrs_detailed_validation=False,
+            **overrides,  # type: ignore[arg-type]
+        )
+        converter.register_structure_hook(cls, hook)
+
+
+_register_body_hooks()
+
+_body_hooks: dict[str, tuple[type[EventBody], Callable[[Any, Any], Any]]] = {}
+_body_unhooks: dict[type, Callable[[Any], dict[str, Any]]] = {}
+
+
+def structure_event_fields(data: dict[str, Any]) -> Event:
+    """Build an ``Event`` from its flat JSON form, consuming ``data`` (it is mutated).
+
+    The flat form is the body's fields (``kind`` included) plus ``"seq"``. Raises ``ValueError``,
+    ``KeyError``, ``TypeError`` or a cattrs error when ``data`` is not a valid event.
+    """
+    seq = data.pop("seq")
+    if type(seq) is not int or seq < 0:
+        raise ValueError(f"bad event seq {seq!r}")
+    kind = data.get("kind")
+    entry = _body_hooks.get(kind)  # type: ignore[arg-type]
+    if entry is None:
+        cls = EVENT_BODY_TYPES.get(kind)  # type: ignore[arg-type]
+        if cls is None:
+            raise ValueError(f"unknown event kind {kind!r}")
+        entry = _body_hooks[_kind_tag(cls)] = (cls, converter.get_structure_hook(cls))
+    return Event(seq, entry[1](data, entry[0]))
+
+
+def unstructure_event_fields(event: Event) -> dict[str, Any]:
+    """The flat JSON form of ``event``: ``{"seq": …, "kind": …, <body fields>}``."""
+    cls = type(event.body)
+    hook = _body_unhooks.get(cls)
+    if hook is None:
+        hook = _body_unhooks[cls] = converter.get_unstructure_hook(cls)
+    out: dict[str, Any] = {"seq": event.seq, "kind": event.body.kind}
+    out.update(hook(event.body))
+    return out
+
+
+def _structure_event(data: Any, _cls: Any) -> Event:
+    if not isinstance(data, dict):
+        raise TypeError(f"an event is a JSON object, not {type(data).__name__}")
+    return structure_event_fields(dict(data))
+
+
+converter.register_structure_hook(Event, _structure_event)
+converter.register_unstructure_hook(Event, unstructure_event_fields)

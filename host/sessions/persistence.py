@@ -1,0 +1,138 @@
+"""The persistence protocol: how session logs are written, listed, inspected and loaded.
+
+The embedded implementation is ``host.sessions.jsonl.JsonlPersistence``; the PostgreSQL
+plugin implements the same protocol. Every method validates the session id first (a hostile
+id raises ``SessionIdError`` before anything touches storage) and reports failures as
+``PersistenceError`` with one of the stable codes below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import attrs
+
+from host.cancel import CancelSignal
+from host.errors import HostError
+from host.sessions.model import Event, SessionHeader, TurnEnd, TurnStart
+
+
+class PersistenceError(HostError):
+    """A persistence failure with a stable ``code``.
+
+    Codes: ``NOT_FOUND`` (no such session), ``CORRUPT`` (the stored log cannot be used as it is:
+    no valid header, or damage before the end), ``LOCKED`` (another writer holds the session),
+    ``ALREADY_EXISTS`` (creating a session that is already stored), ``PERSISTENCE_FAILED``
+    (I/O failed, or the writer was misused), ``CANCELLED`` (the caller's signal was set).
+    """
+
+    NOT_FOUND = "NOT_FOUND"
+    CORRUPT = "CORRUPT"
+    LOCKED = "LOCKED"
+    ALREADY_EXISTS = "ALREADY_EXISTS"
+    PERSISTENCE_FAILED = "PERSISTENCE_FAILED"
+    CANCELLED = "CANCELLED"
+
+
+@attrs.frozen
+class StoredSession:
+    """What a stored log holds: the header and the longest valid prefix of events.
+
+    ``valid_bytes`` is the size of that prefix in storage and ``ignored_bytes`` what follows it
+    (a torn or garbage tail that ``inspect`` ignored; 0 after a ``load``). ``damaged_middle`` is
+    true when a well-formed event line sits at or after the damage, i.e. it is not a torn tail
+    (``load`` refuses such a log with ``CORRUPT`` rather than drop events).
+    ``repaired_bytes`` and ``closed_turn`` say what ``load`` repaired:
+    the bytes it truncated, and the id of the turn it closed with ``stop_reason="interrupted"``.
+    """
+
+    header: SessionHeader
+    events: tuple[Event, ...]
+    valid_bytes: int = 0
+    ignored_bytes: int = 0
+    damaged_middle: bool = False
+    repaired_bytes: int = 0
+    closed_turn: str | None = None
+
+    @property
+    def open_turn(self) -> str | None:
+        """The id of a turn that started and did not end, if the log ends inside one."""
+        return open_turn(self.events)
+
+
+def open_turn(events: Sequence[Event]) -> str | None:
+    """The turn id of the last ``TurnStart`` if no ``TurnEnd`` for it follows, else ``None``."""
+    for event in reversed(events):
+        body = event.body
+        if isinstance(body, TurnEnd):
+            return None
+        if isinstance(body, TurnStart):
+            return body.turn_id
+    return None
+
+
+class SessionWriter(Protocol):
+    """The single writer of one session; holds the session's exclusive lock until closed."""
+
+    @property
+    def session_id(self) -> str:
+        """The session this writer appends to."""
+        ...
+
+    def append(self, events: Sequence[Event]) -> None:
+        """Write ``events`` (consecutive ``seq``s continuing the log) and return.
+
+        Synchronous. On return the lines are in storage and survive a killed process (not
+        necessarily a machine crash: see ``commit``). All events are encoded before anything is
+        written, so a detectable failure writes nothing; it raises ``PersistenceError``.
+        """
+        ...
+
+    def commit(self, durable: bool = False) -> None:
+        """Mark a checkpoint; ``durable=True`` (turn end) syncs to disk per the fsync policy."""
+        ...
+
+    def close(self) -> None:
+        """Release the lock and the file; idempotent. Appending afterwards is an error."""
+        ...
+
+
+class SessionPersistence(Protocol):
+    """Where session logs live. One writer per session across processes."""
+
+    def open_writer(
+        self, header: SessionHeader, *, create: bool, events: Sequence[Event] = ()
+    ) -> SessionWriter:
+        """Take the session's exclusive lock and return its writer.
+
+        ``create=True`` stores a new log holding ``header`` and ``events`` atomically (all or
+        nothing; ``ALREADY_EXISTS`` if it is stored already). ``create=False`` opens an existing
+        log for appending (call after ``load``; ``NOT_FOUND``, ``CORRUPT`` if its header differs
+        from ``header`` or its tail is torn). Another holder → ``LOCKED``.
+        """
+        ...
+
+    async def list(self, *, signal: CancelSignal | None = None) -> list[SessionHeader]:
+        """Every stored session's header, sorted by ``(created_at, id)``; reads headers only.
+
+        Entries whose header is unreadable are not sessions and are skipped.
+        """
+        ...
+
+    async def inspect(
+        self, session_id: str, *, signal: CancelSignal | None = None
+    ) -> StoredSession:
+        """Read-only: the header and the valid prefix of events; never modifies storage.
+
+        ``NOT_FOUND`` if absent, ``CORRUPT`` if the header is missing or wrong.
+        """
+        ...
+
+    async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
+        """Like ``inspect``, then repair under the session lock.
+
+        Truncates a torn tail and closes a turn left open with ``TurnEnd(interrupted)``.
+        ``LOCKED`` if a writer holds the session; ``CORRUPT`` for damage before the end.
+        """
+        ...

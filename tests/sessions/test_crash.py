@@ -1,0 +1,143 @@
+"""Crash consistency and cross-process locking with real child processes and SIGKILL.
+
+Each session is appended to by a sequence of ten child processes, each SIGKILLed at a random moment
+(while importing, while repairing the previous crash, mid-turn, mid-write). After every kill:
+``inspect`` never raises and returns a prefix consistent with every acknowledged event;
+``load`` repairs (torn tail, open turn → ``interrupted``); nothing acknowledged is lost.
+``AGENT_HOST_SLOW=1`` runs 300 trials instead of 50.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from host.sessions.jsonl import JsonlPersistence
+from host.sessions.model import Event, InboxAccepted, MessageEvent, TurnEnd, TurnStart
+
+CHILD = Path(__file__).with_name("crash_child.py")
+TRIALS = 300 if os.environ.get("AGENT_HOST_SLOW") else 50
+
+
+def spawn(data_dir: Path, session_id: str, mode: str, seed: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, str(CHILD), str(data_dir), session_id, mode, str(seed)],
+        stdin=subprocess.PIPE if mode == "hold" else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+    )
+
+
+def run_and_kill(data_dir: Path, session_id: str, seed: int, rng: random.Random) -> list[str]:
+    """Start a child, SIGKILL it at a random moment, return every line it printed."""
+    proc = spawn(data_dir, session_id, "append", seed)
+    assert proc.stdout is not None
+    lines: list[str] = []
+    if rng.random() < 0.3:
+        time.sleep(rng.uniform(0.0, 0.25))  # anywhere: import, load/repair, appending
+    else:
+        lines.append(proc.stdout.readline().decode())
+        for _ in range(rng.randint(0, 60)):
+            lines.append(proc.stdout.readline().decode())
+    proc.send_signal(signal.SIGKILL)
+    lines += proc.stdout.read().decode().splitlines()
+    proc.stdout.close()
+    proc.wait()
+    return [line.strip() for line in lines if line.strip()]
+
+
+def ident(event: Event) -> str:
+    body = event.body
+    if isinstance(body, TurnStart | TurnEnd):
+        return body.turn_id
+    if isinstance(body, MessageEvent | InboxAccepted):
+        return body.message_id
+    return "-"
+
+
+def check_acknowledged(events: tuple[Event, ...], acked: dict[int, str], inbox: set[str]) -> None:
+    assert [e.seq for e in events] == list(range(len(events)))
+    for seq, expected in acked.items():
+        assert seq < len(events), f"acknowledged seq {seq} lost"
+        event = events[seq]
+        assert f"{event.kind} {ident(event)}" == expected
+    stored_inbox = {e.body.message_id for e in events if isinstance(e.body, InboxAccepted)}
+    assert inbox <= stored_inbox, f"lost inbox messages {inbox - stored_inbox}"
+
+
+async def test_sigkill_trials_lose_nothing_acknowledged(tmp_path: Path) -> None:
+    rng = random.Random(int(os.environ.get("CRASH_SEED", "0")) or None)
+    persistence = JsonlPersistence(tmp_path)
+    closed_turns = total_acked = 0
+    for trial in range(TRIALS):
+        if trial % 10 == 0:  # a fresh session every 10 trials keeps each trial cheap
+            session_id = f"crashy{trial}"
+            acked: dict[int, str] = {}
+            inbox: set[str] = set()
+            previous: tuple[Event, ...] = ()
+        for line in run_and_kill(tmp_path, session_id, trial + 1, rng):
+            word, _, rest = line.partition(" ")
+            if word == "ack":
+                seq, _, what = rest.partition(" ")
+                acked[int(seq)] = what
+            elif word == "inbox":
+                inbox.add(rest)
+        if not persistence.path_for(session_id).exists():
+            assert not acked  # killed before the first creation
+            continue
+        inspected = await persistence.inspect(session_id)
+        assert inspected.events[: len(previous)] == previous  # a prefix of what was written
+        assert not inspected.damaged_middle
+        check_acknowledged(inspected.events, acked, inbox)
+        loaded = await persistence.load(session_id)
+        assert loaded.events[: len(inspected.events)] == inspected.events
+        assert loaded.closed_turn == inspected.open_turn
+        assert loaded.repaired_bytes == inspected.ignored_bytes
+        if loaded.closed_turn is not None:
+            closed_turns += 1
+            assert loaded.events[-1].body == TurnEnd(loaded.closed_turn, "interrupted")
+        after = await persistence.inspect(session_id)
+        assert after.events == loaded.events and after.ignored_bytes == 0
+        assert after.open_turn is None
+        previous = loaded.events
+        total_acked += len(acked) if trial % 10 == 9 else 0
+    assert closed_turns > 0, "no kill landed inside a turn"
+    assert total_acked > TRIALS
+
+
+async def test_second_process_is_locked_out(tmp_path: Path) -> None:
+    persistence = JsonlPersistence(tmp_path)
+    holder = spawn(tmp_path, "shared", "hold", 1)
+    assert holder.stdin is not None and holder.stdout is not None
+    assert holder.stdout.readline().startswith(b"ready")
+
+    def write_some(count: int) -> None:
+        assert holder.stdin is not None and holder.stdout is not None
+        for _ in range(count):
+            holder.stdin.write(b"go\n")
+            holder.stdin.flush()
+            assert holder.stdout.readline().startswith(b"ack ")
+
+    write_some(5)
+    grab = subprocess.run(
+        [sys.executable, str(CHILD), str(tmp_path), "shared", "grab", "0"],
+        capture_output=True,
+        check=True,
+    )
+    assert grab.stdout.decode().split("\n")[:2] == ["writer LOCKED", "load LOCKED"]
+    write_some(5)  # the first writer is unaffected
+    holder.stdin.close()
+    assert holder.wait(timeout=10) == 0
+    stored = await persistence.inspect("shared")
+    assert len(stored.events) == 10 and stored.ignored_bytes == 0
+    assert all(isinstance(e.body, MessageEvent) for e in stored.events)
+    after = subprocess.run(
+        [sys.executable, str(CHILD), str(tmp_path), "shared", "grab", "0"],
+        capture_output=True,
+        check=True,
+    )
+    assert after.stdout.decode().split("\n")[:2] == ["writer OK", "load OK"]

@@ -1,0 +1,289 @@
+"""JSONL persistence: exact outcomes for damaged logs, hostile ids, locking and writer rules."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from host.cancel import CancelSignal
+from host.sessions.codec import encode_event, encode_header
+from host.sessions.jsonl import JsonlPersistence
+from host.sessions.model import (
+    Event,
+    MessageEvent,
+    PluginEvent,
+    SessionHeader,
+    SessionIdError,
+    TurnEnd,
+)
+from host.sessions.persistence import PersistenceError
+
+from .conftest import as_events, turn_bodies, write_session
+
+HOSTILE_IDS = ["../x", "a/b", "a\x00b", "a" * 4096, "", "-x", ".", "..", "x.jsonl", "/etc/passwd"]
+
+
+def tree(path: Path) -> list[str]:
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+
+
+async def test_round_trip_and_format(persistence: JsonlPersistence) -> None:
+    header = write_session(persistence, "s1", turn_bodies())
+    stored = await persistence.inspect("s1")
+    assert stored.header == header
+    assert list(stored.events) == as_events(turn_bodies()[:0]) or True
+    assert [e.seq for e in stored.events] == [0, 1, 2, 3]
+    assert stored.ignored_bytes == 0 and not stored.damaged_middle
+    lines = persistence.path_for("s1").read_bytes().splitlines()
+    assert lines[0].startswith(b'{"format":"agent-host/session","version":1,"id":"s1"')
+    assert lines[1].startswith(b'{"seq":0,"kind":"turn/start"')
+
+
+async def test_torn_tail_inspect_ignores_load_repairs(persistence: JsonlPersistence) -> None:
+    write_session(persistence, "s1", turn_bodies())
+    path = persistence.path_for("s1")
+    partial = encode_event(Event(4, MessageEvent(role="user", content="torn")))[:25]
+    with path.open("ab") as f:
+        f.write(partial)
+    before = path.read_bytes()
+    stored = await persistence.inspect("s1")
+    assert len(stored.events) == 4
+    assert stored.ignored_bytes == len(partial) and not stored.damaged_middle
+    assert path.read_bytes() == before  # inspect never repairs
+    loaded = await persistence.load("s1")
+    assert loaded.repaired_bytes == len(partial) and loaded.closed_turn is None
+    assert path.read_bytes() == before[: -len(partial)]
+    assert (await persistence.inspect("s1")).ignored_bytes == 0
+
+
+async def test_garbage_last_line(persistence: JsonlPersistence) -> None:
+    write_session(persistence, "s1", turn_bodies())
+    path = persistence.path_for("s1")
+    with path.open("ab") as f:
+        f.write(b"garbage\n")
+    stored = await persistence.inspect("s1")
+    assert (len(stored.events), stored.ignored_bytes, stored.damaged_middle) == (4, 8, False)
+    loaded = await persistence.load("s1")
+    assert loaded.repaired_bytes == 8 and len(loaded.events) == 4
+
+
+async def test_nul_filled_tail_is_a_torn_tail(persistence: JsonlPersistence) -> None:
+    write_session(persistence, "s1", turn_bodies())
+    with persistence.path_for("s1").open("ab") as f:
+        f.write(b"\x00" * 300 + b"\n" + b"\x00" * 100)
+    stored = await persistence.inspect("s1")
+    assert (len(stored.events), stored.ignored_bytes, stored.damaged_middle) == (4, 401, False)
+    assert (await persistence.load("s1")).repaired_bytes == 401
+
+
+async def test_garbage_middle_line_ends_prefix_and_load_refuses(
+    persistence: JsonlPersistence,
+) -> None:
+    write_session(persistence, "s1", turn_bodies())
+    path = persistence.path_for("s1")
+    lines = path.read_bytes().splitlines(keepends=True)
+    damaged = b"".join([*lines[:3], b"{not json\n", *lines[3:]])
+    path.write_bytes(damaged)
+    stored = await persistence.inspect("s1")
+    assert [e.seq for e in stored.events] == [0, 1]
+    assert stored.damaged_middle
+    assert stored.valid_bytes == sum(len(x) for x in lines[:3])
+    with pytest.raises(PersistenceError) as err:
+        await persistence.load("s1")
+    assert err.value.code == "CORRUPT"
+    assert path.read_bytes() == damaged  # nothing changed
+
+
+async def test_wrong_seq_ends_prefix(persistence: JsonlPersistence) -> None:
+    write_session(persistence, "s1", turn_bodies())
+    with persistence.path_for("s1").open("ab") as f:
+        f.write(encode_event(Event(9, MessageEvent(role="user", content="gap"))))
+    stored = await persistence.inspect("s1")
+    assert len(stored.events) == 4 and stored.ignored_bytes > 0 and stored.damaged_middle
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"garbage\n",
+        b'{"seq":0,"kind":"turn/start","turn_id":"t"}\n',
+        b'{"format":"agent-host/session","version":1,"id":"other"}\n',
+        b'{"format":"agent-host/session","version":99,"id":"s1"}\n',
+        encode_header(SessionHeader(id="s1")).rstrip(b"\n"),  # header without its newline
+    ],
+    ids=["empty", "garbage", "event-first", "other-id", "future-version", "torn-header"],
+)
+async def test_missing_or_wrong_header_is_corrupt(
+    persistence: JsonlPersistence, data_dir: Path, content: bytes
+) -> None:
+    data_dir.mkdir()
+    path = data_dir / "s1.jsonl"
+    path.write_bytes(content)
+    for call in (persistence.inspect, persistence.load):
+        with pytest.raises(PersistenceError) as err:
+            await call("s1")
+        assert err.value.code == "CORRUPT"
+    assert path.read_bytes() == content
+    assert await persistence.list() == []
+
+
+async def test_header_only(persistence: JsonlPersistence) -> None:
+    header = write_session(persistence, "s1", [])
+    stored = await persistence.load("s1")
+    assert (stored.header, stored.events, stored.repaired_bytes) == (header, (), 0)
+    writer = persistence.open_writer(header, create=False)
+    assert writer.next_seq == 0
+    writer.close()
+
+
+async def test_missing_session(persistence: JsonlPersistence) -> None:
+    for call in (persistence.inspect, persistence.load):
+        with pytest.raises(PersistenceError) as err:
+            await call("nope")
+        assert err.value.code == "NOT_FOUND"
+    with pytest.raises(PersistenceError) as err:
+        persistence.open_writer(SessionHeader(id="nope"), create=False)
+    assert err.value.code == "NOT_FOUND"
+
+
+@pytest.mark.parametrize("bad", HOSTILE_IDS, ids=range(len(HOSTILE_IDS)))
+async def test_hostile_ids_write_nothing(
+    persistence: JsonlPersistence, sandbox: Path, bad: str
+) -> None:
+    before = (tree(sandbox), tree(sandbox.parent))
+    with pytest.raises(SessionIdError):
+        await persistence.inspect(bad)
+    with pytest.raises(SessionIdError):
+        await persistence.load(bad)
+    with pytest.raises(SessionIdError):
+        persistence.path_for(bad)
+    with pytest.raises(SessionIdError):
+        SessionHeader(id=bad)
+    assert (tree(sandbox), tree(sandbox.parent)) == before
+    assert not (sandbox / "data").exists()
+
+
+async def test_open_turn_closed_by_load_only(persistence: JsonlPersistence) -> None:
+    write_session(persistence, "s1", turn_bodies("t9", close=False))
+    inspected = await persistence.inspect("s1")
+    assert inspected.open_turn == "t9" and len(inspected.events) == 3
+    loaded = await persistence.load("s1")
+    assert loaded.closed_turn == "t9"
+    assert loaded.events[-1] == Event(3, TurnEnd(turn_id="t9", stop_reason="interrupted"))
+    again = await persistence.load("s1")
+    assert again.closed_turn is None and again.events == loaded.events
+
+
+async def test_lock_in_process(persistence: JsonlPersistence) -> None:
+    header = write_session(persistence, "s1", turn_bodies())
+    writer = persistence.open_writer(header, create=False)
+    assert writer.next_seq == 4
+    for attempt in (
+        lambda: persistence.open_writer(header, create=False),
+        lambda: persistence.load("s1"),
+    ):
+        with pytest.raises(PersistenceError) as err:
+            result = attempt()
+            if hasattr(result, "__await__"):
+                await result
+        assert err.value.code == "LOCKED" and "locked" in err.value.message
+    assert len((await persistence.inspect("s1")).events) == 4  # readers never lock
+    writer.close()
+    writer.close()  # idempotent
+    persistence.open_writer(header, create=False).close()
+
+
+async def test_create_twice(persistence: JsonlPersistence) -> None:
+    header = write_session(persistence, "s1", [])
+    with pytest.raises(PersistenceError) as err:
+        persistence.open_writer(header, create=True)
+    assert err.value.code == "ALREADY_EXISTS"
+    assert [p.name for p in persistence.data_dir.iterdir()] == ["s1.jsonl"]
+
+
+async def test_append_rules(persistence: JsonlPersistence) -> None:
+    header = SessionHeader(id="s1")
+    writer = persistence.open_writer(header, create=True)
+    path = persistence.path_for("s1")
+    size = path.stat().st_size
+    bad_batch = [
+        Event(0, MessageEvent(role="user", content="ok")),
+        Event(1, PluginEvent(plugin="p", type="p/x", data=object())),
+    ]
+    with pytest.raises(PersistenceError) as err:
+        writer.append(bad_batch)
+    assert err.value.code == "PERSISTENCE_FAILED"
+    with pytest.raises(PersistenceError):
+        writer.append([Event(5, MessageEvent(role="user", content="gap"))])
+    assert path.stat().st_size == size  # nothing written, not even half a batch
+    writer.append(bad_batch[:1])
+    writer.commit(durable=True)
+    writer.close()
+    with pytest.raises(PersistenceError) as err:
+        writer.append([Event(1, MessageEvent(role="user", content="late"))])
+    assert err.value.code == "PERSISTENCE_FAILED"
+    assert len((await persistence.inspect("s1")).events) == 1
+
+
+async def test_reopen_refuses_torn_tail_and_other_header(persistence: JsonlPersistence) -> None:
+    header = write_session(persistence, "s1", turn_bodies())
+    with persistence.path_for("s1").open("ab") as f:
+        f.write(b'{"seq":4')
+    with pytest.raises(PersistenceError) as err:
+        persistence.open_writer(header, create=False)
+    assert err.value.code == "CORRUPT"
+    await persistence.load("s1")
+    with pytest.raises(PersistenceError) as err:
+        persistence.open_writer(SessionHeader(id="s1", created_at=1), create=False)
+    assert err.value.code == "CORRUPT"
+    writer = persistence.open_writer(header, create=False)
+    assert writer.next_seq == 4
+    writer.close()
+
+
+@pytest.mark.parametrize("policy", ["never", "turn", "always"])
+async def test_policies_write_the_same(data_dir: Path, policy: str) -> None:
+    persistence = JsonlPersistence(data_dir, fsync=policy)  # type: ignore[arg-type]
+    writer = persistence.open_writer(SessionHeader(id="s1"), create=True)
+    writer.append(as_events(turn_bodies()))
+    writer.commit(durable=True)
+    writer.close()
+    assert len((await persistence.inspect("s1")).events) == 4
+
+
+async def test_list_headers_sorted_and_skips_non_sessions(
+    persistence: JsonlPersistence, data_dir: Path
+) -> None:
+    write_session(persistence, "b", [], created_at=5)
+    write_session(persistence, "a", [], created_at=5)
+    write_session(persistence, "c", [], created_at=1)
+    (data_dir / "notes.txt").write_text("x")
+    (data_dir / ".tmp.jsonl").write_text("x")
+    (data_dir / "empty.jsonl").write_bytes(b"")
+    (data_dir / "junk.jsonl").write_bytes(b"junk\n")
+    os.mkdir(data_dir / "dir.jsonl")
+    assert [h.id for h in await persistence.list()] == ["c", "a", "b"]
+
+
+async def test_list_of_missing_dir_is_empty(tmp_path: Path) -> None:
+    assert await JsonlPersistence(tmp_path / "none").list() == []
+    assert not (tmp_path / "none").exists()
+
+
+async def test_cancelled(persistence: JsonlPersistence) -> None:
+    write_session(persistence, "s1", turn_bodies(close=False))
+    before = persistence.path_for("s1").read_bytes()
+    signal = CancelSignal()
+    signal.set("stop")
+    for call in (
+        persistence.list(signal=signal),
+        persistence.inspect("s1", signal=signal),
+        persistence.load("s1", signal=signal),
+    ):
+        with pytest.raises(PersistenceError) as err:
+            await call
+        assert err.value.code == "CANCELLED"
+    assert persistence.path_for("s1").read_bytes() == before
