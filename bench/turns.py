@@ -1,0 +1,145 @@
+"""Host overhead per agent turn, against a bare asyncio loop doing the same calls.
+
+Every turn is one user message, a model call that asks for one tool call, the tool, and a
+second model call that answers. Both sides use the same fake model function and the same tool
+coroutine; the bare loop keeps the conversation in a plain list. The host side runs the real
+``Agent`` (inbox, driver, session log, ``run_tool`` with argument validation) on
+
+* an in-memory ``SessionStore`` (no persistence), and
+* JSONL persistence in a temporary directory (fsync policy ``never`` and ``turn``).
+
+Work is ``AGENTS`` conversations of ``TURNS`` turns each (so a model call sees at most
+``TURNS`` turns of history, as in a real session between compactions).
+
+    .venv/bin/python bench/turns.py [--turns-per-agent N] [--agents N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import platform
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from host.agents import Agent, ModelRequest, ModelResponse, SectionView, section_registry
+from host.cancel import CancelSignal
+from host.sessions.jsonl import FsyncPolicy, JsonlPersistence
+from host.sessions.model import MessageEvent, SessionHeader, ToolCall
+from host.sessions.projections import Projections
+from host.sessions.store import SessionStore
+from host.tools import ToolExec, tool
+from host.tools.scope import ToolView, tool_registry
+
+CALL = ModelResponse(tool_calls=(ToolCall("c1", "echo", {"text": "hi"}),), stop_reason="tool_use")
+ANSWER = ModelResponse(text="done")
+
+
+def fake_model(messages: Any) -> ModelResponse:
+    """The shared fake model: call the tool after a user message, answer after its result."""
+    return ANSWER if messages[-1].role == "tool" else CALL
+
+
+@attrs.frozen
+class EchoArgs:
+    text: str
+
+
+async def echo_body(text: str) -> str:
+    """The shared tool coroutine."""
+    return text
+
+
+@tool("echo", "Echo.", EchoArgs, concurrency_safe=True)
+async def echo(args: EchoArgs, exec: ToolExec) -> str:
+    return await echo_body(args.text)
+
+
+class FakeModel:
+    """``fake_model`` behind the ``Model`` protocol."""
+
+    async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
+        return fake_model(request.messages)
+
+
+async def bare(agents: int, turns: int) -> float:
+    """The baseline: the same calls in a plain loop over a plain list; seconds taken."""
+    start = time.perf_counter()
+    for _ in range(agents):
+        messages: list[MessageEvent] = []
+        for index in range(turns):
+            messages.append(MessageEvent(role="user", content=f"task {index}"))
+            while True:
+                response = fake_model(messages)
+                messages.append(
+                    MessageEvent("assistant", response.text, tool_calls=response.tool_calls)
+                )
+                if not response.tool_calls:
+                    break
+                for each in response.tool_calls:
+                    text = await echo_body(each.arguments["text"])
+                    messages.append(MessageEvent("tool", text, tool_call_id=each.id))
+    return time.perf_counter() - start
+
+
+async def hosted(store: SessionStore, agents: int, turns: int) -> float:
+    """The same work through real agents on ``store``; seconds taken."""
+    tools = tool_registry()
+    tools.register("echo", echo, owner="bench")
+    model = FakeModel()
+    start = time.perf_counter()
+    for n in range(agents):
+        session = store.new(SessionHeader(id=f"bench-{n}"))
+        store.publish(session)
+        agent = Agent(session, model, ToolView(tools), SectionView(section_registry()))
+        for index in range(turns):
+            agent.followup(f"task {index}")
+            await agent.wait_idle()
+        await agent.dispose()
+        store.release(session.id)
+    return time.perf_counter() - start
+
+
+def jsonl_store(directory: Path, fsync: FsyncPolicy) -> SessionStore:
+    return SessionStore(JsonlPersistence(directory, fsync=fsync), Projections())
+
+
+async def measure(label: str, run: Callable[[], Awaitable[float]], total: int) -> float:
+    seconds = await run()
+    per_turn = seconds / total * 1e6
+    print(f"{label:<34} {per_turn:9.1f} µs/turn  ({seconds:.2f} s)")
+    return per_turn
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", type=int, default=100)
+    parser.add_argument("--turns-per-agent", type=int, default=100)
+    args = parser.parse_args()
+    agents, turns = args.agents, args.turns_per_agent
+    total = agents * turns
+    print(f"{total} turns ({agents} agents x {turns}); python {platform.python_version()}")
+    base = await measure("bare asyncio loop", lambda: bare(agents, turns), total)
+    memory = await measure(
+        "Agent, in-memory store", lambda: hosted(SessionStore(None, None), agents, turns), total
+    )
+    results = {"in-memory": memory}
+    policies: tuple[FsyncPolicy, ...] = ("never", "turn")
+    for fsync in policies:
+        with tempfile.TemporaryDirectory() as directory:
+            store = jsonl_store(Path(directory), fsync)
+            results[f"jsonl fsync={fsync}"] = await measure(
+                f"Agent, JSONL fsync={fsync}", partial(hosted, store, agents, turns), total
+            )
+    for name, per_turn in results.items():
+        print(f"ratio {name:<20} {per_turn / base:7.1f}x  (+{per_turn - base:.1f} µs/turn)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

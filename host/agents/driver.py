@@ -1,0 +1,266 @@
+"""The driver: runs an agent's turns, one at a time, in one asyncio task.
+
+A turn is ``TurnStart``, then steps, then ``TurnEnd`` and a durable commit. A step claims what
+the inbox holds for it (the turn's followup at the first step, the steer batch, injects), calls
+the model with the system prompt, the session's model messages and the visible tool schemas,
+appends the assistant message and runs the tool calls it asked for. The turn ends when the model
+answers without tool calls and no steer is waiting (``completed``), after ``max_steps`` model
+calls (``max_steps``), when the model raises (``error``) or on an interrupt (``interrupted``).
+
+Interrupting sets the turn's cancel signal and cancels the task, so a model call or tool in
+flight is cancelled; tool calls left without a result get an error result saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from host.agents.inbox import Inbox
+from host.agents.models import ModelRequest, ModelResponse, ToolSpec
+from host.cancel import CancelSignal
+from host.disposal import Disposer
+from host.sessions.model import MessageEvent, StopReason, ToolCall, TurnEnd, TurnStart, new_id
+from host.tools.execute import run_tool
+from host.tools.tool import ToolExec, ToolResult
+
+if TYPE_CHECKING:
+    from host.agents.agent import Agent
+
+log = logging.getLogger(__name__)
+
+INTERRUPTED_TOOL_TEXT = "tool call was interrupted before it finished"
+
+
+@attrs.frozen
+class TurnOutcome:
+    """How a turn ended: its stop reason, the agent's last answer, the error text if any."""
+
+    agent_id: str
+    turn_id: str
+    stop_reason: StopReason
+    last_answer: str | None
+    error: str | None = None
+
+
+TurnEndListener = Callable[[TurnOutcome], None]
+
+
+class _ModelFailed(Exception):
+    """The model call raised; the turn ends with ``error``."""
+
+
+class Driver:
+    """Runs one agent's turns; owns the turn task, the turn's signal and turn-end listeners."""
+
+    def __init__(self, agent: Agent) -> None:
+        self._agent = agent
+        self._task: asyncio.Task[None] | None = None
+        self._signal = CancelSignal()
+        self._listeners: list[TurnEndListener] = []
+        self._closing = False
+        self._cancel_sent = False
+        self.active = True
+        self.last_answer: str | None = None
+
+    @property
+    def inbox(self) -> Inbox:
+        """The agent's inbox."""
+        return self._agent.inbox
+
+    @property
+    def task(self) -> asyncio.Task[None] | None:
+        """The task running turns, if any."""
+        return self._task
+
+    @property
+    def running(self) -> bool:
+        """True while a turn runs or is about to start."""
+        return self._task is not None and not self._task.done()
+
+    def wake(self) -> None:
+        """Start running turns if the inbox has turn work and nothing runs yet."""
+        if not self.active or self._closing or self.running or not self.inbox.turn_ready():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop: the message stays queued until the next wake
+            return
+        self._cancel_sent = False
+        self._task = loop.create_task(self._run(), name=f"agent {self._agent.id}")
+
+    def interrupt(self) -> None:
+        """Abort the current turn (if any): set its signal and cancel what is in flight."""
+        task = self._task
+        if task is None or task.done() or self._cancel_sent:
+            return
+        self._cancel_sent = True
+        self._signal.set("interrupted")
+        task.cancel()
+
+    async def wait_idle(self) -> None:
+        """Return once no turn runs (waits through turns that follow each other)."""
+        while (task := self._task) is not None and not task.done():
+            if task is asyncio.current_task():
+                raise RuntimeError("an agent cannot wait for itself to become idle")
+            await asyncio.wait([task])
+
+    async def close(self) -> None:
+        """Stop starting turns, interrupt the running one and wait for it to end."""
+        self._closing = True
+        self.interrupt()
+        await self.wait_idle()
+
+    def on_turn_end(self, listener: TurnEndListener) -> Disposer:
+        """Call ``listener(outcome)`` after every turn; returns the disposer that removes it."""
+        self._listeners.append(listener)
+
+        def dispose() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return dispose
+
+    # -- turns -----------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while not self._closing and self.inbox.turn_ready():
+            try:
+                await self._turn()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the session refused TurnStart: stop; the messages stay queued
+                log.exception("agent %s cannot start a turn", self._agent.id)
+                return
+
+    async def _turn(self) -> None:
+        session = self._agent.session
+        self._signal = CancelSignal()
+        self._cancel_sent = False
+        self.last_answer = None
+        turn_id = new_id("turn_")
+        session.append(TurnStart(turn_id))
+        stop: StopReason = "completed"
+        error: str | None = None
+        try:
+            stop = await self._steps()
+        except asyncio.CancelledError:
+            if not self._cancel_sent:  # cancelled from outside (e.g. loop shutdown): record, stop
+                self._end(TurnOutcome(self._agent.id, turn_id, "interrupted", self.last_answer))
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            stop = "interrupted"
+        except _ModelFailed as failure:
+            stop, error = "error", str(failure)
+        except Exception as failure:  # a broken session or tool layer must not kill the agent
+            log.exception("turn %s of agent %s failed", turn_id, self._agent.id)
+            stop, error = "error", f"{type(failure).__name__}: {failure}"
+        self._end(TurnOutcome(self._agent.id, turn_id, stop, self.last_answer, error))
+
+    def _end(self, outcome: TurnOutcome) -> None:
+        session = self._agent.session
+        try:
+            session.append(TurnEnd(outcome.turn_id, outcome.stop_reason, outcome.error))
+            session.commit(durable=True)
+        except Exception:
+            log.exception("could not record the end of turn %s", outcome.turn_id)
+        for listener in list(self._listeners):
+            try:
+                listener(outcome)
+            except Exception:
+                log.exception("turn-end listener of agent %s failed", self._agent.id)
+
+    async def _steps(self) -> StopReason:
+        for step in range(self._agent.max_steps):
+            self.inbox.claim(self.inbox.take(turn_start=step == 0))
+            response = await self._call_model()
+            self._agent.session.append(
+                MessageEvent(
+                    role="assistant", content=response.text, tool_calls=response.tool_calls
+                )
+            )
+            if response.text:
+                self.last_answer = response.text
+            if response.tool_calls:
+                await self._run_tools(response.tool_calls)
+            elif not self.inbox.has_steers():
+                return "completed"
+            if self._signal.is_set():  # a tool swallowed the cancellation
+                raise asyncio.CancelledError
+        return "max_steps"
+
+    async def _call_model(self) -> ModelResponse:
+        agent = self._agent
+        request = ModelRequest(
+            agent_id=agent.id,
+            label=agent.label,
+            system_prompt=agent.sections.system_prompt(),
+            messages=tuple(agent.session.model_messages()),
+            tools=tuple(ToolSpec(t.name, t.description, t.parameters) for t in agent.tools.tools()),
+        )
+        try:
+            return await agent.model.complete(request, signal=self._signal)
+        except Exception as error:
+            if self._signal.is_set():  # the model honoured the signal: this is the interrupt
+                raise asyncio.CancelledError from error
+            raise _ModelFailed(f"model failed: {type(error).__name__}: {error}") from error
+
+    # -- tools -----------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: Sequence[ToolCall]) -> None:
+        tools = [self._agent.tools.get(call.name) for call in calls]
+        if len(calls) > 1 and all(tool is None or tool.concurrency_safe for tool in tools):
+            await self._run_concurrently(calls)
+        else:
+            await self._run_in_order(calls)
+
+    async def _run_one(self, call: ToolCall) -> ToolResult:
+        agent = self._agent
+        exec = ToolExec(agent=agent, ctx=agent.ctx, signal=self._signal, tool_call_id=call.id)
+        return await run_tool(agent.tools.get(call.name), call.name, call.arguments, exec)
+
+    async def _run_in_order(self, calls: Sequence[ToolCall]) -> None:
+        done = 0
+        try:
+            for call in calls:
+                self._append_result(call, await self._run_one(call))
+                done += 1
+        except asyncio.CancelledError:
+            self._append_interrupted(calls[done:])
+            raise
+
+    async def _run_concurrently(self, calls: Sequence[ToolCall]) -> None:
+        results: list[ToolResult | None] = [None] * len(calls)
+
+        async def run(index: int) -> None:
+            results[index] = await self._run_one(calls[index])
+
+        try:
+            await asyncio.gather(*(run(index) for index in range(len(calls))))
+        finally:
+            for call, result in zip(calls, results, strict=True):
+                if result is None:
+                    self._append_interrupted([call])
+                else:
+                    self._append_result(call, result)
+
+    def _append_result(self, call: ToolCall, result: ToolResult) -> None:
+        self._agent.session.append(
+            MessageEvent(
+                role="tool",
+                content=result.text,
+                tool_call_id=call.id,
+                is_error=result.is_error,
+                structured=result.structured,
+            )
+        )
+
+    def _append_interrupted(self, calls: Sequence[ToolCall]) -> None:
+        for call in calls:
+            self._append_result(call, ToolResult.error(INTERRUPTED_TOOL_TEXT))

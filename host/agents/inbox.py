@@ -1,0 +1,187 @@
+"""The durable inbox: how messages reach an agent (DESIGN §5, the seeds' semantics).
+
+* ``followup`` — FIFO next turn; wakes an idle agent, waits for a running turn to end; each
+  followup is its own turn.
+* ``steer`` — wakes an idle agent, or joins a running turn at the nearest step boundary (a step
+  claims the whole steer batch).
+* ``inject`` — quiet: claimed at the next step, never wakes an idle agent.
+
+Every send returns the ``MessageId`` synchronously, after ``InboxAccepted`` is in the session.
+A step claims its messages in acceptance order: ``InboxClaimed(ids)`` then one user message per
+claimed message (same ``message_id``, same ``source``). After an interrupt the queue is *parked*:
+nothing starts a turn until the next waking send (followup or steer) unparks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from host.errors import HostError
+from host.sessions.model import (
+    Delivery,
+    Event,
+    EventBody,
+    InboxAccepted,
+    InboxClaimed,
+    MessageEvent,
+    new_id,
+)
+
+MessageId = str
+
+
+class EventLog(Protocol):
+    """The part of a session the inbox writes to."""
+
+    def append(self, body: EventBody) -> Event:
+        """Append ``body``; acknowledged (durable per policy) on return."""
+        ...
+
+    def append_all(self, bodies: Sequence[EventBody]) -> list[Event]:
+        """Append ``bodies`` with one write: all acknowledged on return, or none."""
+        ...
+
+
+class InboxClosedError(HostError):
+    """A send to an agent that is being disposed (code ``AGENT_CLOSED``)."""
+
+    def __init__(self, agent_id: str) -> None:
+        super().__init__("AGENT_CLOSED", f'agent "{agent_id}" is closed and accepts no messages')
+
+
+@attrs.frozen
+class InboxMessage:
+    """An accepted, not yet claimed message."""
+
+    message_id: MessageId
+    delivery: Delivery
+    content: str
+    source: dict[str, Any] | None = None
+
+
+class Inbox:
+    """Pending messages of one agent, in acceptance order, backed by its session log."""
+
+    def __init__(self, session: EventLog, *, owner: str = "agent") -> None:
+        self._session = session
+        self._owner = owner
+        self._pending: list[InboxMessage] = []
+        self._parked = False
+        self._closed = False
+        self._wake: Callable[[], None] = lambda: None
+
+    def bind(self, wake: Callable[[], None]) -> None:
+        """Set the callback a waking send calls (the agent's driver)."""
+        self._wake = wake
+
+    # -- sending ---------------------------------------------------------------------------
+
+    def followup(self, content: str, source: dict[str, Any] | None = None) -> MessageId:
+        """Queue ``content`` as its own next turn; wakes an idle (or parked) agent."""
+        return self._accept("followup", content, source, wake=True)
+
+    def steer(self, content: str, source: dict[str, Any] | None = None) -> MessageId:
+        """Join the running turn at its next step, or wake an idle (or parked) agent."""
+        return self._accept("steer", content, source, wake=True)
+
+    def inject(self, content: str, source: dict[str, Any] | None = None) -> MessageId:
+        """Add context for the next step without waking anyone."""
+        return self._accept("inject", content, source, wake=False)
+
+    def _accept(
+        self, delivery: Delivery, content: str, source: dict[str, Any] | None, *, wake: bool
+    ) -> MessageId:
+        if self._closed:
+            raise InboxClosedError(self._owner)
+        message = InboxMessage(new_id("msg_"), delivery, content, source)
+        self._session.append(InboxAccepted(message.message_id, delivery, content, source))
+        self._pending.append(message)
+        if wake:
+            self._parked = False
+            self._wake()
+        return message.message_id
+
+    # -- the driver's side -----------------------------------------------------------------
+
+    @property
+    def parked(self) -> bool:
+        """True after an interrupt until the next waking send."""
+        return self._parked
+
+    def pending(self) -> tuple[InboxMessage, ...]:
+        """Accepted, unclaimed messages in acceptance order."""
+        return tuple(self._pending)
+
+    def park(self) -> None:
+        """Hold queued messages: no turn starts until the next followup or steer."""
+        self._parked = True
+
+    def close(self) -> None:
+        """Refuse every later send (the agent is being disposed)."""
+        self._closed = True
+
+    def turn_ready(self) -> bool:
+        """True if a new turn should start: a followup or steer waits and the queue is unparked."""
+        return not self._parked and any(m.delivery != "inject" for m in self._pending)
+
+    def has_steers(self) -> bool:
+        """True if a steer waits to join the running turn."""
+        return any(m.delivery == "steer" for m in self._pending)
+
+    def take(self, *, turn_start: bool) -> list[InboxMessage]:
+        """Remove what a step claims: steers and injects, plus the oldest followup at turn start."""
+        taken: list[InboxMessage] = []
+        kept: list[InboxMessage] = []
+        followup_taken = not turn_start
+        for message in self._pending:
+            if message.delivery == "followup":
+                if followup_taken:
+                    kept.append(message)
+                    continue
+                followup_taken = True
+            taken.append(message)
+        self._pending = kept
+        return taken
+
+    def claim(self, messages: Sequence[InboxMessage]) -> None:
+        """Write ``InboxClaimed`` and the user messages for ``messages`` (nothing if empty)."""
+        if not messages:
+            return
+        claimed: list[EventBody] = [InboxClaimed(tuple(m.message_id for m in messages))]
+        claimed += [
+            MessageEvent(
+                role="user",
+                content=message.content,
+                message_id=message.message_id,
+                source=message.source,
+            )
+            for message in messages
+        ]
+        self._session.append_all(claimed)  # one write: a crash cannot claim without the message
+
+    def discard(self) -> list[InboxMessage]:
+        """Drop every queued message durably (marked claimed, never delivered); return them."""
+        dropped, self._pending = self._pending, []
+        if dropped:
+            self._session.append(InboxClaimed(tuple(m.message_id for m in dropped)))
+        return dropped
+
+    def replay(self, events: Iterable[Event]) -> list[InboxMessage]:
+        """Queue every message the log accepted but never claimed (a resumed agent's backlog)."""
+        accepted: dict[str, InboxMessage] = {}
+        for event in events:
+            body = event.body
+            if isinstance(body, InboxAccepted):
+                accepted[body.message_id] = InboxMessage(
+                    body.message_id, body.delivery, body.content, body.source
+                )
+            elif isinstance(body, InboxClaimed):
+                for message_id in body.message_ids:
+                    accepted.pop(message_id, None)
+        known = {m.message_id for m in self._pending}
+        backlog = [m for m in accepted.values() if m.message_id not in known]
+        self._pending.extend(backlog)
+        return backlog
