@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from host.agents.prompt import PromptSection, section_registry
 from host.builtins import builtin_candidates
 from host.naming import NamedRegistry
 from host.plugins.config import CONFIG_FILE, plugin_tables, read_config_file
@@ -31,15 +32,6 @@ class HostSettings:
     debug: bool = False
 
 
-@attrs.frozen
-class PromptSectionSpec:
-    """A global prompt section as registered by a plugin (name, text, order)."""
-
-    name: str
-    text: str
-    order: int = 100
-
-
 class Host:
     """One running host. ``start`` activates what can activate; ``close`` disposes it all."""
 
@@ -53,12 +45,12 @@ class Host:
         self.settings = settings or HostSettings()
         self.services = Services()
         self.tools = NamedRegistry[Tool]("tool")
-        self.prompt_sections = NamedRegistry[Any]("prompt section")
+        self.prompt_sections = section_registry()
         self.warnings: list[str] = []
         self.services.register("settings", self.settings, owner="host")
         self.services.register("tools", self.tools, owner="host")
         self.services.register("prompt_sections", self.prompt_sections, owner="host")
-        registrars = Registrars(self.services, self.tools, self.prompt_sections, PromptSectionSpec)
+        registrars = Registrars(self.services, self.tools, self.prompt_sections, PromptSection)
         self.plugins = PluginManager(
             self.services,
             registrars,
@@ -86,6 +78,26 @@ class Host:
     def close(self) -> None:
         """Deactivate every plugin; raises an ``ExceptionGroup`` of disposal failures."""
         self.plugins.close()
+
+    async def aclose(self) -> None:
+        """Shut down asynchronously first (services with ``aclose``, newest first), then close.
+
+        Live agents finish their shutdown (turns end, sessions flush) before plugins dispose.
+        """
+        failures: list[Exception] = []
+        for name in reversed(self.services.names()):
+            shutdown = getattr(self.services.find(name), "aclose", None)
+            if shutdown is not None:
+                try:
+                    await shutdown()
+                except Exception as error:
+                    failures.append(error)
+        try:
+            self.close()
+        except ExceptionGroup as group:
+            failures.extend(group.exceptions)
+        if failures:
+            raise ExceptionGroup("closing the host failed", failures)
 
     def plugin_rows(self) -> list[dict[str, Any]]:
         """One row per plugin, as ``agent-host plugins --json`` prints them."""

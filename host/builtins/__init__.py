@@ -12,7 +12,13 @@ from typing import Any
 from host.plugins.discovery import PluginCandidate
 
 # (plugin name, module) in the order the host loads them.
-BUILTINS: tuple[tuple[str, str], ...] = ()
+BUILTINS: tuple[tuple[str, str], ...] = (
+    ("session_persistence", "host.builtins.session_persistence"),
+    ("projections", "host.builtins.projections"),
+    ("sessions", "host.builtins.sessions"),
+    ("models", "host.builtins.models"),
+    ("agents", "host.builtins.agents"),
+)
 
 
 def builtin_candidates() -> list[PluginCandidate]:

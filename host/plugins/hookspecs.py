@@ -35,7 +35,7 @@ def register_models(register: Any, ctx: Any, config: Any) -> None:
 
 @hookspec
 def register_prompt_sections(register: Any, ctx: Any, config: Any) -> None:
-    """Add global system-prompt sections: call ``register(name, text, order=100)``."""
+    """Add global system-prompt sections: call ``register(name, text, order=0)``."""
 
 
 @hookspec

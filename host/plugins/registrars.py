@@ -57,7 +57,7 @@ class Registrars:
             return register_model
         if hook == "register_prompt_sections":
 
-            def register_section(name: str, text: str, order: int = 100) -> None:
+            def register_section(name: str, text: str, order: int = 0) -> None:
                 section = self.make_section(name, text, order)
                 scope.add(self.sections.register(name, section, owner=owner))
 

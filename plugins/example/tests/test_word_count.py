@@ -14,9 +14,8 @@ async def test_word_count_counts(make_host):
 
 
 async def test_word_count_respects_its_config(make_host):
-    host = make_host(
-        agent_host_example, config={"plugins": {"word_count": {"max_words": 2}}}
-    )
+    config = {"plugins": {"word_count": {"max_words": 2}}}
+    host = make_host(("word_count", agent_host_example), config=config)
     result = await call_tool(host, "word_count", {"text": "three little words"}, agent=object())
     assert result.is_error and result.text == "text has more than 2 words"
 

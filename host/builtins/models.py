@@ -1,0 +1,29 @@
+"""Built-in ``models``: the model registry, with the keyless scripted model as ``scripted``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from host.agents.models import ModelRegistry
+from host.agents.scripted import ScriptedModel
+from host.plugins.hookspecs import hookimpl
+
+requires: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Config:
+    """``[plugins.models]``: which registered model agents use by default."""
+
+    default: str = "scripted"
+
+
+@hookimpl
+def register_services(register: Callable[[str, Any], None], config: Config) -> None:
+    """Provide ``models`` with the scripted model registered."""
+    registry = ModelRegistry(default=config.default)
+    registry.register("scripted", ScriptedModel)
+    register("models", registry)

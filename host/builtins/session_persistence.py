@@ -1,0 +1,26 @@
+"""Built-in ``session_persistence``: the embedded JSONL store under the data directory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import attrs
+
+from host.plugins.hookspecs import hookimpl
+from host.sessions.jsonl import JsonlPersistence
+
+requires: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Config:
+    """``[plugins.session_persistence]``: when appended events reach the disk."""
+
+    fsync: Literal["never", "turn", "always"] = "turn"
+
+
+@hookimpl
+def register_services(register: Callable[[str, Any], None], ctx: Any, config: Config) -> None:
+    """Provide ``session_persistence`` over ``<data_dir>/<id>.jsonl`` files."""
+    register("session_persistence", JsonlPersistence(ctx.settings.data_dir, fsync=config.fsync))

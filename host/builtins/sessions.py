@@ -1,0 +1,21 @@
+"""Built-in ``sessions``: the live session store.
+
+It uses ``session_persistence`` and ``projections`` when they are present at activation
+(both load before it); without persistence, sessions live in memory only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from host.plugins.hookspecs import hookimpl
+from host.sessions.store import SessionStore
+
+requires: tuple[str, ...] = ()
+
+
+@hookimpl
+def register_services(register: Callable[[str, Any], None], ctx: Any) -> None:
+    """Provide the ``sessions`` store."""
+    register("sessions", SessionStore(ctx.find("session_persistence"), ctx.find("projections")))
