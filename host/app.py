@@ -86,7 +86,7 @@ class Host:
         """
         failures: list[Exception] = []
         for name in reversed(self.services.names()):
-            shutdown = getattr(self.services.find(name), "aclose", None)
+            shutdown = getattr(self.services.built(name), "aclose", None)
             if shutdown is not None:
                 try:
                     await shutdown()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-Disposer = Callable[[], None]
+Disposer = Callable[[], object]  # the return value, if any, is ignored
 
 
 def dispose_all(disposers: list[Disposer], message: str) -> None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Generic, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, TypeVar
 
-from host.disposal import Disposer
 from host.errors import HostError
 
 T = TypeVar("T")
@@ -26,20 +25,31 @@ class NamedRegistry(Generic[T]):
 
     def __init__(self, what: str) -> None:
         self.what = what
-        self._items: dict[str, tuple[T, str]] = {}
+        self._items: dict[str, list[Any]] = {}
 
-    def register(self, name: str, item: T, *, owner: str) -> Disposer:
-        """Add ``item``; a name already present raises ``DuplicateNameError``."""
+    def register(self, name: str, item: T, *, owner: str) -> Callable[[], bool]:
+        """Add ``item``; a name already present raises ``DuplicateNameError``.
+
+        The returned disposer removes exactly this registration and says whether it did.
+        """
         if name in self._items:
             raise DuplicateNameError(self.what, name, owner, self._items[name][1])
-        entry = (item, owner)
+        entry = [item, owner]
         self._items[name] = entry
 
-        def dispose() -> None:
+        def dispose() -> bool:
             if self._items.get(name) is entry:
                 del self._items[name]
+                return True
+            return False
 
         return dispose
+
+    def replace(self, name: str, old: T, new: T) -> None:
+        """Swap the item under ``name`` in place (same owner, same disposer) if it is ``old``."""
+        entry = self._items.get(name)
+        if entry is not None and entry[0] is old:
+            entry[0] = new
 
     def get(self, name: str) -> T | None:
         """The item registered under ``name``, or None."""

@@ -16,6 +16,17 @@ from host.naming import NamedRegistry
 ChangeListener = Callable[[str, bool], None]
 
 
+class Lazy:
+    """A service built on first lookup: ``register(name, Lazy(factory))``.
+
+    Registration (and so plugin activation) stays cheap: a command that never uses a
+    service never imports or builds it. The factory runs once.
+    """
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self.factory = factory
+
+
 class ServiceUnavailable(HostError):
     """A strict lookup of a service that is not registered."""
 
@@ -37,8 +48,7 @@ class Services:
         self._notify(name, True)
 
         def dispose() -> None:
-            if self._services.get(name) is service:
-                remove()
+            if remove():
                 self._notify(name, False)
 
         return dispose
@@ -47,11 +57,21 @@ class Services:
         """The service ``name``; raises ``ServiceUnavailable`` when absent."""
         if name not in self._services:
             raise ServiceUnavailable(name)
-        return self._services.get(name)
+        return self.find(name)
 
     def find(self, name: str) -> Any | None:
-        """The service ``name``, or None when absent."""
-        return self._services.get(name)
+        """The service ``name``, or None when absent (a ``Lazy`` one is built now)."""
+        service = self._services.get(name)
+        if isinstance(service, Lazy):
+            built = service.factory()
+            self._services.replace(name, service, built)
+            return built
+        return service
+
+    def built(self, name: str) -> Any | None:
+        """The service ``name`` if it exists and is built; never builds a ``Lazy`` one."""
+        service = self._services.get(name)
+        return None if isinstance(service, Lazy) else service
 
     def has(self, name: str) -> bool:
         """True while ``name`` is registered."""

@@ -1,28 +1,56 @@
 """Agents: the model protocol, the scripted model, prompt sections, the inbox, the driver,
-the ``Agent`` and the ``agents`` service (``AgentRegistry``)."""
+the ``Agent`` and the ``agents`` service (``AgentRegistry``).
 
-from host.agents.agent import DEFAULT_MAX_STEPS, Agent, AgentSession, AgentStatus
-from host.agents.driver import TurnEndListener, TurnOutcome
-from host.agents.inbox import Inbox, InboxClosedError, InboxMessage, MessageId
-from host.agents.models import (
-    Model,
-    ModelError,
-    ModelRegistry,
-    ModelRequest,
-    ModelResponse,
-    ToolSpec,
-    Usage,
-)
-from host.agents.prompt import PromptSection, SectionView, register_section, section_registry
-from host.agents.registry import (
-    AgentExistsError,
-    AgentOptions,
-    AgentRegistry,
-    AgentSetup,
-    CommitCheck,
-    SetupStep,
-)
-from host.agents.scripted import ScriptedModel, call, calls, say, tool_call
+Names are imported from their modules on first use, so importing one small module of this
+package (e.g. ``host.agents.prompt``) does not load the whole runtime.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_SOURCES = {
+    "Agent": "host.agents.agent",
+    "AgentExistsError": "host.agents.registry",
+    "AgentOptions": "host.agents.registry",
+    "AgentRegistry": "host.agents.registry",
+    "AgentSession": "host.agents.agent",
+    "AgentSetup": "host.agents.registry",
+    "AgentStatus": "host.agents.agent",
+    "CommitCheck": "host.agents.registry",
+    "DEFAULT_MAX_STEPS": "host.agents.agent",
+    "Inbox": "host.agents.inbox",
+    "InboxClosedError": "host.agents.inbox",
+    "InboxMessage": "host.agents.inbox",
+    "MessageId": "host.agents.inbox",
+    "Model": "host.agents.models",
+    "ModelError": "host.agents.models",
+    "ModelRegistry": "host.agents.models",
+    "ModelRequest": "host.agents.models",
+    "ModelResponse": "host.agents.models",
+    "PromptSection": "host.agents.prompt",
+    "ScriptedModel": "host.agents.scripted",
+    "SectionView": "host.agents.prompt",
+    "SetupStep": "host.agents.registry",
+    "ToolSpec": "host.agents.models",
+    "TurnEndListener": "host.agents.driver",
+    "TurnOutcome": "host.agents.driver",
+    "Usage": "host.agents.models",
+    "call": "host.agents.scripted",
+    "calls": "host.agents.scripted",
+    "register_section": "host.agents.prompt",
+    "say": "host.agents.scripted",
+    "section_registry": "host.agents.prompt",
+    "tool_call": "host.agents.scripted",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _SOURCES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_SOURCES[name]), name)
+
 
 __all__ = [
     "DEFAULT_MAX_STEPS",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from host.agents.registry import AgentRegistry
 from host.plugins.hookspecs import hookimpl
+from host.services import Lazy
 
 requires = ("sessions", "models")
 
@@ -14,4 +14,10 @@ requires = ("sessions", "models")
 @hookimpl
 def register_services(register: Callable[[str, Any], None], ctx: Any) -> None:
     """Provide ``agents``; its agents see the global tools and prompt sections."""
-    register("agents", AgentRegistry(ctx.sessions, ctx.models, ctx.tools, ctx.prompt_sections, ctx))
+
+    def build() -> Any:
+        from host.agents.registry import AgentRegistry
+
+        return AgentRegistry(ctx.sessions, ctx.models, ctx.tools, ctx.prompt_sections, ctx)
+
+    register("agents", Lazy(build))

@@ -7,9 +7,8 @@ from typing import Any
 
 import attrs
 
-from host.agents.models import ModelRegistry
-from host.agents.scripted import ScriptedModel
 from host.plugins.hookspecs import hookimpl
+from host.services import Lazy
 
 requires: tuple[str, ...] = ()
 
@@ -24,6 +23,13 @@ class Config:
 @hookimpl
 def register_services(register: Callable[[str, Any], None], config: Config) -> None:
     """Provide ``models`` with the scripted model registered."""
-    registry = ModelRegistry(default=config.default)
-    registry.register("scripted", ScriptedModel)
-    register("models", registry)
+
+    def build() -> Any:
+        from host.agents.models import ModelRegistry
+        from host.agents.scripted import ScriptedModel
+
+        registry = ModelRegistry(default=config.default)
+        registry.register("scripted", ScriptedModel)
+        return registry
+
+    register("models", Lazy(build))

@@ -6,12 +6,18 @@ from collections.abc import Callable
 from typing import Any
 
 from host.plugins.hookspecs import hookimpl
-from host.sessions.projections import Projections
+from host.services import Lazy
 
 requires: tuple[str, ...] = ()
+
+
+def _build() -> Any:
+    from host.sessions.projections import Projections
+
+    return Projections()
 
 
 @hookimpl
 def register_services(register: Callable[[str, Any], None]) -> None:
     """Provide an empty ``projections`` registry."""
-    register("projections", Projections())
+    register("projections", Lazy(_build))

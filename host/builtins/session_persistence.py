@@ -8,7 +8,7 @@ from typing import Any, Literal
 import attrs
 
 from host.plugins.hookspecs import hookimpl
-from host.sessions.jsonl import JsonlPersistence
+from host.services import Lazy
 
 requires: tuple[str, ...] = ()
 
@@ -23,4 +23,10 @@ class Config:
 @hookimpl
 def register_services(register: Callable[[str, Any], None], ctx: Any, config: Config) -> None:
     """Provide ``session_persistence`` over ``<data_dir>/<id>.jsonl`` files."""
-    register("session_persistence", JsonlPersistence(ctx.settings.data_dir, fsync=config.fsync))
+
+    def build() -> Any:
+        from host.sessions.jsonl import JsonlPersistence
+
+        return JsonlPersistence(ctx.settings.data_dir, fsync=config.fsync)
+
+    register("session_persistence", Lazy(build))

@@ -1,7 +1,7 @@
 """Built-in ``sessions``: the live session store.
 
-It uses ``session_persistence`` and ``projections`` when they are present at activation
-(both load before it); without persistence, sessions live in memory only.
+It uses ``session_persistence`` and ``projections`` when they are present (both load before
+it); without persistence, sessions live in memory only.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from host.plugins.hookspecs import hookimpl
-from host.sessions.store import SessionStore
+from host.services import Lazy
 
 requires: tuple[str, ...] = ()
 
@@ -18,4 +18,10 @@ requires: tuple[str, ...] = ()
 @hookimpl
 def register_services(register: Callable[[str, Any], None], ctx: Any) -> None:
     """Provide the ``sessions`` store."""
-    register("sessions", SessionStore(ctx.find("session_persistence"), ctx.find("projections")))
+
+    def build() -> Any:
+        from host.sessions.store import SessionStore
+
+        return SessionStore(ctx.find("session_persistence"), ctx.find("projections"))
+
+    register("sessions", Lazy(build))

@@ -1,0 +1,1 @@
+"""The subagent service: descriptors, providers, children, listing, reports, setup registry."""

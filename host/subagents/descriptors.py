@@ -1,0 +1,106 @@
+"""Subagent descriptors (version 2): the model-hidden identity a child records in its own log.
+
+``parse_descriptor`` maps any JSON value to a descriptor, ``Corrupt`` or ``Unsupported`` and
+never raises. The version is checked first, so a newer writer (``unsupported``) can be told
+apart from damage (``corrupt``); content is then validated strictly (no coercion, unknown keys
+rejected) and structured in one cattrs step.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, cast
+
+import attrs
+import cattrs
+
+from host.serialization import converter
+from host.tools.schema import schema_for, validate
+
+VERSION = 2
+
+
+@attrs.frozen
+class ToolFilterSpec:
+    """A child's filter over its parent's global tools."""
+
+    allow: list[str] | None = None
+    deny: list[str] | None = None
+
+
+@attrs.frozen
+class OneShotDescriptor:
+    """A child that runs one task to its end."""
+
+    version: int
+    mode: Literal["one-shot"]
+    provider: str
+    label: str | None = None
+
+
+@attrs.frozen
+class ContinuableDescriptor:
+    """A child that can be resumed; carries what reconstruction needs."""
+
+    version: int
+    mode: Literal["continuable"]
+    provider: str
+    label: str
+    model: str | None = None
+    persona: str | None = None
+    tool_filter: ToolFilterSpec | None = None
+
+
+Descriptor = OneShotDescriptor | ContinuableDescriptor
+
+
+@attrs.frozen
+class Corrupt:
+    """Not a valid descriptor (damage); ``problem`` is for logs, never shown to the model."""
+
+    problem: str
+    reason: Literal["corrupt"] = "corrupt"
+
+
+@attrs.frozen
+class Unsupported:
+    """A descriptor of a version this host does not know (a newer writer)."""
+
+    version: object
+    reason: Literal["unsupported"] = "unsupported"
+
+
+Verdict = Descriptor | Corrupt | Unsupported
+
+_BY_MODE: dict[str, type[OneShotDescriptor] | type[ContinuableDescriptor]] = {
+    "one-shot": OneShotDescriptor,
+    "continuable": ContinuableDescriptor,
+}
+
+
+def parse_descriptor(value: Any) -> Verdict:
+    """Judge one raw descriptor value; never raises."""
+    if not isinstance(value, dict):
+        return Corrupt("descriptor is not an object")
+    version = value.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        return Corrupt("descriptor has no integer version")
+    if version != VERSION:
+        return Unsupported(version)
+    cls = _BY_MODE.get(value.get("mode"))  # type: ignore[arg-type]
+    if cls is None:
+        return Corrupt("descriptor has an unknown mode")
+    problems = validate(schema_for(cast(type, cls)), value)
+    if problems:
+        return Corrupt("; ".join(problems))
+    try:
+        return converter.structure(value, cls)
+    except (cattrs.BaseValidationError, ValueError, TypeError) as error:
+        return Corrupt(str(error))
+
+
+def descriptor_data(descriptor: Descriptor) -> dict[str, Any]:
+    """The JSON form of a descriptor, without absent optional fields."""
+    data: dict[str, Any] = converter.unstructure(descriptor)
+    if isinstance(descriptor, ContinuableDescriptor) and descriptor.tool_filter is not None:
+        data["tool_filter"] = {k: v for k, v in data["tool_filter"].items() if v is not None}
+    return {k: v for k, v in data.items() if v is not None}
