@@ -1,0 +1,131 @@
+"""The identity index on its own: trust gates, record/merge, damage tolerance, compaction."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from host.sessions.model import SessionHeader
+from host.subagents.identity import Identity, IdentityProblem
+from host.subagents.index import IdentityIndex, fingerprint
+from tests.subagents.conftest import continuable, one_shot
+
+
+def header(sid: str = "c1", **kw) -> SessionHeader:
+    base = {"id": sid, "parent_session": "p", "created_at": 10, "origin": "subagent"}
+    base.update(kw)
+    return SessionHeader(**base)
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "data" / ".index" / "identity.jsonl"
+
+
+def test_fingerprint_is_stable_and_covers_every_field() -> None:
+    h = header()
+    assert fingerprint(h) == fingerprint(header())
+    for change in (
+        {"id": "c2"},
+        {"parent_session": "q"},
+        {"created_at": 11},
+        {"origin": None},
+        {"delegation_depth": 1},
+        {"seed_length": 1},
+    ):
+        assert fingerprint(header(**change)) != fingerprint(h), change
+
+
+def test_record_then_lookup_across_instances(path: Path) -> None:
+    index = IdentityIndex(path)
+    index.record(header(), continuable("w"), 0)
+    assert index.lookup(header()) == Identity("continuable", "w", "spawn", 0)
+    assert IdentityIndex(path).lookup(header()) == Identity("continuable", "w", "spawn", 0)
+    assert IdentityIndex(path).lookup(header(created_at=99)) is None  # stale fingerprint
+    assert IdentityIndex(path).lookup(header("other")) is None
+
+
+def test_seed_descriptor_is_never_recorded(path: Path) -> None:
+    index = IdentityIndex(path)
+    index.record(header(seed_length=3), continuable("ancestor"), 2)
+    assert index.lookup(header(seed_length=3)) is None
+    assert not path.exists()
+
+
+def test_second_own_descriptor_makes_the_row_corrupt(path: Path) -> None:
+    index = IdentityIndex(path)
+    index.record(header(), one_shot(), 0)
+    index.record(header(), one_shot(), 0)  # idempotent
+    assert index.lookup(header()) == Identity("one-shot", None, "spawn", 0)
+    index.record(header(), one_shot(), 5)
+    verdict = IdentityIndex(path).lookup(header())
+    assert isinstance(verdict, IdentityProblem) and verdict.reason == "corrupt" and verdict.seq == 5
+
+
+def test_unversioned_rows_are_not_trusted(path: Path) -> None:
+    IdentityIndex(path).record(header(), continuable(), 0)
+    assert IdentityIndex(path, unit_version=2).lookup(header()) is None
+
+
+def test_invalidate_drops_the_row(path: Path) -> None:
+    index = IdentityIndex(path)
+    index.record(header(), continuable(), 0)
+    index.invalidate("c1")
+    assert index.lookup(header()) is None
+    assert IdentityIndex(path).lookup(header()) is None
+
+
+def test_store_skips_verdicts_without_a_seq(path: Path) -> None:
+    index = IdentityIndex(path)
+    index.store(header(), IdentityProblem("corrupt", None))
+    assert index.lookup(header()) is None
+
+
+def test_garbage_lines_and_torn_tail_are_skipped(path: Path) -> None:
+    index = IdentityIndex(path)
+    index.record(header("a"), continuable("a"), 0)
+    with path.open("ab") as file:
+        file.write(b'not json\n[1,2]\n{"id":"b","fp":1}\n\xff\xfe\n')
+    index.record(header("b"), continuable("b"), 0)
+    with path.open("ab") as file:
+        file.write(b'{"id":"c","fp"')
+    fresh = IdentityIndex(path)
+    assert fresh.lookup(header("a")) is not None and fresh.lookup(header("b")) is not None
+    assert len(fresh) == 2
+
+
+def test_incremental_read_sees_other_writers(path: Path) -> None:
+    mine, theirs = IdentityIndex(path), IdentityIndex(path)
+    mine.record(header("a"), continuable(), 0)
+    assert theirs.lookup(header("a")) is not None
+    mine.record(header("b"), continuable(), 0)
+    assert theirs.lookup(header("b")) is not None
+    path.unlink()
+    assert theirs.lookup(header("a")) is None
+
+
+def test_unreadable_and_unwritable_index_never_raises(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    index = IdentityIndex(blocker / "sub" / "identity.jsonl")  # parent is a file
+    index.record(header(), continuable(), 0)
+    assert index.lookup(header()) in (None, Identity("continuable", "worker", "spawn", 0))
+    assert IdentityIndex(blocker / "sub" / "identity.jsonl").lookup(header()) is None
+    directory = tmp_path / "dir.jsonl"
+    directory.mkdir()
+    assert IdentityIndex(directory).lookup(header()) is None
+
+
+def test_superseded_rows_are_compacted(path: Path) -> None:
+    index = IdentityIndex(path)
+    for _ in range(300):
+        index.record(header(), continuable(), 0)
+    index.record(header("b"), one_shot(), 1)
+    size = os.path.getsize(path)
+    fresh = IdentityIndex(path)
+    assert fresh.lookup(header()) == Identity("continuable", "worker", "spawn", 0)
+    assert os.path.getsize(path) < size / 10
+    assert len(path.read_text().splitlines()) == 2
+    assert IdentityIndex(path).lookup(header("b")) == Identity("one-shot", None, "spawn", 1)
