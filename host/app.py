@@ -16,6 +16,7 @@ from host.plugins.config import CONFIG_FILE, plugin_tables, read_config_file
 from host.plugins.discovery import PluginCandidate, discover
 from host.plugins.lifecycle import PluginManager
 from host.plugins.registrars import Registrars
+from host.plugins.reload import ReloadOutcome, reload_plugin
 from host.plugins.selection import Selection
 from host.services import Services
 from host.tools.tool import Tool
@@ -98,6 +99,10 @@ class Host:
             failures.extend(group.exceptions)
         if failures:
             raise ExceptionGroup("closing the host failed", failures)
+
+    def reload(self, name: str) -> ReloadOutcome:
+        """Reload one plugin's code in process; on failure the previous version keeps running."""
+        return reload_plugin(self.plugins, name)
 
     def plugin_rows(self) -> list[dict[str, Any]]:
         """One row per plugin, as ``agent-host plugins --json`` prints them."""

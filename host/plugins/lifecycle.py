@@ -8,7 +8,8 @@ import, a hook or the activation raises, whatever it registered is disposed and 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pluggy
@@ -73,16 +74,22 @@ class PluginManager:
         return record
 
     def _load(self, record: PluginRecord) -> None:
-        obj = record.candidate.load()
+        self.adopt(record, record.candidate.load())
+
+    def adopt(self, record: PluginRecord, obj: Any) -> None:
+        """Make ``obj`` the record's plugin object: check ``requires``, structure its config.
+
+        Raises (and changes nothing) when the object is unusable.
+        """
         requires = getattr(obj, "requires", ())
         if isinstance(requires, str) or not all(isinstance(r, str) for r in requires):
             raise TypeError("requires must be a tuple of service names")
-        record.obj = obj
-        record.requires = tuple(requires)
-        if self._implements(obj, "register_models") and "models" not in record.requires:
-            record.requires += ("models",)
+        effective = tuple(requires)
+        if self._implements(obj, "register_models") and "models" not in effective:
+            effective += ("models",)
         table = self.config_tables.get(record.name)
-        record.config = structure_config(record.name, getattr(obj, "Config", None), table)
+        config = structure_config(record.name, getattr(obj, "Config", None), table)
+        record.obj, record.requires, record.config = obj, effective, config
 
     @staticmethod
     def _implements(obj: Any, hook: str) -> bool:
@@ -197,6 +204,28 @@ class PluginManager:
 
     def _on_service_change(self, name: str, present: bool) -> None:
         self.reconcile()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Hold activation while the caller rearranges plugins; reconcile once at the end."""
+        busy, self._busy = self._busy, True
+        try:
+            yield
+        finally:
+            self._busy = busy
+        self.reconcile()
+
+    def take_down(self, name: str) -> bool:
+        """Deactivate ``name`` (dependents first) to ``inactive``; use inside ``paused()``.
+
+        Returns False when a disposer failed (the record is then ``failed``).
+        """
+        record = self.records[name]
+        if record.state == "active":
+            return self._deactivate(record, "inactive")
+        if record.state == "failed":
+            record.state, record.error = "inactive", None
+        return True
 
     def close(self) -> None:
         """Deactivate every plugin, last activated first; aggregate disposal failures."""
