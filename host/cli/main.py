@@ -7,6 +7,7 @@ traceback instead.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from host import __version__
 from host.app import Host, open_host
-from host.cli import render
+from host.cli import render, sessions
 from host.errors import HostError
 
 Command = Callable[[Host, argparse.Namespace], int]
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--json", action="store_true")
     demo = commands.add_parser("demo", help="show what this host can do")
     demo.add_argument("--data-dir", type=Path, dest="demo_data_dir")
+    sessions.add_parser(commands)
     return parser
 
 
@@ -63,7 +65,17 @@ def cmd_demo(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS: dict[str, Command] = {"plugins": cmd_plugins, "tools": cmd_tools, "demo": cmd_demo}
+def cmd_sessions(host: Host, args: argparse.Namespace) -> int:
+    """The ``sessions`` actions (async: persistence reads are)."""
+    return asyncio.run(sessions.run(host, args))
+
+
+COMMANDS: dict[str, Command] = {
+    "plugins": cmd_plugins,
+    "tools": cmd_tools,
+    "demo": cmd_demo,
+    "sessions": cmd_sessions,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

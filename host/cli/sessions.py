@@ -1,0 +1,90 @@
+"""``agent-host sessions list|show ID|tree``: the stored sessions, read without locking.
+
+Reads go through the ``session_persistence`` service's ``list`` and ``inspect``, which never
+write: looking at a session that another host is running is safe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+from collections import defaultdict
+from typing import Any
+
+from host.app import Host
+from host.cli import render
+from host.cli.style import Style
+from host.cli.transcript import render_events
+from host.errors import HostError
+from host.serialization import unstructure
+from host.sessions.model import SessionHeader
+
+
+def add_parser(commands: Any) -> None:
+    """Register ``sessions`` and its three sub-commands."""
+    sessions = commands.add_parser("sessions", help="list, show and draw stored sessions")
+    which = sessions.add_subparsers(dest="sessions_command", required=True, metavar="ACTION")
+    listing = which.add_parser("list", help="every stored session")
+    listing.add_argument("--json", action="store_true")
+    show = which.add_parser("show", help="one session's transcript")
+    show.add_argument("session_id")
+    show.add_argument("--json", action="store_true")
+    which.add_parser("tree", help="sessions drawn under their parents")
+
+
+def _persistence(host: Host) -> Any:
+    persistence = host.services.find("session_persistence")
+    if persistence is None:
+        raise HostError("SERVICE_UNAVAILABLE", "no session persistence (is it blocked?)")
+    return persistence
+
+
+def _when(header: SessionHeader) -> str:
+    moment = datetime.datetime.fromtimestamp(header.created_at / 1e9, tz=datetime.UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+async def run(host: Host, args: argparse.Namespace) -> int:
+    """Run the chosen ``sessions`` action."""
+    persistence = _persistence(host)
+    if args.sessions_command == "show":
+        stored = await persistence.inspect(args.session_id)
+        if args.json:
+            events = [{"seq": e.seq, **unstructure(e.body)} for e in stored.events]
+            print(render.to_json([{"header": unstructure(stored.header), "events": events}]))
+        else:
+            print(f"session {stored.header.id} ({_when(stored.header)})")
+            print("\n".join(render_events(stored.events, Style.for_stream())))
+        return 0
+    headers = await persistence.list()
+    if args.sessions_command == "list":
+        if args.json:
+            print(render.to_json([unstructure(h) for h in headers]))
+        else:
+            rows = [[h.id, _when(h), h.origin or "", h.parent_session or ""] for h in headers]
+            table = render.table(["session", "created", "origin", "parent"], rows)
+            print(table if rows else "(no sessions)")
+        return 0
+    print("\n".join(tree_lines(headers)) or "(no sessions)")
+    return 0
+
+
+def tree_lines(headers: list[SessionHeader]) -> list[str]:
+    """Sessions under their parents, roots first, in creation order; cycles are cut."""
+    known = {h.id for h in headers}
+    children: dict[str | None, list[SessionHeader]] = defaultdict(list)
+    for header in sorted(headers, key=SessionHeader.sort_key):
+        parent = header.parent_session if header.parent_session in known else None
+        children[parent].append(header)
+    lines: list[str] = []
+    seen: set[str] = set()
+    stack = [(h, 0) for h in reversed(children[None])]
+    while stack:
+        header, depth = stack.pop()
+        if header.id in seen:
+            continue
+        seen.add(header.id)
+        kind = f" [{header.origin}]" if header.origin else ""
+        lines.append(f"{'  ' * depth}{header.id}{kind}")
+        stack.extend((child, depth + 1) for child in reversed(children[header.id]))
+    return lines

@@ -1,0 +1,75 @@
+"""A session log as readable lines: who said what, tool calls and results, turn ends."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+
+from host.cli.style import Style
+from host.sessions.model import (
+    Compaction,
+    Event,
+    InboxAccepted,
+    MessageEvent,
+    SubagentDescriptorEvent,
+    TurnEnd,
+)
+
+_SOURCE_NAMES = {
+    "coordinator": "parent",
+    "subagent-report": "report from",
+    "subagent-settled": "settled",
+}
+
+
+def short(text: str, limit: int = 400) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    flat = " ⏎ ".join(part for part in text.splitlines() if part.strip()) or text
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def source_label(source: dict[str, object] | None) -> str:
+    """Where a user message came from, e.g. ``report from 1f3c…``; empty for a person."""
+    if not source:
+        return ""
+    kind = str(source.get("kind", ""))
+    sender = source.get("sender_session_id")
+    name = _SOURCE_NAMES.get(kind, kind)
+    return f"{name} {sender}" if sender else name
+
+
+def render_message(message: MessageEvent, style: Style) -> Iterator[str]:
+    """Lines for one message."""
+    if message.role == "user":
+        origin = source_label(message.source)
+        who = f"user ({origin})" if origin else "user"
+        yield f"{style(who, 'bold', 'blue')}: {short(message.content)}"
+    elif message.role == "assistant":
+        if message.content:
+            yield f"{style('assistant', 'bold', 'green')}: {short(message.content)}"
+        for call in message.tool_calls:
+            arguments = json.dumps(call.arguments, ensure_ascii=False)
+            yield f"  {style('→', 'yellow')} {style(call.name, 'yellow')} {short(arguments, 200)}"
+    else:
+        mark = style("✗", "red") if message.is_error else style("←", "cyan")
+        yield f"  {mark} {short(message.content)}"
+
+
+def render_events(events: Iterable[Event], style: Style | None = None) -> list[str]:
+    """Readable lines for a session's events (inbox bookkeeping left out)."""
+    style = style or Style(False)
+    lines: list[str] = []
+    for event in events:
+        body = event.body
+        if isinstance(body, MessageEvent):
+            lines.extend(render_message(body, style))
+        elif isinstance(body, TurnEnd):
+            detail = f": {body.error}" if body.error else ""
+            lines.append(style(f"  [turn ended: {body.stop_reason}{detail}]", "dim"))
+        elif isinstance(body, Compaction):
+            lines.append(style(f"  [compacted: {short(body.summary)}]", "dim"))
+        elif isinstance(body, SubagentDescriptorEvent):
+            lines.append(style(f"  [subagent descriptor: {json.dumps(body.descriptor)}]", "dim"))
+        elif isinstance(body, InboxAccepted) and body.delivery == "inject":
+            lines.append(style(f"  [quiet message queued: {short(body.content, 80)}]", "dim"))
+    return lines
