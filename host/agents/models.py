@@ -102,15 +102,18 @@ class _Entry:
 
 
 class ModelRegistry:
-    """The ``models`` service: ``name -> model``; the default is named or the first registered.
+    """The ``models`` service: ``name -> model``.
 
-    ``register`` takes a model object or a zero-argument factory (called once, on first
-    resolve) and returns the disposer that removes it.
+    The default is the named ``default`` when registered; else the first registered model
+    that is not the ``fallback`` (so configuring a real model makes it the default); else the
+    first registered. ``register`` takes a model object or a zero-argument factory (called
+    once, on first resolve) and returns the disposer that removes it.
     """
 
-    def __init__(self, default: str | None = None) -> None:
+    def __init__(self, default: str | None = None, *, fallback: str | None = None) -> None:
         self._entries = NamedRegistry[_Entry]("model")
         self._default = default
+        self._fallback = fallback
 
     def register(
         self, name: str, model: Model | ModelFactory, *, owner: str = "host", default: bool = False
@@ -123,11 +126,12 @@ class ModelRegistry:
 
     @property
     def default_name(self) -> str | None:
-        """The name ``resolve(None)`` uses: the chosen default if registered, else the first."""
+        """The name ``resolve(None)`` uses (see the class docstring)."""
         if self._default is not None and self._default in self._entries:
             return self._default
         names = list(self._entries)
-        return names[0] if names else None
+        preferred = [name for name in names if name != self._fallback]
+        return (preferred or names or [None])[0]
 
     def names(self) -> list[str]:
         """Registered model names in registration order."""

@@ -15,9 +15,13 @@ requires: tuple[str, ...] = ()
 
 @attrs.frozen
 class Config:
-    """``[plugins.models]``: which registered model agents use by default."""
+    """``[plugins.models]``: which registered model agents use by default.
 
-    default: str = "scripted"
+    Unset: the first model a plugin registers (e.g. a configured ``openai``), else the keyless
+    ``scripted`` model.
+    """
+
+    default: str | None = None
 
 
 @hookimpl
@@ -28,7 +32,7 @@ def register_services(register: Callable[[str, Any], None], config: Config) -> N
         from host.agents.models import ModelRegistry
         from host.agents.scripted import ScriptedModel
 
-        registry = ModelRegistry(default=config.default)
+        registry = ModelRegistry(default=config.default, fallback="scripted")
         registry.register("scripted", ScriptedModel)
         return registry
 

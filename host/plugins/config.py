@@ -55,4 +55,11 @@ def structure_config(plugin: str, config_cls: type | None, table: dict[str, Any]
     try:
         return converter.structure(values, config_cls)
     except Exception as error:  # a validator on the Config class rejected a value
-        raise ConfigError(f"[plugins.{plugin}] {error}") from None
+        raise ConfigError(f"[plugins.{plugin}] {_innermost(error)}") from None
+
+
+def _innermost(error: BaseException) -> str:
+    """The message of the first leaf error (cattrs wraps validator errors in groups)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return str(error)

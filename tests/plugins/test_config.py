@@ -90,3 +90,19 @@ def test_missing_explicit_config_is_an_error_but_missing_default_is_not(tmp_path
     with pytest.raises(ConfigError, match="does not exist"):
         read_config_file(tmp_path / "nope.toml", explicit=True)
     assert read_config_file(tmp_path / "nope.toml", explicit=False) == {}
+
+
+def test_a_config_class_validator_message_reaches_the_user(tmp_path):
+    @attrs.frozen
+    class Ranged:
+        days: int = attrs.field(default=1, validator=attrs.validators.gt(0))
+
+    class Forecast:
+        Config = Ranged
+
+    host = Host(HostSettings(data_dir=tmp_path), config={"plugins": {"forecast": {"days": 0}}})
+    host.add_plugins([from_object("forecast", Forecast)])
+    host.start()
+    row = host.plugin_rows()[-1]
+    assert row["state"] == "failed"
+    assert row["error"] == "ConfigError: [plugins.forecast] 'days' must be > 0: 0"

@@ -1,0 +1,151 @@
+"""The ``openai`` plugin: a model from any OpenAI-compatible chat-completions server.
+
+Configuration is ``[plugins.openai]`` (see ``Config``) overlaid by the environment:
+``OPENAI_BASE_URL`` (server, e.g. ``http://127.0.0.1:8080/v1``), ``AGENT_HOST_MODEL`` (model
+id) and the API key from the variable named by ``api_key_env`` (``OPENAI_API_KEY``). A set,
+non-empty variable wins over the file. When no base URL or no model id can be determined the
+plugin stays active but registers no model, so keyless runs keep the scripted model.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+import httpx
+
+from agent_host_openai.convert import MALFORMED_ARGUMENTS_KEY
+from agent_host_openai.model import OpenAIModel, OpenAIModelError
+from host import hookimpl
+from host.errors import ConfigError
+
+__all__ = [
+    "MALFORMED_ARGUMENTS_KEY",
+    "Config",
+    "OpenAIModel",
+    "OpenAIModelError",
+    "Settings",
+    "register_models",
+    "resolve_settings",
+]
+
+log = logging.getLogger(__name__)
+
+requires = ("models",)
+
+BASE_URL_ENV = "OPENAI_BASE_URL"
+MODEL_ENV = "AGENT_HOST_MODEL"
+
+
+@attrs.frozen
+class Config:
+    """``[plugins.openai]`` in agent-host.toml. The API key is never read from this file."""
+
+    base_url: str | None = attrs.field(
+        default=None,
+        metadata={"description": "Server URL up to /chat/completions, e.g. http://host:8080/v1."},
+    )
+    model: str | None = attrs.field(
+        default=None, metadata={"description": "The model id sent with every request."}
+    )
+    api_key_env: str = attrs.field(
+        default="OPENAI_API_KEY",
+        metadata={"description": "The environment variable holding the API key."},
+    )
+    timeout: float = attrs.field(default=60.0, metadata={"description": "Seconds per HTTP phase."})
+    max_retries: int = attrs.field(
+        default=3,
+        metadata={"description": "Retries after connection errors, timeouts, 429 and 5xx."},
+    )
+    name: str = attrs.field(
+        default="openai",
+        metadata={"description": "The name the model is registered under."},
+    )
+
+    def check(self) -> None:
+        """Raise a ``ConfigError`` naming the first out-of-range value."""
+        problems = [
+            (self.timeout <= 0, f"timeout: must be greater than 0, got {self.timeout!r}"),
+            (self.max_retries < 0, f"max_retries: must be 0 or more, got {self.max_retries!r}"),
+            (not self.name.strip(), "name: must not be empty"),
+            (not self.api_key_env.strip(), "api_key_env: must not be empty"),
+        ]
+        for bad, problem in problems:
+            if bad:
+                raise ConfigError(f"[plugins.openai] {problem}")
+
+
+@attrs.frozen
+class Settings:
+    """The resolved configuration of the one model this plugin registers."""
+
+    name: str
+    base_url: str
+    model: str
+    api_key: str | None
+    api_key_env: str
+    timeout: float
+    max_retries: int
+
+    def build(self) -> OpenAIModel:
+        """The model these settings describe."""
+        return OpenAIModel(
+            base_url=self.base_url,
+            model=self.model,
+            api_key=self.api_key,
+            api_key_env=self.api_key_env,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+        )
+
+
+def _env(environ: Mapping[str, str], name: str) -> str | None:
+    value = environ.get(name, "").strip()
+    return value or None
+
+
+def resolve_settings(config: Config, environ: Mapping[str, str]) -> Settings | None:
+    """``config`` overlaid by ``environ``; None when no base URL or no model id is known.
+
+    An out-of-range value, or a base URL that is not http(s), is a ``ConfigError`` naming
+    where it came from.
+    """
+    config.check()
+    base_url = _env(environ, BASE_URL_ENV) or config.base_url
+    model = _env(environ, MODEL_ENV) or config.model
+    if not base_url or not model:
+        if base_url or model:
+            missing = f"a model id ({MODEL_ENV})" if base_url else f"a base URL ({BASE_URL_ENV})"
+            log.warning("openai plugin: no model registered: %s is missing", missing)
+        return None
+    where = BASE_URL_ENV if _env(environ, BASE_URL_ENV) else "[plugins.openai] base_url"
+    if not base_url.startswith(("http://", "https://")):
+        raise ConfigError(f"{where}: {base_url!r} must start with http:// or https://")
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL as error:
+        raise ConfigError(f"{where}: {base_url!r} is not a valid URL: {error}") from None
+    if not url.host:
+        raise ConfigError(f"{where}: {base_url!r} names no host")
+    if url.port is not None and not 0 < url.port < 65536:
+        raise ConfigError(f"{where}: {base_url!r} has an invalid port")
+    return Settings(
+        name=config.name,
+        base_url=base_url,
+        model=model,
+        api_key=_env(environ, config.api_key_env),
+        api_key_env=config.api_key_env,
+        timeout=config.timeout,
+        max_retries=config.max_retries,
+    )
+
+
+@hookimpl
+def register_models(register: Callable[[str, Any], None], config: Config | None) -> None:
+    """Register the configured model as ``config.name``; nothing when it is not configured."""
+    settings = resolve_settings(config or Config(), os.environ)
+    if settings is not None:
+        register(settings.name, settings.build())

@@ -1,0 +1,172 @@
+"""Host model requests to OpenAI chat-completions bodies, and completions back to responses.
+
+Pure functions, no I/O. Malformed tool-call arguments from the server (not JSON, or JSON that
+is not an object) are kept as ``{MALFORMED_ARGUMENTS_KEY: "<raw text>"}``: every host tool
+rejects that unknown key, so the model gets a clear ``invalid arguments for <tool>: …`` error
+result naming the key, instead of the turn failing.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from host.agents.models import ModelRequest, ModelResponse, ToolSpec, Usage
+from host.sessions.model import MessageEvent, ToolCall
+
+MALFORMED_ARGUMENTS_KEY = "_malformed_arguments"
+"""The one key of the arguments of a tool call whose arguments were not a JSON object."""
+
+STOP_REASONS = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+}
+"""OpenAI ``finish_reason`` → host ``stop_reason``; other values pass through unchanged."""
+
+
+class ResponseShapeError(ValueError):
+    """A completion whose JSON does not have the chat-completions shape."""
+
+
+def request_body(model: str, request: ModelRequest) -> dict[str, Any]:
+    """The JSON body of ``POST /chat/completions`` for ``request`` on model ``model``."""
+    body: dict[str, Any] = {"model": model, "messages": to_messages(request)}
+    if request.tools:
+        body["tools"] = [tool_to_openai(spec) for spec in request.tools]
+    return body
+
+
+def to_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """The system prompt (when there is one) as a system message, then every message."""
+    messages: list[dict[str, Any]] = []
+    if request.system_prompt:
+        messages.append({"role": "system", "content": request.system_prompt})
+    messages.extend(message_to_openai(message) for message in request.messages)
+    return messages
+
+
+def message_to_openai(message: MessageEvent) -> dict[str, Any]:
+    """One host message as an OpenAI message (user, assistant with tool calls, or tool)."""
+    if message.role == "tool":
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id or "",
+            "content": message.content,
+        }
+    if message.role == "assistant" and message.tool_calls:
+        return {
+            "role": "assistant",
+            "content": message.content or None,
+            "tool_calls": [tool_call_to_openai(call) for call in message.tool_calls],
+        }
+    return {"role": message.role, "content": message.content}
+
+
+def tool_call_to_openai(call: ToolCall) -> dict[str, Any]:
+    """A host tool call as an OpenAI ``tool_calls`` entry (arguments as a JSON string)."""
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+    }
+
+
+def tool_to_openai(spec: ToolSpec) -> dict[str, Any]:
+    """A tool as OpenAI's ``{"type": "function", "function": {...}}``."""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.parameters,
+        },
+    }
+
+
+def parse_arguments(raw: Any) -> dict[str, Any]:
+    """Tool-call arguments as a dict: JSON-decoded, or the malformed raw text under one key.
+
+    An absent or blank argument string means no arguments (``{}``).
+    """
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}
+    text = raw if isinstance(raw, str) else json.dumps(raw)
+    try:
+        decoded = json.loads(text)
+    except ValueError:
+        return {MALFORMED_ARGUMENTS_KEY: text}
+    if not isinstance(decoded, dict):
+        return {MALFORMED_ARGUMENTS_KEY: text}
+    return decoded
+
+
+def parse_completion(data: Any) -> ModelResponse:
+    """A chat-completions response body as a ``ModelResponse``; ``ResponseShapeError`` if not."""
+    if not isinstance(data, dict):
+        raise ResponseShapeError("the body is not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ResponseShapeError("it has no choices")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise ResponseShapeError("its first choice has no message")
+    tool_calls = tuple(_parse_tool_call(raw) for raw in message.get("tool_calls") or ())
+    finish = choice.get("finish_reason")
+    if isinstance(finish, str) and finish:
+        stop_reason = STOP_REASONS.get(finish, finish)
+    else:
+        stop_reason = "tool_use" if tool_calls else "end_turn"
+    return ModelResponse(
+        text=_content_text(message.get("content")),
+        tool_calls=tool_calls,
+        stop_reason=stop_reason,
+        usage=_parse_usage(data.get("usage")),
+    )
+
+
+def _parse_tool_call(raw: Any) -> ToolCall:
+    if not isinstance(raw, dict):
+        raise ResponseShapeError("a tool call is not an object")
+    function = raw.get("function")
+    if not isinstance(function, dict):
+        raise ResponseShapeError("a tool call has no function")
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise ResponseShapeError("a tool call has no function name")
+    call_id = raw.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        call_id = f"call_{uuid.uuid4().hex}"  # some servers omit ids; the host needs one
+    return ToolCall(id=call_id, name=name, arguments=parse_arguments(function.get("arguments")))
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: keep the text ones
+        return "".join(
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    raise ResponseShapeError("its message content is neither text nor a list of parts")
+
+
+def _parse_usage(usage: Any) -> Usage:
+    if not isinstance(usage, dict):
+        return Usage()
+    return Usage(
+        input_tokens=_count(usage.get("prompt_tokens")),
+        output_tokens=_count(usage.get("completion_tokens")),
+    )
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
