@@ -18,6 +18,7 @@ BUILTINS: tuple[tuple[str, str], ...] = (
     ("sessions", "host.builtins.sessions"),
     ("models", "host.builtins.models"),
     ("agents", "host.builtins.agents"),
+    ("subagents", "host.builtins.subagents"),
 )
 
 

@@ -1,7 +1,8 @@
 """Layered tool scopes: an agent's own tools over the filtered global tools.
 
 The filter (``allow``/``deny``) applies to the global layer only; a tool in the agent's own
-scope is never filtered out and shadows a global tool of the same name.
+scope is never filtered out and shadows a global tool of the same name. A global tool with an
+``offered_to`` predicate is visible only to agents whose session header it accepts.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import attrs
 
 from host.naming import NamedRegistry
+from host.sessions.model import SessionHeader
 from host.tools.tool import Tool
 
 
@@ -38,14 +40,21 @@ class ToolView:
     global_tools: NamedRegistry[Tool]
     own: NamedRegistry[Tool] = attrs.field(factory=lambda: tool_registry("scoped tool"))
     filter: ToolFilter = ToolFilter()
+    header: SessionHeader | None = None
+
+    def _admits(self, name: str, tool: Tool) -> bool:
+        if not self.filter.admits(name):
+            return False
+        return tool.offered_to is None or self.header is None or tool.offered_to(self.header)
 
     def get(self, name: str) -> Tool | None:
         """The tool a call of ``name`` reaches, or None."""
         found = self.own.get(name)
         if found is not None:
             return found
-        if self.filter.admits(name):
-            return self.global_tools.get(name)
+        candidate = self.global_tools.get(name)
+        if candidate is not None and self._admits(name, candidate):
+            return candidate
         return None
 
     def tools(self) -> list[Tool]:
@@ -54,6 +63,6 @@ class ToolView:
         visible = [
             tool
             for name, tool in self.global_tools.items()
-            if self.filter.admits(name) and name not in own_names
+            if name not in own_names and self._admits(name, tool)
         ]
         return visible + [tool for _, tool in self.own.items()]

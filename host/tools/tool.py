@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from host.cancel import CancelSignal
+from host.sessions.model import SessionHeader
 from host.tools.schema import JsonSchema, schema_for
 
 
@@ -49,6 +50,8 @@ class Tool:
     ``params`` is a frozen attrs class declaring the arguments; ``parameters`` is its JSON Schema.
     ``execute(args, exec)`` receives an instance of ``params``. ``concurrency_safe`` tools may
     run concurrently with the rest of their batch; ``needs_agent`` tools refuse agentless calls.
+    ``offered_to(header)``, when given, decides from an agent's session header whether that
+    agent is offered the tool at all (e.g. no delegation tool beyond the depth limit).
     """
 
     name: str
@@ -57,6 +60,7 @@ class Tool:
     execute: Execute
     concurrency_safe: bool = False
     needs_agent: bool = True
+    offered_to: Callable[[SessionHeader], bool] | None = None
 
     @property
     def parameters(self) -> JsonSchema:
@@ -71,11 +75,12 @@ def tool(
     *,
     concurrency_safe: bool = False,
     needs_agent: bool = True,
+    offered_to: Callable[[SessionHeader], bool] | None = None,
 ) -> Callable[[Execute], Tool]:
     """Decorator turning ``async def f(args, exec)`` into a ``Tool``."""
 
     def wrap(execute: Execute) -> Tool:
         schema_for(params)  # fail at declaration time on an unsupported field type
-        return Tool(name, description, params, execute, concurrency_safe, needs_agent)
+        return Tool(name, description, params, execute, concurrency_safe, needs_agent, offered_to)
 
     return wrap

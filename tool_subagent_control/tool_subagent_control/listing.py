@@ -1,3 +1,112 @@
-"""The list plugin (``list_agents``): loadable on its own, needs ``subagents`` and ``agents``."""
+"""The list plugin (``list_agents``): loadable on its own, needs ``subagents`` and ``agents``.
+
+The request is resolved to a ``ListSpec`` first; the service's catalog is then projected to
+what ``send_message`` and ``interrupt_agent`` can act on: continuable children (status from
+the live agent registry) and every diagnostic. One-shot children are left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import attrs
+
+from host import hookimpl
+from host.errors import HostError
+from host.tools import Tool, ToolExec, ToolResult, tool
 
 requires = ("subagents", "agents")
+
+Scope = Literal["children", "descendants"]
+Status = Literal["running", "idle", "ready"]
+
+LIST_AGENTS_DESCRIPTION = (
+    "List the background subagents you started, to recall their ids and labels. Do not poll "
+    "it to wait for work: you are told when a subagent finishes. Status: running (working on "
+    "a turn), idle (resident between turns, perhaps waiting on its own subagents), ready "
+    "(stored, not terminal: send_message resumes it). scope 'children' (default) lists your "
+    "direct subagents; 'descendants' lists the whole tree with parent= and depth=. Only "
+    "depth-1 entries accept send_message; deeper ones are interrupt_agent candidates. The "
+    "list is a snapshot."
+)
+
+
+@attrs.frozen
+class ListAgentsArgs:
+    """Arguments of ``list_agents``."""
+
+    scope: Scope = attrs.field(
+        default="children",
+        metadata={"description": "children (default): direct subagents; descendants: the tree."},
+    )
+
+
+@attrs.frozen
+class ListSpec:
+    """A resolved request: whose subagents, and how far down."""
+
+    root_id: str
+    scope: Scope
+
+
+def resolve(args: ListAgentsArgs, exec: ToolExec) -> ListSpec:
+    """The spec a call stands for (the root is always the calling agent)."""
+    return ListSpec(root_id=exec.agent.id, scope=args.scope)
+
+
+def status_of(agents: Any, child_id: str) -> Status:
+    """``running``/``idle`` from the live registry; ``ready`` when only storage holds it."""
+    live = agents.status(child_id)
+    return "ready" if live is None else live
+
+
+def project(entries: Sequence[Any], agents: Any, spec: ListSpec) -> list[dict[str, Any]]:
+    """Continuable children and every diagnostic, as structured rows."""
+    rows: list[dict[str, Any]] = []
+    for entry in entries:
+        if entry.kind == "child":
+            if entry.mode != "continuable":
+                continue
+            row = {"kind": "child", "id": entry.id, "label": entry.label}
+            row["status"] = status_of(agents, entry.id)
+        else:
+            row = {"kind": "diagnostic", "id": entry.id, "reason": entry.reason}
+        if spec.scope == "descendants":
+            row["parent"], row["depth"] = entry.parent_id, entry.depth
+        rows.append(row)
+    return rows
+
+
+def render(rows: Sequence[dict[str, Any]]) -> str:
+    """One line per row, ``(no subagents)`` when there are none."""
+    lines = []
+    for row in rows:
+        place = f" parent={row['parent']} depth={row['depth']}" if "depth" in row else ""
+        if row["kind"] == "child":
+            lines.append(f"{row['id']} [{row['status']}]{place} — {row['label']}")
+        else:
+            lines.append(f"{row['id']} [diagnostic: {row['reason']}]{place}")
+    return "\n".join(lines) if lines else "(no subagents)"
+
+
+@tool("list_agents", LIST_AGENTS_DESCRIPTION, ListAgentsArgs, concurrency_safe=True)
+async def list_agents(args: ListAgentsArgs, exec: ToolExec) -> ToolResult:
+    """List the caller's continuable subagents and diagnostics."""
+    spec = resolve(args, exec)
+    subagents = exec.ctx.subagents
+    try:
+        if spec.scope == "children":
+            entries = await subagents.list_children(spec.root_id, signal=exec.signal)
+        else:
+            entries = await subagents.list_descendants(spec.root_id, signal=exec.signal)
+    except HostError as error:
+        return ToolResult.error(f"list_agents failed ({error.code}): {error.message}")
+    rows = project(entries, exec.ctx.agents, spec)
+    return ToolResult(render(rows), structured=rows)
+
+
+@hookimpl
+def register_tools(register: Callable[[Tool], None]) -> None:
+    """Register ``list_agents``."""
+    register(list_agents)

@@ -1,3 +1,111 @@
-"""The report plugin (``subagent_report``): needs the ``subagents`` service."""
+"""The report plugin (``subagent_report``): ``report`` for continuable children only.
+
+On activation it registers one continuable setup contribution and nothing global. The
+contribution installs, into each continuable in-process child as it is built (fresh or cold
+resumed), a child-scoped guidance section and then the scope-local ``report`` tool, so a
+delegation allow-list cannot remove it. Removing the plugin revokes both from every resident
+child at once; re-activation reaches a child only at its next activation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import attrs
+
+from host import hookimpl
+from host.agents.prompt import PromptSection
+from host.disposal import Disposer, Scope, dispose_all
+from host.errors import HostError
+from host.tools import Tool, ToolExec, ToolResult, tool
 
 requires = ("subagents",)
+
+OWNER = 'plugin "subagent_report"'
+MAX_OUTPUT_CHARS = 100_000
+
+REPORT_DESCRIPTION = (
+    "Send selected content to the agent that started you (your direct parent, no one else). "
+    "Deliver your result with report before you finish; report earlier when a finding changes "
+    "what your parent should do next. You may call it more than once. Reporting never ends "
+    "your turn. A failed call may still have arrived, so do not blindly repeat it."
+)
+
+GUIDANCE = (
+    "You are a background subagent. Deliver your result to the agent that started you with "
+    "the report tool before you finish: finishing your turn does not send anything by itself. "
+    "Report earlier too when a finding changes what that agent should do next. Reporting "
+    "never ends your turn."
+)
+
+
+@attrs.frozen
+class Config:
+    """``[plugins.subagent_report]``: whether a report wakes the parent, and the size limit."""
+
+    delivery: Literal["next-step", "quiet"] = "next-step"
+    max_output_chars: int = MAX_OUTPUT_CHARS
+
+
+@attrs.frozen
+class ReportArgs:
+    """Arguments of ``report``."""
+
+    output: str = attrs.field(metadata={"description": "The content your parent should receive."})
+
+
+def make_report_tool(config: Config) -> Tool:
+    """The ``report`` tool, delivering with the deployment's policy (never the model's)."""
+
+    @tool("report", REPORT_DESCRIPTION, ReportArgs)
+    async def report(args: ReportArgs, exec: ToolExec) -> ToolResult:
+        if len(args.output) > config.max_output_chars:
+            return ToolResult.error(
+                f"report output is {len(args.output)} characters, more than the limit of "
+                f"{config.max_output_chars}; report was not delivered"
+            )
+        try:
+            message_id = await exec.ctx.subagents.report_from(
+                exec.agent, args.output, delivery=config.delivery, signal=exec.signal
+            )
+        except HostError as error:
+            return ToolResult.error(error.message)
+        return ToolResult(
+            f"report accepted by the agent that started you as message {message_id}",
+            structured={"message_id": message_id},
+        )
+
+    return report
+
+
+def make_contribution(config: Config) -> Callable[[Any], Disposer]:
+    """The setup contribution: install section then tool; undo tool then section."""
+    report = make_report_tool(config)
+
+    def contribute(setup: Any) -> Disposer:
+        installed: list[Disposer] = []
+        section = PromptSection("subagent_report", GUIDANCE, order=50)
+        installed.append(setup.sections.register(section.name, section, owner=OWNER))
+        try:
+            installed.append(setup.tools.register(report.name, report, owner=OWNER))
+        except Exception as error:
+            try:
+                dispose_all(installed, "rolling back the report guidance failed")
+            except ExceptionGroup as rollback:
+                raise ExceptionGroup(
+                    "installing report failed", [error, *rollback.exceptions]
+                ) from None
+            raise
+        scope = Scope("report in a subagent")
+        for disposer in installed:
+            scope.add(disposer)
+        return scope.dispose
+
+    return contribute
+
+
+@hookimpl
+def activate(ctx: Any, scope: Scope, config: Config) -> None:
+    """Register the contribution; the plugin's scope revokes it on deactivation."""
+    scope.add(ctx.subagents.register_continuable_setup(make_contribution(config)))

@@ -1,0 +1,41 @@
+"""Built-in ``subagents``: the subagent service (``host.subagents.service.SubagentService``).
+
+It requires nothing at load time: the service looks up ``sessions``, ``projections`` and
+``agents`` when called, so the ``SUBAGENT_CONTROL_*_UNAVAILABLE`` and
+``CONTINUATION_UNAVAILABLE`` errors are reachable, and registers the subagent identity
+projection unit with ``projections`` while that service is present.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from host.plugins.hookspecs import hookimpl
+from host.services import Lazy
+
+requires: tuple[str, ...] = ()
+
+
+@hookimpl
+def register_services(register: Callable[[str, Any], None], ctx: Any) -> None:
+    """Provide ``subagents`` (built on first use)."""
+
+    def build() -> Any:
+        from host.subagents.service import SubagentService
+
+        return SubagentService(ctx)
+
+    register("subagents", Lazy(build))
+
+
+@hookimpl
+def activate(ctx: Any, scope: Any) -> None:
+    """On deactivation, unregister the identity unit the service registered (if built)."""
+
+    def release() -> None:
+        service = ctx.built("subagents")
+        if service is not None:
+            service.close()
+
+    scope.add(release)

@@ -1,0 +1,110 @@
+"""Activation: one resident continuable child and what the continuation manager knows of it.
+
+An Activation exists from the moment a continuable child is materialized (fresh creation or
+cold resume) until it is settled or released. It records its **materialization-time
+ancestry**: the live agents above the child when it was materialized (nearest first), which
+is the lineage ``interrupt`` authorizes against.
+
+Residency (``Activation.residency``):
+
+* ``running`` — a turn runs (or the child is about to decide whether to settle);
+* ``waiting`` — quiescent but still resident: it owns resident children, or its inbox holds
+  messages parked by an interrupt until the next waking send;
+* ``closing`` — settling or being released (operations get ``ACTIVATION_CLOSING``);
+* ``settled`` — final checkpoint written, agent disposed; the Activation is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+from host.agents.agent import Agent
+from host.agents.driver import TurnOutcome
+from host.disposal import Disposer
+from host.subagents.descriptors import ContinuableDescriptor
+
+Residency = Literal["running", "waiting", "closing", "settled"]
+Phase = Literal["resident", "closing", "settled"]
+
+
+class Activation:
+    """One resident continuable child (see the module docstring)."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        descriptor: ContinuableDescriptor,
+        ancestors: tuple[Agent, ...],
+        *,
+        resumed: bool,
+    ) -> None:
+        self.agent = agent
+        self.descriptor = descriptor
+        self.ancestors = ancestors
+        self.resumed = resumed
+        self.phase: Phase = "resident"
+        self.children: set[str] = set()
+        self.admissions = 0
+        self.turns = 0
+        self.last: TurnOutcome | None = None
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.unlisten: Disposer = lambda: None
+        self.check: asyncio.Task[None] | None = None
+
+    def __repr__(self) -> str:
+        return f"Activation({self.id!r}, residency={self.residency!r})"
+
+    @property
+    def id(self) -> str:
+        """The child's id (= its session id)."""
+        return self.agent.id
+
+    @property
+    def parent_id(self) -> str | None:
+        """The durable direct parent (the child's header ``parent_session``)."""
+        return self.agent.session.header.parent_session
+
+    @property
+    def ancestor_ids(self) -> tuple[str, ...]:
+        """The ids of the materialization-time ancestry, nearest first."""
+        return tuple(agent.id for agent in self.ancestors)
+
+    @property
+    def closing(self) -> bool:
+        """True once settling or releasing has begun."""
+        return self.phase != "resident"
+
+    @property
+    def residency(self) -> Residency:
+        """``running`` / ``waiting`` / ``closing`` / ``settled`` (module docstring)."""
+        if self.phase == "closing":
+            return "closing"
+        if self.phase == "settled":
+            return "settled"
+        if self.agent.status == "running":
+            return "running"
+        if self.children or self.agent.inbox.pending():
+            return "waiting"
+        return "running"
+
+    def recorded_ancestor(self, agent_id: str) -> Agent | None:
+        """The agent recorded under ``agent_id`` in the ancestry, if any."""
+        for ancestor in self.ancestors:
+            if ancestor.id == agent_id:
+                return ancestor
+        return None
+
+    def has_turn_work(self) -> bool:
+        """True while the inbox holds a followup or steer (parked or not)."""
+        return any(m.delivery != "inject" for m in self.agent.inbox.pending())
+
+    async def wait_done(self) -> None:
+        """Return once the Activation is settled or released."""
+        await asyncio.shield(self.done)
+
+    def mark_done(self) -> None:
+        """Record that the Activation is gone (settled or released)."""
+        self.phase = "settled"
+        if not self.done.done():
+            self.done.set_result(None)

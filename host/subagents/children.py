@@ -1,0 +1,162 @@
+"""Composing a child: its header, seed, descriptor, tool filter, persona and model.
+
+A child of ``parent`` gets ``origin="subagent"``, ``parent_session=parent.id`` and the parent's
+``delegation_depth + 1`` (checked against the provider's depth limit before anything is built).
+A ``fork`` child is seeded with the parent's events (``seed_length`` = their count); inbox
+bookkeeping (``inbox/accepted``/``inbox/claimed``) is left out of the seed, so the parent's
+pending messages are never replayed into the child on a cold resume.
+
+The child's tools are the global tools through its filter: the provider's and the request's
+filters combined (``allow`` lists intersect, ``deny`` lists add up). Its persona (request first,
+then provider) is an own prompt section, its model is the request's (None: the default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from host.agents.agent import DEFAULT_MAX_STEPS, Agent
+from host.agents.prompt import PromptSection, register_section
+from host.agents.registry import AgentSetup, SetupStep
+from host.disposal import Disposer
+from host.sessions.model import (
+    EventBody,
+    InboxAccepted,
+    InboxClaimed,
+    SessionHeader,
+    SubagentDescriptorEvent,
+    new_id,
+)
+from host.subagents.descriptors import (
+    VERSION,
+    ContinuableDescriptor,
+    OneShotDescriptor,
+    ToolFilterSpec,
+    descriptor_data,
+)
+from host.subagents.providers import check_depth
+from host.subagents.types import ChildRequest, Provider
+from host.tools.scope import ToolFilter
+
+ORIGIN = "subagent"
+PERSONA_SECTION = "subagent/persona"
+
+
+@attrs.frozen
+class ChildPlan:
+    """Everything needed to create one child, resolved before anything is published."""
+
+    header: SessionHeader
+    seed: tuple[EventBody, ...]
+    label: str | None
+    model: str | None
+    persona: str | None
+    tool_filter: ToolFilterSpec | None
+    max_steps: int
+
+
+def plan_child(
+    provider: Provider, request: ChildRequest, parent: Agent, *, label: str | None
+) -> ChildPlan:
+    """Resolve a child of ``parent``; ``DEPTH_EXCEEDED`` before anything is built."""
+    depth = parent.session.header.delegation_depth + 1
+    check_depth(provider, depth)
+    seed = fork_seed(parent.session.events) if provider.seeding == "fork" else ()
+    header = SessionHeader(
+        id=new_id("sub_"),
+        parent_session=parent.id,
+        origin=ORIGIN,
+        delegation_depth=depth,
+        seed_length=len(seed),
+    )
+    capabilities = provider.capabilities
+    return ChildPlan(
+        header=header,
+        seed=seed,
+        label=label,
+        model=request.model,
+        persona=request.persona if request.persona is not None else capabilities.persona,
+        tool_filter=combine_filters(capabilities.tool_filter, request.tool_filter),
+        max_steps=request.max_steps if request.max_steps is not None else DEFAULT_MAX_STEPS,
+    )
+
+
+def fork_seed(events: Sequence[object]) -> tuple[EventBody, ...]:
+    """The parent's event bodies a fork child starts from (inbox bookkeeping left out)."""
+    bodies: list[EventBody] = []
+    for event in events:
+        body = getattr(event, "body", None)
+        if body is None or isinstance(body, InboxAccepted | InboxClaimed):
+            continue
+        bodies.append(body)
+    return tuple(bodies)
+
+
+def combine_filters(
+    first: ToolFilterSpec | None, second: ToolFilterSpec | None
+) -> ToolFilterSpec | None:
+    """Both filters at once: ``allow`` lists intersect (None = everything), ``deny`` adds up."""
+    if first is None:
+        return second
+    if second is None:
+        return first
+    allow: list[str] | None
+    if first.allow is None:
+        allow = second.allow
+    elif second.allow is None:
+        allow = first.allow
+    else:
+        allow = [name for name in first.allow if name in second.allow]
+    deny = list(dict.fromkeys([*(first.deny or []), *(second.deny or [])]))
+    return ToolFilterSpec(allow=allow, deny=deny or None)
+
+
+def to_tool_filter(spec: ToolFilterSpec | None) -> ToolFilter:
+    """The agents layer's filter for a descriptor's filter spec."""
+    if spec is None:
+        return ToolFilter()
+    allow = tuple(spec.allow) if spec.allow is not None else None
+    return ToolFilter(allow=allow, deny=tuple(spec.deny or ()))
+
+
+def persona_step(persona: str | None) -> SetupStep:
+    """Base composition: the persona as the child's own prompt section (if any)."""
+
+    def install(setup: AgentSetup) -> Disposer:
+        if not persona:
+            return lambda: None
+        section = PromptSection(PERSONA_SECTION, persona)
+        return register_section(setup.sections, section, owner="subagents")
+
+    return install
+
+
+def one_shot_descriptor(provider: Provider, plan: ChildPlan) -> OneShotDescriptor:
+    """The descriptor a one-shot child records in its first turn."""
+    return OneShotDescriptor(
+        version=VERSION, mode="one-shot", provider=provider.name, label=plan.label
+    )
+
+
+def continuable_descriptor(
+    provider: Provider, plan: ChildPlan, label: str
+) -> ContinuableDescriptor:
+    """The descriptor a continuable child is seeded with (everything resume rebuilds from)."""
+    return ContinuableDescriptor(
+        version=VERSION,
+        mode="continuable",
+        provider=provider.name,
+        label=label,
+        model=plan.model,
+        persona=plan.persona,
+        tool_filter=plan.tool_filter,
+    )
+
+
+def descriptor_event(
+    descriptor: OneShotDescriptor | ContinuableDescriptor,
+) -> SubagentDescriptorEvent:
+    """The model-hidden event holding ``descriptor``'s JSON form."""
+    return SubagentDescriptorEvent(descriptor_data(descriptor))

@@ -1,0 +1,306 @@
+"""The continuation manager: starting, followup and cold resume, interrupt and report.
+
+It exists only while the ``agents`` service does (the service builds one per registry); what
+happens to an Activation once it exists (admission, settlement, drain) is
+``host.subagents.residency``.
+
+* **Materialization** — fresh creation and cold resume take the same setup path: base
+  composition (the persona section), then the continuable setup registry's contributions, then
+  its commit check, all inside the agent registry's creation transaction. A fresh child is
+  seeded with its continuable descriptor (an own event: ``seq == seed_length``), recorded in
+  the identity index after publication.
+* **Followup** — authority is the exact live agent registered under the child's durable
+  ``parent_session``. A resident child gets the message in its inbox; a cold child is read
+  (``inspect``), authorized against its stored header, rebuilt from its descriptor by the
+  identity rule and resumed (repairing load, inbox replay) under a per-child lock, so
+  concurrent followups materialize it once.
+* **Interrupt** — the caller must be a live ancestor by the target's materialization-time
+  lineage; only the current turn stops (``keep_inbox``).
+* **Report** — only the exact resident child may report, only to its live direct parent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NoReturn
+
+from host.agents.agent import Agent
+from host.agents.inbox import InboxClosedError, MessageId
+from host.agents.registry import AgentExistsError, AgentRegistry
+from host.cancel import CancelSignal
+from host.sessions.model import Event, SessionHeader
+from host.sessions.persistence import PersistenceError, SessionPersistence
+from host.sessions.store import SessionError
+from host.subagents import texts
+from host.subagents.activation import Activation
+from host.subagents.children import (
+    ORIGIN,
+    continuable_descriptor,
+    descriptor_event,
+    persona_step,
+    plan_child,
+    to_tool_filter,
+)
+from host.subagents.coldstate import continuable_descriptor_of, inspect_child, storage_error
+from host.subagents.descriptors import ContinuableDescriptor
+from host.subagents.errors import SubagentError
+from host.subagents.index import IdentityIndex
+from host.subagents.residency import Residents
+from host.subagents.setup import ContinuableSetupRegistry
+from host.subagents.types import ChildRequest, ContinuableStart, Delivery, Provider
+
+START_KIND = "subagent-start"
+REPORT_KIND = "subagent-report"
+
+
+class _LockEntry:
+    """A per-child lock and how many followups use it (dropped when none do)."""
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0
+
+
+class ContinuationManager(Residents):
+    """Continuable children over one agent registry (module docstring)."""
+
+    def __init__(
+        self,
+        agents: AgentRegistry,
+        setup: ContinuableSetupRegistry,
+        index: Callable[[], IdentityIndex | None] = lambda: None,
+    ) -> None:
+        super().__init__(agents)
+        self.setup = setup
+        self.index = index
+        self._locks: dict[str, _LockEntry] = {}
+
+    @property
+    def persistence(self) -> SessionPersistence | None:
+        """The persistence the agents' session store writes through."""
+        return self.agents.store.persistence
+
+    def _check_admission(self, lineage: Iterable[str], signal: CancelSignal | None) -> None:
+        if signal is not None and signal.is_set():
+            raise texts.cancelled()
+        if self.draining_for(lineage):
+            raise texts.draining()
+
+    # -- start -----------------------------------------------------------------------------
+
+    async def start(
+        self,
+        provider: Provider,
+        request: ChildRequest,
+        *,
+        parent: Agent,
+        label: str,
+        signal: CancelSignal | None,
+    ) -> ContinuableStart:
+        """Create, publish and adopt a continuable child; return at its prompt's acceptance."""
+        if self.persistence is None:
+            raise texts.persistence_unavailable()
+        if not provider.capabilities.continuable:
+            raise texts.not_continuable_provider(provider.name)
+        ancestors = self.ancestry(parent)
+        if self.draining_for(a.id for a in ancestors):
+            raise texts.draining()
+        if signal is not None and signal.is_set():
+            raise texts.start_cancelled()
+        plan = plan_child(provider, request, parent, label=label)
+        descriptor = continuable_descriptor(provider, plan, label)
+        hooks = self.setup.setup_step()
+        with self._admitted(self._own_activation(parent)):
+            try:
+                agent = await self.agents.create(
+                    plan.header,
+                    seed=(*plan.seed, descriptor_event(descriptor)),
+                    label=label,
+                    model=plan.model,
+                    tool_filter=to_tool_filter(plan.tool_filter),
+                    setup=[persona_step(plan.persona), hooks.step],
+                    commit=hooks.commit,
+                    config=descriptor,
+                    max_steps=plan.max_steps,
+                )
+            except (AgentExistsError, SessionError) as error:
+                if getattr(error, "code", None) in ("DUPLICATE_AGENT", "DUPLICATE_SESSION"):
+                    raise SubagentError("DUPLICATE_CHILD", error.message) from error
+                raise
+            index = self.index()
+            if index is not None:
+                index.record(plan.header, descriptor, plan.header.seed_length)
+            activation = self._adopt(agent, descriptor, ancestors, resumed=False)
+            source = {"kind": START_KIND, "sender_session_id": parent.id}
+            try:
+                message_id = agent.followup(request.prompt, source)
+            except Exception:
+                self._schedule_check(activation)
+                raise
+        return ContinuableStart(agent.id, message_id)
+
+    # -- followup ----------------------------------------------------------------------------
+
+    async def followup(
+        self,
+        parent: Agent,
+        child_id: str,
+        content: str,
+        *,
+        source: dict[str, Any] | None,
+        signal: CancelSignal | None,
+    ) -> MessageId:
+        """Deliver ``content`` as the child's next turn, cold-resuming it once if needed."""
+        self._check_admission((a.id for a in self.ancestry(parent)), signal)
+        resident = self._residents.get(child_id)
+        if resident is not None:
+            return self._deliver(resident, parent, content, source)
+        entry = self._locks.setdefault(child_id, _LockEntry())
+        entry.users += 1
+        try:
+            with self._admitted(self._own_activation(parent)):
+                async with entry.lock:
+                    resident = self._residents.get(child_id)
+                    if resident is None:
+                        resident = await self._materialize(parent, child_id, signal)
+                    return self._deliver(resident, parent, content, source)
+        finally:
+            entry.users -= 1
+            if entry.users == 0 and self._locks.get(child_id) is entry:
+                del self._locks[child_id]
+
+    def _deliver(
+        self,
+        activation: Activation,
+        parent: Agent,
+        content: str,
+        source: dict[str, Any] | None,
+    ) -> MessageId:
+        self._authorize_parent(activation.parent_id, parent, activation.id)
+        if activation.closing:
+            raise texts.closing(activation.id)
+        try:
+            return activation.agent.followup(content, source)
+        except InboxClosedError as error:
+            raise texts.closing(activation.id) from error
+
+    def _authorize_parent(self, parent_session: str | None, parent: Agent, child_id: str) -> None:
+        if parent_session is None or parent_session != getattr(parent, "id", None):
+            raise texts.other_parent(child_id)
+        if self.agents.get(parent_session) is not parent or parent.closed:
+            raise texts.stale_parent(child_id)
+
+    async def _materialize(
+        self, parent: Agent, child_id: str, signal: CancelSignal | None
+    ) -> Activation:
+        """Cold resume: authorize against the stored header, then the shared setup path."""
+        persistence = self.persistence
+        if persistence is None:
+            raise texts.persistence_unavailable()
+        live = self.agents.store.get(child_id)
+        if live is not None:  # live, but not a resident Activation of this manager
+            self._refuse_live(parent, child_id, live.header, live.events)
+        stored = await inspect_child(persistence, child_id, signal)
+        header = stored.header
+        if header.origin != ORIGIN:
+            raise texts.unavailable(child_id)
+        self._authorize_parent(header.parent_session, parent, child_id)
+        descriptor = continuable_descriptor_of(stored.events, header)
+        if descriptor is None:
+            raise texts.not_resumable(child_id)
+        ancestors = self.ancestry(parent)
+        self._check_admission((a.id for a in ancestors), signal)
+        agent = await self._resume_agent(child_id, descriptor)
+        activation = self._adopt(agent, descriptor, ancestors, resumed=True)
+        try:
+            self._check_admission((a.id for a in ancestors), signal)
+        except SubagentError:
+            self._spawn(self.release(activation))
+            raise
+        return activation
+
+    def _refuse_live(
+        self, parent: Agent, child_id: str, header: SessionHeader, events: Sequence[Event]
+    ) -> NoReturn:
+        """A live session that is no resident Activation here cannot be resumed or adopted."""
+        if header.origin != ORIGIN:
+            raise texts.unavailable(child_id)
+        self._authorize_parent(header.parent_session, parent, child_id)
+        if continuable_descriptor_of(events, header) is None:
+            raise texts.not_resumable(child_id)
+        raise SubagentError(
+            "DUPLICATE_CHILD", f'subagent "{child_id}" is live outside the continuation manager'
+        )
+
+    async def _resume_agent(self, child_id: str, descriptor: ContinuableDescriptor) -> Agent:
+        hooks = self.setup.setup_step()
+        try:
+            return await self.agents.resume(
+                child_id,
+                label=descriptor.label,
+                model=descriptor.model,
+                tool_filter=to_tool_filter(descriptor.tool_filter),
+                setup=[persona_step(descriptor.persona), hooks.step],
+                commit=hooks.commit,
+                config=descriptor,
+            )
+        except PersistenceError as error:
+            raise storage_error(child_id, error) from error
+        except (AgentExistsError, SessionError) as error:
+            if getattr(error, "code", None) in ("DUPLICATE_AGENT", "ALREADY_LIVE"):
+                raise SubagentError(
+                    "DUPLICATE_CHILD", f'subagent "{child_id}" is already live'
+                ) from error
+            raise
+
+    # -- interrupt and report ----------------------------------------------------------------
+
+    def interrupt(self, target_id: str, *, caller: Agent) -> None:
+        """Stop the target's current turn if ``caller`` is a live ancestor; else no-op/raise."""
+        activation = self._residents.get(target_id)
+        if activation is not None:
+            if activation.closing:
+                return
+            ancestors, target = activation.ancestors, activation.agent
+        else:
+            found = self.agents.get(target_id)
+            if found is None:
+                return
+            ancestors, target = self._live_chain(found.session.header.parent_session), found
+        caller_id = str(getattr(caller, "id", ""))
+        recorded = next((a for a in ancestors if a.id == caller_id), None)
+        if recorded is None:
+            raise texts.not_descendant(target_id, caller_id)
+        if recorded is not caller or self.agents.get(caller_id) is not caller or caller.closed:
+            raise texts.stale_ancestor(target_id)
+        target.interrupt(keep_inbox=True)
+
+    def report(
+        self, child: Agent, content: str, *, delivery: Delivery, signal: CancelSignal | None
+    ) -> MessageId:
+        """Deliver a report from the exact resident ``child`` to its live direct parent."""
+        child_id = str(getattr(child, "id", ""))
+        activation = self._residents.get(child_id)
+        if activation is None or activation.agent is not child:
+            raise texts.not_reporter(child_id)
+        if self.draining_for((child_id, *activation.ancestor_ids)):
+            raise texts.report_draining()
+        if activation.closing:
+            raise texts.report_closing(child_id)
+        if signal is not None and signal.is_set():
+            raise texts.report_cancelled()
+        parent_id = child.session.header.parent_session
+        parent = self.agents.get(parent_id) if parent_id is not None else None
+        parent_activation = self._own_activation(parent) if parent is not None else None
+        if parent is None or parent.closed or (parent_activation and parent_activation.closing):
+            raise texts.parent_unavailable()
+        text = texts.report_text(child_id, content)
+        source = {"kind": REPORT_KIND, "sender_session_id": child_id}
+        with self._admitted(parent_activation):
+            try:
+                if delivery == "quiet":
+                    return parent.inject(text, source)
+                return parent.steer(text, source)
+            except InboxClosedError as error:
+                raise texts.parent_unavailable() from error

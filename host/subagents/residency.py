@@ -1,0 +1,241 @@
+"""Residency: the Activations of one continuation manager, admission, settlement and drain.
+
+``Residents`` is the half of the continuation manager that owns Activations once they exist
+(``host.subagents.manager`` adds starting, followup/cold resume, interrupt and report).
+
+* **Lineage** — ``ancestry(agent)`` is the agent and the live agents above it, nearest first;
+  an Activation stores the ancestry of its parent at materialization time.
+* **Admission accounting** — a send into a parent that is itself resident holds the parent's
+  admission counter (``_admitted``), so it cannot settle between acceptance and the wake.
+* **Settlement** — after each turn the manager waits for the child to be idle and decides:
+  turn work pending, a send being admitted, or admission closed around it → stay; resident
+  children → ``waiting``; otherwise settle: final durable checkpoint, dispose (which releases
+  the session), then the settlement notice to the live direct parent (a followup when it is
+  idle, a steer when it is running). The parent's own Activation then re-checks its settlement.
+* **Drain** — ``drain`` closes admission below a parent (``DRAINING``) and releases its
+  resident descendants child-first, quietly (no notice); ``aclose`` does it for every resident
+  child and keeps admission closed for good.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Callable, Coroutine, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from host.agents.agent import Agent
+from host.agents.driver import TurnOutcome
+from host.agents.inbox import InboxClosedError
+from host.agents.registry import AgentRegistry
+from host.subagents import texts
+from host.subagents.activation import Activation
+from host.subagents.descriptors import ContinuableDescriptor
+
+log = logging.getLogger(__name__)
+
+SETTLED_KIND = "subagent-settled"
+
+
+class Residents:
+    """The resident Activations over one agent registry (module docstring)."""
+
+    def __init__(self, agents: AgentRegistry) -> None:
+        self.agents = agents
+        self._residents: dict[str, Activation] = {}
+        self._draining: Counter[str] = Counter()
+        self._closed = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def activation(self, child_id: str) -> Activation | None:
+        """The resident Activation of ``child_id`` (closing ones included), if any."""
+        return self._residents.get(child_id)
+
+    def residents(self) -> list[Activation]:
+        """Every Activation, in materialization order."""
+        return list(self._residents.values())
+
+    # -- lineage and admission ---------------------------------------------------------------
+
+    def ancestry(self, agent: Agent) -> tuple[Agent, ...]:
+        """``agent`` and the live agents above it, nearest first (stops at the first gap)."""
+        own = self._own_activation(agent)
+        if own is not None:
+            return (agent, *own.ancestors)
+        return (agent, *self._live_chain(agent.session.header.parent_session))
+
+    def _live_chain(self, agent_id: str | None) -> tuple[Agent, ...]:
+        chain: list[Agent] = []
+        seen: set[str] = set()
+        while agent_id is not None and agent_id not in seen:
+            seen.add(agent_id)
+            agent = self.agents.get(agent_id)
+            if agent is None:
+                break
+            own = self._own_activation(agent)
+            if own is not None:
+                return (*chain, agent, *own.ancestors)
+            chain.append(agent)
+            agent_id = agent.session.header.parent_session
+        return tuple(chain)
+
+    def _own_activation(self, agent: Agent) -> Activation | None:
+        activation = self._residents.get(agent.id)
+        return activation if activation is not None and activation.agent is agent else None
+
+    def draining_for(self, ids: Iterable[str]) -> bool:
+        """True when admission is closed for any of ``ids`` (or the manager is closed)."""
+        return self._closed or any(self._draining[agent_id] > 0 for agent_id in ids)
+
+    @contextmanager
+    def _admitted(self, activation: Activation | None) -> Iterator[None]:
+        if activation is None:
+            yield
+            return
+        activation.admissions += 1
+        try:
+            yield
+        finally:
+            activation.admissions -= 1
+            if activation.admissions == 0:
+                self._schedule_check(activation)
+
+    def _adopt(
+        self,
+        agent: Agent,
+        descriptor: ContinuableDescriptor,
+        ancestors: tuple[Agent, ...],
+        *,
+        resumed: bool,
+    ) -> Activation:
+        activation = Activation(agent, descriptor, ancestors, resumed=resumed)
+        self._residents[agent.id] = activation
+        if ancestors:
+            parent_activation = self._own_activation(ancestors[0])
+            if parent_activation is not None and not parent_activation.closing:
+                parent_activation.children.add(agent.id)
+
+        def turn_ended(outcome: TurnOutcome) -> None:
+            activation.turns += 1
+            activation.last = outcome
+            self._schedule_check(activation)
+
+        activation.unlisten = agent.on_turn_end(turn_ended)
+        return activation
+
+    # -- settlement --------------------------------------------------------------------------
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("continuation manager task failed", exc_info=task.exception())
+
+    def _schedule_check(self, activation: Activation) -> None:
+        if activation.closing or (activation.check is not None and not activation.check.done()):
+            return
+        activation.check = self._spawn(self._check(activation))
+
+    async def _check(self, activation: Activation) -> None:
+        await activation.agent.wait_idle()
+        if activation.closing or activation.admissions > 0:
+            return
+        if activation.agent.closed:  # disposed from outside: release quietly
+            activation.phase = "closing"
+            self._spawn(self._finish(activation, notify=False))
+            return
+        if activation.agent.status == "running" or activation.has_turn_work():
+            return
+        if activation.children or self.draining_for((activation.id, *activation.ancestor_ids)):
+            return
+        activation.phase = "closing"
+        self._spawn(self._finish(activation, notify=True))
+
+    async def _finish(self, activation: Activation, *, notify: bool) -> None:
+        """Settle (``notify``) or release: checkpoint, dispose, forget, notify the parent."""
+        activation.phase = "closing"
+        activation.unlisten()
+        try:
+            activation.agent.session.commit(durable=True)
+        except Exception:
+            log.exception("final checkpoint of subagent %s failed", activation.id)
+        try:
+            await activation.agent.dispose()
+        except Exception:
+            log.exception("disposing subagent %s failed", activation.id)
+        if self._residents.get(activation.id) is activation:
+            del self._residents[activation.id]
+        parent_activation = self._residents.get(activation.parent_id or "")
+        if parent_activation is not None:
+            parent_activation.children.discard(activation.id)
+        activation.mark_done()
+        if notify and activation.last is not None:
+            self._notify_parent(activation, parent_activation)
+        if parent_activation is not None:
+            self._schedule_check(parent_activation)
+
+    def _notify_parent(self, activation: Activation, parent_activation: Activation | None) -> None:
+        last = activation.last
+        parent_id = activation.parent_id
+        parent = self.agents.get(parent_id) if parent_id is not None else None
+        if last is None or parent is None or parent.closed:
+            return
+        text = texts.settlement_notice(activation.id, last.stop_reason, last.last_answer)
+        source = {"kind": SETTLED_KIND, "sender_session_id": activation.id}
+        owner = (
+            parent_activation if parent_activation and parent_activation.agent is parent else None
+        )
+        with self._admitted(owner):
+            try:
+                if parent.status == "idle":
+                    parent.followup(text, source)
+                else:
+                    parent.steer(text, source)
+            except InboxClosedError:
+                log.info("parent of subagent %s closed before its settlement notice", activation.id)
+
+    # -- drain and shutdown ------------------------------------------------------------------
+
+    async def release(self, activation: Activation) -> None:
+        """Release one Activation quietly (no notice); waits for one already closing."""
+        if activation.closing:
+            await activation.wait_done()
+            return
+        activation.phase = "closing"
+        await self._finish(activation, notify=False)
+
+    async def drain(self, parent_id: str) -> None:
+        """Close admission below ``parent_id`` and release its resident descendants child-first."""
+        self._draining[parent_id] += 1
+        try:
+            await self._release_all(lambda a: parent_id in a.ancestor_ids)
+        finally:
+            self._draining[parent_id] -= 1
+            if self._draining[parent_id] <= 0:
+                del self._draining[parent_id]
+        own = self._residents.get(parent_id)
+        if own is not None:
+            self._schedule_check(own)
+
+    async def aclose(self) -> None:
+        """Shutdown: close admission for good and release every resident child, child-first."""
+        self._closed = True
+        await self._release_all(lambda a: True)
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def _release_all(self, selected: Callable[[Activation], bool]) -> None:
+        while True:
+            victims = [a for a in self._residents.values() if selected(a)]
+            if not victims:
+                return
+            victims.sort(key=lambda a: len(a.ancestors), reverse=True)
+            for activation in victims:
+                await self.release(activation)

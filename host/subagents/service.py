@@ -1,0 +1,356 @@
+"""``SubagentService``: the ``subagents`` service facade (DESIGN §6, §10).
+
+Signatures (all ``async`` except ``interrupt`` and the ``register_*`` methods)::
+
+    start(provider, request, *, parent, signal=None) -> SubagentRun
+    start_continuable(provider, request, *, parent, label, signal=None) -> ContinuableStart
+    followup(parent, child_id, content, *, source, signal=None) -> MessageId
+    interrupt(target_id, *, caller) -> None
+    list_children(parent_id, *, signal=None) -> list[SubagentListEntry]
+    list_descendants(root_id, *, signal=None) -> list[SubagentListEntry]
+    report_from(child, content, *, delivery, signal=None) -> MessageId
+    register_continuable_setup(contribution) -> Disposer
+    register_provider(provider) -> Disposer
+    may_delegate(provider, header) -> bool  (sync; for tools' offered_to)
+    drain_descendants(parent) -> None;  aclose() -> None
+
+Services are looked up at **call time**: ``sessions``/``projections`` for listing (so the
+``SUBAGENT_CONTROL_*_UNAVAILABLE`` codes are reachable), ``agents`` for the continuation
+manager, which exists only while ``agents`` does (else ``CONTINUATION_UNAVAILABLE``).
+
+Every ``SubagentError`` carries, as its message, the exact reason text an adapter shows:
+
+============================  ================================================================
+code                          message (``<id>`` = the child/target, ``<caller>`` = caller id)
+============================  ================================================================
+**followup**
+UNAVAILABLE                   ``subagent "<id>" is unavailable``
+NOT_RESUMABLE                 ``subagent "<id>" has no supported continuation state and cannot
+                              be resumed; do not retry send_message with this id``
+UNAUTHORIZED                  ``subagent "<id>" belongs to another parent session``
+UNAUTHORIZED                  ``subagent "<id>" delivery requires the exact live parent agent``
+ACTIVATION_CLOSING            ``subagent "<id>" is closing``
+DRAINING                      ``subagents are draining``
+LOCKED                        ``subagent "<id>" is in use by another host``
+CANCELLED                     ``cancelled before acceptance``
+DUPLICATE_CHILD               ``subagent "<id>" is live outside the continuation manager``
+**interrupt**
+UNAUTHORIZED                  ``agent "<id>" cannot interrupt itself``
+UNAUTHORIZED                  ``subagent "<id>" is not a live descendant of agent "<caller>"``
+UNAUTHORIZED                  ``interrupting "<id>" requires the exact live ancestor agent``
+**report_from**
+UNAUTHORIZED                  ``agent "<id>" is not a live continuable subagent and cannot
+                              report``
+PARENT_UNAVAILABLE            ``direct parent is not live; report was not delivered``
+ACTIVATION_CLOSING            ``subagent "<id>" is closing; report was not delivered``
+DRAINING                      ``subagents are draining; report was not delivered``
+CANCELLED                     ``report was cancelled before delivery``
+**start / start_continuable**
+NO_PROVIDER                   ``no subagent provider "<name>" is registered``
+DUPLICATE_PROVIDER            ``a subagent provider "<name>" is already registered``
+DEPTH_EXCEEDED                ``cannot start a subagent at delegation depth <d>: provider
+                              "<name>" allows at most depth <limit>``
+CANCELLED                     ``cancelled before the subagent was started``
+DRAINING                      ``subagents are draining``
+CONTINUATION_UNAVAILABLE      ``continuable subagents are unavailable: the agents service is
+                              not present`` (or the provider cannot continue)
+PERSISTENCE_UNAVAILABLE       ``continuable subagents need session persistence, which is not
+                              present``
+ACTIVATION_SETUP_REVOKED      from the setup registry (a contribution revoked meanwhile)
+============================  ================================================================
+
+Listing errors (``SUBAGENT_CONTROL_*_UNAVAILABLE``, ``CANCELLED``) come from
+``host.subagents.listing``; settlement-notice and report texts live in ``host.subagents.texts``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any, Protocol
+
+from host.agents.agent import Agent
+from host.agents.inbox import MessageId
+from host.agents.registry import AgentRegistry
+from host.cancel import CancelSignal
+from host.disposal import Disposer
+from host.sessions.model import SessionHeader
+from host.sessions.projections import ProjectionError
+from host.subagents import texts
+from host.subagents.children import one_shot_descriptor, persona_step, plan_child, to_tool_filter
+from host.subagents.errors import SubagentError
+from host.subagents.identity import IDENTITY_KEY, IDENTITY_UNIT
+from host.subagents.index import IdentityIndex
+from host.subagents.listing import SubagentListEntry, SubagentListing
+from host.subagents.manager import START_KIND, ContinuationManager
+from host.subagents.oneshot import DescriptorFirst, OneShotRun, wrap_model_step
+from host.subagents.providers import ProviderRegistry
+from host.subagents.setup import ContinuableSetupRegistry, Contribution
+from host.subagents.types import (
+    ChildRequest,
+    ContinuableStart,
+    Delivery,
+    Provider,
+    SubagentRun,
+)
+
+log = logging.getLogger(__name__)
+
+INDEX_PATH = Path(".index") / "identity.jsonl"
+"""Where the identity index lives, relative to the data directory."""
+
+
+class ServiceLookup(Protocol):
+    """The part of the service context the subagent service uses (``host.services.Services``)."""
+
+    def find(self, name: str) -> Any:
+        """The service ``name``, or None when absent."""
+        ...
+
+
+class SubagentService:
+    """The ``subagents`` service (module docstring)."""
+
+    def __init__(self, ctx: ServiceLookup) -> None:
+        self.ctx = ctx
+        self.providers = ProviderRegistry()
+        self.setup = ContinuableSetupRegistry()
+        self._manager: ContinuationManager | None = None
+        self._indexes: dict[Path, IdentityIndex] = {}
+        self._private_agents: AgentRegistry | None = None
+        self._runs: set[OneShotRun] = set()
+        self._unit: tuple[Any, Disposer] | None = None
+        self._ensure_identity_unit()
+
+    # -- registration ----------------------------------------------------------------------
+
+    def register_provider(self, provider: Provider) -> Disposer:
+        """Add a provider; ``DUPLICATE_PROVIDER`` if its name is taken."""
+        return self.providers.register(provider)
+
+    def may_delegate(self, provider: str, header: SessionHeader) -> bool:
+        """True if an agent with ``header`` may start a child with ``provider``: the provider
+        is registered and the child would be within its depth limit (tools use this to hide
+        the delegation tool from agents at the limit)."""
+        try:
+            chosen = self.providers.resolve(provider)
+        except SubagentError:
+            return False
+        return header.delegation_depth + 1 <= chosen.capabilities.depth_limit
+
+    def register_continuable_setup(self, contribution: Contribution) -> Disposer:
+        """Add a setup contribution for later continuable Activations; returns its disposer."""
+        return self.setup.register(contribution)
+
+    # -- one-shot ----------------------------------------------------------------------------
+
+    async def start(
+        self,
+        provider: str,
+        request: ChildRequest,
+        *,
+        parent: Agent,
+        signal: CancelSignal | None = None,
+    ) -> SubagentRun:
+        """Publish a one-shot child running ``request.prompt`` as one turn (module docstring
+        of ``host.subagents.oneshot``); rejections publish nothing."""
+        if signal is not None and signal.is_set():
+            raise texts.start_cancelled()
+        chosen = self.providers.resolve(provider)
+        agents = self._agent_factory()
+        manager = self.manager()
+        if manager is not None and manager.draining_for(a.id for a in manager.ancestry(parent)):
+            raise texts.draining()
+        plan = plan_child(chosen, request, parent, label=request.label)
+        descriptor = one_shot_descriptor(chosen, plan)
+        wrappers: list[DescriptorFirst] = []
+        child = await agents.create(
+            plan.header,
+            seed=plan.seed,
+            label=plan.label,
+            model=plan.model,
+            tool_filter=to_tool_filter(plan.tool_filter),
+            setup=[persona_step(plan.persona), wrap_model_step(descriptor, self.index(), wrappers)],
+            max_steps=plan.max_steps,
+        )
+        run = OneShotRun(child, wrappers[0] if wrappers else None)
+        self._runs.add(run)
+        run.begin(request.prompt, {"kind": START_KIND, "sender_session_id": parent.id}, signal)
+
+        async def result() -> Any:
+            try:
+                return await run.result()
+            finally:
+                self._runs.discard(run)
+
+        return SubagentRun(child.id, result)
+
+    # -- continuable -------------------------------------------------------------------------
+
+    async def start_continuable(
+        self,
+        provider: str,
+        request: ChildRequest,
+        *,
+        parent: Agent,
+        label: str,
+        signal: CancelSignal | None = None,
+    ) -> ContinuableStart:
+        """Start a continuable child; returns once its prompt is accepted in its inbox."""
+        manager = self._require_manager()
+        if manager.persistence is None:
+            raise texts.persistence_unavailable()
+        chosen = self.providers.resolve(provider)
+        return await manager.start(chosen, request, parent=parent, label=label, signal=signal)
+
+    async def followup(
+        self,
+        parent: Agent,
+        child_id: str,
+        content: str,
+        *,
+        source: dict[str, Any] | None,
+        signal: CancelSignal | None = None,
+    ) -> MessageId:
+        """Queue ``content`` as the child's next turn (cold-resuming it if needed)."""
+        manager = self._require_manager()
+        return await manager.followup(parent, child_id, content, source=source, signal=signal)
+
+    def interrupt(self, target_id: str, *, caller: Agent) -> None:
+        """Stop the target's current turn; a missing or settled target is an accepted no-op."""
+        if target_id == getattr(caller, "id", None):
+            raise texts.interrupt_self(target_id)
+        manager = self.manager()
+        if manager is not None:
+            manager.interrupt(target_id, caller=caller)
+
+    async def report_from(
+        self,
+        child: Agent,
+        content: str,
+        *,
+        delivery: Delivery,
+        signal: CancelSignal | None = None,
+    ) -> MessageId:
+        """Deliver ``content`` from the resident ``child`` to its live direct parent."""
+        if delivery not in ("quiet", "next-step"):
+            raise ValueError(f"delivery must be 'quiet' or 'next-step', not {delivery!r}")
+        manager = self.manager()
+        if manager is None:
+            raise texts.not_reporter(str(getattr(child, "id", "")))
+        return manager.report(child, content, delivery=delivery, signal=signal)
+
+    async def drain_descendants(self, parent: Agent | str) -> None:
+        """Close admission below ``parent`` and release its resident descendants child-first."""
+        manager = self.manager()
+        if manager is not None:
+            await manager.drain(parent if isinstance(parent, str) else parent.id)
+
+    # -- listing -----------------------------------------------------------------------------
+
+    async def list_children(
+        self, parent_id: str, *, signal: CancelSignal | None = None
+    ) -> list[SubagentListEntry]:
+        """The direct subagent children of ``parent_id`` (see ``host.subagents.listing``)."""
+        return await self._listing().list_children(parent_id, signal=signal)
+
+    async def list_descendants(
+        self, root_id: str, *, signal: CancelSignal | None = None
+    ) -> list[SubagentListEntry]:
+        """Every subagent below ``root_id``, in stable pre-order with parent and depth."""
+        return await self._listing().list_descendants(root_id, signal=signal)
+
+    def _listing(self) -> SubagentListing:
+        self._ensure_identity_unit()
+        return SubagentListing(
+            sessions=self.ctx.find("sessions"),
+            projections=self.ctx.find("projections"),
+            persistence=self.ctx.find("session_persistence"),
+            index=self.index(),
+        )
+
+    # -- services ----------------------------------------------------------------------------
+
+    def manager(self) -> ContinuationManager | None:
+        """The continuation manager while ``agents`` is present (one per agent registry)."""
+        agents = self.ctx.find("agents")
+        if agents is None:
+            self._manager = None
+            return None
+        if self._manager is None or self._manager.agents is not agents:
+            self._manager = ContinuationManager(agents, self.setup, self.index)
+        return self._manager
+
+    def _require_manager(self) -> ContinuationManager:
+        manager = self.manager()
+        if manager is None:
+            raise texts.continuation_unavailable()
+        return manager
+
+    def index(self) -> IdentityIndex | None:
+        """The identity index of the data directory; None without persistence."""
+        if self.ctx.find("session_persistence") is None:
+            return None
+        settings = self.ctx.find("settings")
+        data_dir = getattr(settings, "data_dir", None)
+        if data_dir is None:
+            return None
+        path = Path(data_dir) / INDEX_PATH
+        if path not in self._indexes:
+            self._indexes[path] = IdentityIndex(path)
+        return self._indexes[path]
+
+    def _agent_factory(self) -> AgentRegistry:
+        """``agents``, or (without it) a private registry so one-shot children still run."""
+        agents = self.ctx.find("agents")
+        if agents is not None:
+            return agents  # type: ignore[no-any-return]
+        sessions, models = self.ctx.find("sessions"), self.ctx.find("models")
+        if sessions is None or models is None:
+            raise texts.runtime_unavailable()
+        private = self._private_agents
+        if private is None or private.store is not sessions or private.models is not models:
+            from host.agents.prompt import section_registry
+            from host.tools.scope import tool_registry
+
+            tools = self.ctx.find("tools") or tool_registry()
+            sections = self.ctx.find("prompt_sections") or section_registry()
+            private = self._private_agents = AgentRegistry(
+                sessions, models, tools, sections, self.ctx
+            )
+        return private
+
+    def _ensure_identity_unit(self) -> None:
+        """Register ``IDENTITY_UNIT`` with ``projections`` while it is present."""
+        projections = self.ctx.find("projections")
+        if self._unit is not None and self._unit[0] is projections:
+            return
+        if projections is None:
+            self._unit = None
+            return
+        try:
+            dispose = projections.register(IDENTITY_UNIT)
+        except ProjectionError:  # someone registered it already
+            existing = projections.get(IDENTITY_KEY)
+            log.debug("identity unit already registered: %r", existing)
+            dispose = lambda: None  # noqa: E731
+        self._unit = (projections, dispose)
+
+    # -- shutdown ----------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Host shutdown: release every resident child, stop one-shot runs, wait for them."""
+        if self._manager is not None:
+            await self._manager.aclose()
+        runs = list(self._runs)
+        for run in runs:
+            run.interrupt()
+        if runs:
+            await asyncio.gather(*(run.result() for run in runs), return_exceptions=True)
+
+    def close(self) -> None:
+        """The plugin is going away: unregister the identity unit (idempotent)."""
+        unit, self._unit = self._unit, None
+        if unit is not None:
+            unit[1]()
