@@ -95,6 +95,10 @@ class ScriptedModel:
         self._scripts.append(found)
         return found
 
+    def answer_unscripted(self, default: Callable[[ModelRequest], ModelResponse]) -> None:
+        """Replace the answer given to requests no script matches."""
+        self._default = default
+
     def requests_for(self, label: str) -> list[ModelRequest]:
         """The recorded requests of agents labelled ``label``, in order."""
         return [request for request in self.requests if request.label == label]

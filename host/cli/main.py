@@ -15,7 +15,7 @@ from pathlib import Path
 
 from host import __version__
 from host.app import Host, open_host
-from host.cli import render, sessions
+from host.cli import demo, render, sessions
 from host.errors import HostError
 
 Command = Callable[[Host, argparse.Namespace], int]
@@ -36,8 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     plugins.add_argument("--json", action="store_true")
     tools = commands.add_parser("tools", help="list the tools agents can call")
     tools.add_argument("--json", action="store_true")
-    demo = commands.add_parser("demo", help="show what this host can do")
-    demo.add_argument("--data-dir", type=Path, dest="demo_data_dir")
+    demo_command = commands.add_parser("demo", help="run the keyless end-to-end scenario")
+    demo_command.add_argument("--data-dir", type=Path, dest="demo_data_dir")
     sessions.add_parser(commands)
     return parser
 
@@ -56,15 +56,6 @@ def cmd_tools(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_demo(host: Host, args: argparse.Namespace) -> int:
-    """For now: the plugin table and the tool catalog."""
-    print("Plugins\n")
-    print(render.plugin_table(host.plugin_rows()))
-    print("\nTools\n")
-    print(render.tool_table(host.tool_rows()))
-    return 0
-
-
 def cmd_sessions(host: Host, args: argparse.Namespace) -> int:
     """The ``sessions`` actions (async: persistence reads are)."""
     return asyncio.run(sessions.run(host, args))
@@ -73,7 +64,6 @@ def cmd_sessions(host: Host, args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Command] = {
     "plugins": cmd_plugins,
     "tools": cmd_tools,
-    "demo": cmd_demo,
     "sessions": cmd_sessions,
 }
 
@@ -82,6 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "demo":
+            opener = demo.default_opener(tuple(args.no_plugin))
+            return asyncio.run(demo.run_demo(args.demo_data_dir or args.data_dir, opener))
         host = open_host(
             data_dir=getattr(args, "demo_data_dir", None) or args.data_dir,
             config_path=args.config,

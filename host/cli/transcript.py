@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from host.cli.style import Style
 from host.sessions.model import (
@@ -16,9 +16,10 @@ from host.sessions.model import (
 )
 
 _SOURCE_NAMES = {
-    "coordinator": "parent",
+    "coordinator": "from parent",
+    "subagent-start": "task from",
     "subagent-report": "report from",
-    "subagent-settled": "settled",
+    "subagent-settled": "settled:",
 }
 
 
@@ -28,20 +29,20 @@ def short(text: str, limit: int = 400) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def source_label(source: dict[str, object] | None) -> str:
-    """Where a user message came from, e.g. ``report from 1f3c…``; empty for a person."""
+def source_label(source: dict[str, object] | None, names: Mapping[str, str]) -> str:
+    """Where a user message came from, e.g. ``report from researcher``; empty for a person."""
     if not source:
         return ""
     kind = str(source.get("kind", ""))
-    sender = source.get("sender_session_id")
+    sender = str(source.get("sender_session_id") or "")
     name = _SOURCE_NAMES.get(kind, kind)
-    return f"{name} {sender}" if sender else name
+    return f"{name} {names.get(sender, sender)}" if sender else name
 
 
-def render_message(message: MessageEvent, style: Style) -> Iterator[str]:
-    """Lines for one message."""
+def render_message(message: MessageEvent, style: Style, names: Mapping[str, str]) -> Iterator[str]:
+    """Lines for one message; ``names`` maps session ids to display names."""
     if message.role == "user":
-        origin = source_label(message.source)
+        origin = source_label(message.source, names)
         who = f"user ({origin})" if origin else "user"
         yield f"{style(who, 'bold', 'blue')}: {short(message.content)}"
     elif message.role == "assistant":
@@ -55,14 +56,17 @@ def render_message(message: MessageEvent, style: Style) -> Iterator[str]:
         yield f"  {mark} {short(message.content)}"
 
 
-def render_events(events: Iterable[Event], style: Style | None = None) -> list[str]:
+def render_events(
+    events: Iterable[Event], style: Style | None = None, names: Mapping[str, str] | None = None
+) -> list[str]:
     """Readable lines for a session's events (inbox bookkeeping left out)."""
     style = style or Style(False)
+    names = names or {}
     lines: list[str] = []
     for event in events:
         body = event.body
         if isinstance(body, MessageEvent):
-            lines.extend(render_message(body, style))
+            lines.extend(render_message(body, style, names))
         elif isinstance(body, TurnEnd):
             detail = f": {body.error}" if body.error else ""
             lines.append(style(f"  [turn ended: {body.stop_reason}{detail}]", "dim"))
