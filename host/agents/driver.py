@@ -24,6 +24,7 @@ from host.agents.inbox import Inbox
 from host.agents.models import ModelRequest, ModelResponse, ToolSpec
 from host.cancel import CancelSignal
 from host.disposal import Disposer
+from host.errors import HostError
 from host.sessions.model import MessageEvent, StopReason, ToolCall, TurnEnd, TurnStart, new_id
 from host.tools.execute import run_tool
 from host.tools.tool import ToolExec, ToolResult
@@ -209,6 +210,8 @@ class Driver:
         except Exception as error:
             if self._signal.is_set():  # the model honoured the signal: this is the interrupt
                 raise asyncio.CancelledError from error
+            if isinstance(error, HostError):  # a deliberate, already readable failure
+                raise _ModelFailed(error.message) from error
             raise _ModelFailed(f"model failed: {type(error).__name__}: {error}") from error
 
     # -- tools -----------------------------------------------------------------------------

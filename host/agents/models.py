@@ -130,8 +130,8 @@ class ModelRegistry:
         if self._default is not None and self._default in self._entries:
             return self._default
         names = list(self._entries)
-        preferred = [name for name in names if name != self._fallback]
-        return (preferred or names or [None])[0]
+        preferred = [name for name in names if name != self._fallback] or names
+        return preferred[0] if preferred else None
 
     def names(self) -> list[str]:
         """Registered model names in registration order."""

@@ -65,7 +65,7 @@ class Demo:
         self.root: Agent | None = None
 
     def _install_demo_tool(self) -> None:
-        self.host.tools.register("long_task", self.long_task.tool, owner="demo")  # type: ignore[arg-type]
+        self.host.tools.register("long_task", self.long_task.tool, owner="demo")
 
     @property
     def model(self) -> ScriptedModel:

@@ -13,7 +13,8 @@ import attrs
 
 from host.agents.models import ModelRequest, ModelResponse
 from host.agents.scripted import ScriptedModel, call, calls, say, tool_call
-from host.tools import ToolExec, ToolResult, tool
+from host.sessions.model import ToolCall
+from host.tools import Tool, ToolExec, ToolResult, tool
 
 ROOT = "coordinator"
 RESEARCH = "research changes"
@@ -34,7 +35,7 @@ def acknowledge(request: ModelRequest) -> ModelResponse:
     return say("Done.")
 
 
-def subagent(description: str, prompt: str, **extra: object) -> object:
+def subagent(description: str, prompt: str, **extra: object) -> ToolCall:
     """A call of the delegation tool."""
     return tool_call("subagent", description=description, prompt=prompt, **extra)
 
@@ -135,7 +136,7 @@ class LongTask:
         self.started = asyncio.Event()
         self.tool = self._make()
 
-    def _make(self) -> object:
+    def _make(self) -> Tool:
         @tool("long_task", "Work on something that takes a long time.", LongTaskArgs)
         async def long_task(args: LongTaskArgs, exec: ToolExec) -> ToolResult:
             self.started.set()

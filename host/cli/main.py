@@ -15,7 +15,7 @@ from pathlib import Path
 
 from host import __version__
 from host.app import Host, open_host
-from host.cli import demo, render, sessions
+from host.cli import chat, demo, render, sessions
 from host.errors import HostError
 
 Command = Callable[[Host, argparse.Namespace], int]
@@ -38,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--json", action="store_true")
     demo_command = commands.add_parser("demo", help="run the keyless end-to-end scenario")
     demo_command.add_argument("--data-dir", type=Path, dest="demo_data_dir")
+    run = commands.add_parser("run", help="send one message to a new agent, print its answers")
+    run.add_argument("prompt")
+    commands.add_parser("chat", help="talk to a new agent, one message per line")
     sessions.add_parser(commands)
     return parser
 
@@ -56,6 +59,16 @@ def cmd_tools(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_run(host: Host, args: argparse.Namespace) -> int:
+    """One message to a new root agent."""
+    return asyncio.run(chat.run_once(host, args.prompt))
+
+
+def cmd_chat(host: Host, args: argparse.Namespace) -> int:
+    """An interactive conversation with a new root agent."""
+    return asyncio.run(chat.chat(host))
+
+
 def cmd_sessions(host: Host, args: argparse.Namespace) -> int:
     """The ``sessions`` actions (async: persistence reads are)."""
     return asyncio.run(sessions.run(host, args))
@@ -65,6 +78,8 @@ COMMANDS: dict[str, Command] = {
     "plugins": cmd_plugins,
     "tools": cmd_tools,
     "sessions": cmd_sessions,
+    "run": cmd_run,
+    "chat": cmd_chat,
 }
 
 

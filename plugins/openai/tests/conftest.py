@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from openai_server import ENV_VARS, FakeServer, Sleeps
+from agent_host_openai.testing import ENV_VARS, FakeServer, Sleeps
 
 
 @pytest.fixture

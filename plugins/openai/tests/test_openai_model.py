@@ -12,7 +12,7 @@ import pytest
 from agent_host_openai import MALFORMED_ARGUMENTS_KEY, OpenAIModel, OpenAIModelError
 from agent_host_openai.convert import parse_arguments
 from agent_host_openai.model import parse_retry_after
-from openai_server import Reply, completion, tool_call
+from agent_host_openai.testing import Reply, completion, tool_call
 
 from host.agents.models import ModelRequest, ToolSpec, Usage
 from host.cancel import CancelSignal

@@ -8,7 +8,7 @@ import agent_host_openai
 import attrs
 import pytest
 from agent_host_openai import Config, OpenAIModel, resolve_settings
-from openai_server import Reply, completion, tool_call
+from agent_host_openai.testing import Reply, completion, tool_call
 
 from host import hookimpl
 from host.sessions.model import MessageEvent, TurnEnd

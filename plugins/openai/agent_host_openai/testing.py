@@ -1,4 +1,7 @@
-"""A real OpenAI-compatible HTTP server on loopback, scripted per test, recording every request."""
+"""A real OpenAI-compatible HTTP server on loopback for tests: scripted replies, recorded requests.
+
+Shipped with the plugin so deployments and plugin authors can test against it keylessly.
+"""
 
 from __future__ import annotations
 
