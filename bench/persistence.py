@@ -6,6 +6,9 @@
     line and one ``fdatasync`` per 10 lines, in the same run. Target ratio >= 0.5.
 (b) Cold load: a 100k-event session read into typed ``Event``s by ``inspect`` versus a bare
     ``json.loads`` of each line of the same file. Target ratio >= 1.0.
+(c) Listing: ``list()`` of 11,001 stored sessions through a fresh ``JsonlPersistence`` (every
+    header read) and again through the same one (header cache warm), against one bare
+    ``os.scandir`` of the directory.
 
 Each timing is the best of several repetitions (the machine is shared). Usage:
 ``python bench/persistence.py [--dir DIR] [--events N]``.
@@ -119,11 +122,35 @@ def bench_load(root: Path, count: int, repeat: int) -> tuple[float, float, int]:
     return count / t_ours, (count + 1) / t_bare, path.stat().st_size
 
 
+def bench_list(root: Path, count: int, repeat: int) -> tuple[float, float, float]:
+    data_dir = root / "list"
+    persistence = JsonlPersistence(data_dir, fsync="never")
+    for i in range(count):
+        persistence.open_writer(SessionHeader(id=f"s{i}"), create=True).close()
+
+    def cold() -> None:
+        assert len(asyncio.run(JsonlPersistence(data_dir).list())) == count
+
+    asyncio.run(persistence.list())  # fills its cache
+
+    def warm() -> None:
+        assert len(asyncio.run(persistence.list())) == count
+
+    def scan() -> None:
+        with os.scandir(data_dir) as entries:
+            assert len(list(entries)) == count
+
+    t_cold, t_scan = best_pair(cold, scan, repeat)
+    t_warm, t_scan2 = best_pair(warm, scan, repeat)
+    return t_cold, t_warm, min(t_scan, t_scan2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=None, help="scratch directory (a real disk)")
     parser.add_argument("--events", type=int, default=5000, help="events for the append test")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--sessions", type=int, default=11_001, help="sessions for the list test")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-persistence-", dir=args.dir))
     try:
@@ -143,6 +170,12 @@ def main() -> None:
             f"(b) cold load of 100k events ({size / 1e6:.1f} MB) into typed events: {ours:,.0f} "
             f"events/s; bare json.loads per line: {bare:,.0f} lines/s; ratio {ours / bare:.2f} "
             f"(target >= 1.0)"
+        )
+        cold, warm, scan = bench_list(root, args.sessions, args.repeat)
+        print(
+            f"(c) list() of {args.sessions:,} sessions: fresh persistence {cold * 1e3:.1f} ms; "
+            f"second list (header cache) {warm * 1e3:.1f} ms; one os.scandir {scan * 1e3:.1f} ms; "
+            f"fresh / cached {cold / warm:.0f}x, cached / scandir {warm / scan:.1f}x"
         )
     finally:
         shutil.rmtree(root, ignore_errors=True)

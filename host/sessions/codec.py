@@ -32,6 +32,7 @@ from host.serialization import converter
 from host.sessions.model import (
     Event,
     SessionHeader,
+    body_structure_hooks,
     structure_event_fields,
     unstructure_event_fields,
 )
@@ -156,17 +157,25 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _decode_lines(lines: Sequence[bytes], first_seq: int) -> tuple[list[Event], int]:
+    """``structure_event_fields`` inlined over many lines (same checks, same hooks)."""
     events: list[Event] = []
     append = events.append
     loads = _loads
-    build = structure_event_fields
+    hooks = body_structure_hooks()
+    make = Event
+    dict_ = dict
+    int_ = int
     seq = first_seq
     for line in lines:
         try:
             data = loads(line)
-            if type(data) is not dict or data.get("seq") != seq:
+            if type(data) is not dict_:
                 break
-            append(build(data))
+            got = data.pop("seq", None)
+            if type(got) is not int_ or got != seq:
+                break
+            entry = hooks[data.get("kind")]  # type: ignore[index]
+            append(make(seq, entry[1](data, entry[0])))
         except Exception:
             break
         seq += 1

@@ -26,7 +26,7 @@ class ParsedLog:
     """The outcome of reading one log: see the module docstring."""
 
     header: SessionHeader
-    events: list[Event]
+    events: list[Event] = attrs.field(repr=lambda events: f"<{len(events)} events>")
     valid_bytes: int
     ignored_bytes: int
     damaged_middle: bool
@@ -43,7 +43,8 @@ def parse_header_line(data: bytes) -> tuple[SessionHeader, int]:
 def parse_log(data: bytes) -> ParsedLog:
     """Parse a whole log; ``CodecError`` if it has no valid header line."""
     header, start = parse_header_line(data)
-    lines = data[start:].split(b"\n")
+    lines = data.split(b"\n")  # split in place: no copy of everything after the header
+    del lines[0]  # the header line
     tail = lines.pop()  # b"" when the file ends with a newline, else a torn line
     events, bad = decode_event_lines(lines)
     if bad == len(lines):

@@ -45,10 +45,14 @@ class StoredSession:
     (``load`` refuses such a log with ``CORRUPT`` rather than drop events).
     ``repaired_bytes`` and ``closed_turn`` say what ``load`` repaired:
     the bytes it truncated, and the id of the turn it closed with ``stop_reason="interrupted"``.
+
+    Its ``repr`` shows the number of events, not each event: ``asyncio.run`` (CPython 3.11)
+    ``repr``s the main task's result when it restores the SIGINT handler, so a full ``repr``
+    of a 100k-event log made ``asyncio.run(persistence.inspect(...))`` twice as slow.
     """
 
     header: SessionHeader
-    events: tuple[Event, ...]
+    events: tuple[Event, ...] = attrs.field(repr=lambda events: f"<{len(events)} events>")
     valid_bytes: int = 0
     ignored_bytes: int = 0
     damaged_middle: bool = False

@@ -79,6 +79,12 @@ class Session:
     ) -> None:
         self.header = header
         self._events: list[Event] = list(events)
+        # The model view (see model_messages): the latest compaction and the visible messages
+        # with seq >= _visible_from, maintained by _track_visible on every append.
+        self._compaction: tuple[int, Compaction] | None = None
+        self._visible: list[MessageEvent] = []
+        self._visible_from = 0
+        self._rebuild_visible()
         self._projections = projections
         self._states: dict[str, tuple[ProjectionUnit[object], object]] = {}
         self._writer: SessionWriter | None = None
@@ -117,6 +123,7 @@ class Session:
             self._writer.append(events)
         for event in events:
             self._events.append(event)
+            self._track_visible(event)
             self._fold(event)
         return events
 
@@ -153,26 +160,45 @@ class Session:
 
     def model_messages(self) -> list[MessageEvent]:
         """What a model sees: the latest compaction summary (module docstring) followed by the
-        messages after the compaction's ``through_seq``; model-hidden events never appear."""
+        messages after the compaction's ``through_seq``; model-hidden events never appear.
+
+        A new list on every call, built from a view kept current on append (O(visible
+        messages), not O(events)); the summary message is a new object each time, as before.
+        """
+        compaction = self._compaction
+        if compaction is None:
+            return self._visible.copy()
+        return [_summary_message(*compaction), *self._visible]
+
+    def _rebuild_visible(self) -> None:
+        """Compute the model view from the whole log (at construction, and for a compaction
+        that does not cover exactly the events before it)."""
+        events = self._events
         start = 0
-        out: list[MessageEvent] = []
-        for event in reversed(self._events):
+        self._compaction = None
+        for event in reversed(events):
             body = event.body
             if isinstance(body, Compaction):
-                out.append(
-                    MessageEvent(
-                        role="user",
-                        content=body.summary,
-                        message_id=f"compaction-{event.seq}",
-                        source={"kind": "compaction", "through_seq": body.through_seq},
-                    )
-                )
-                start = body.through_seq + 1
+                self._compaction = (event.seq, body)
+                start = max(body.through_seq + 1, 0)
                 break
-        for event in self._events[max(start, 0) :]:
-            if isinstance(event.body, MessageEvent):
-                out.append(event.body)
-        return out
+        # seq == index in the log, so the messages with seq >= start are events[start:]
+        self._visible = [e.body for e in events[start:] if isinstance(e.body, MessageEvent)]
+        self._visible_from = start
+
+    def _track_visible(self, event: Event) -> None:
+        """Keep the model view current after ``event`` was appended."""
+        body = event.body
+        if isinstance(body, MessageEvent):
+            if event.seq >= self._visible_from:
+                self._visible.append(body)
+        elif isinstance(body, Compaction):
+            start = max(body.through_seq + 1, 0)
+            if start == event.seq:  # the usual case: it covers every event before it
+                self._compaction = (event.seq, body)
+                self._visible, self._visible_from = [], start
+            else:
+                self._rebuild_visible()
 
     def _attach(self, writer: SessionWriter | None) -> None:
         self._writer = writer
@@ -189,6 +215,16 @@ class Session:
 
     def __repr__(self) -> str:
         return f"Session({self.id!r}, events={len(self._events)}, published={self.published})"
+
+
+def _summary_message(seq: int, body: Compaction) -> MessageEvent:
+    """The user-role message standing for a compaction summary in the model's view."""
+    return MessageEvent(
+        role="user",
+        content=body.summary,
+        message_id=f"compaction-{seq}",
+        source={"kind": "compaction", "through_seq": body.through_seq},
+    )
 
 
 class SessionStore:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -287,3 +288,61 @@ async def test_cancelled(persistence: JsonlPersistence) -> None:
             await call
         assert err.value.code == "CANCELLED"
     assert persistence.path_for("s1").read_bytes() == before
+
+
+# -- list(): the header cache ------------------------------------------------------------------
+
+
+def _settle() -> None:
+    """Let the timestamps age past the cache's slack (what a later listing would see)."""
+    time.sleep(0.25)
+
+
+async def test_list_cache_serves_the_same_headers(tmp_path: Path) -> None:
+    persistence = JsonlPersistence(tmp_path, fsync="never")
+    made = [SessionHeader(id=f"c{i}", created_at=1000 - i) for i in range(5)]
+    for header in made:
+        persistence.open_writer(header, create=True).close()
+    _settle()
+    first = await persistence.list()
+    assert first == sorted(made, key=SessionHeader.sort_key)
+    second = await persistence.list()  # served from the cache (every entry a hit)
+    assert second == first and second is not first
+    second.clear()
+    assert await persistence.list() == first  # the caller's list is its own
+    assert await JsonlPersistence(tmp_path).list() == first
+
+
+async def test_list_cache_sees_recreated_added_and_removed_files(tmp_path: Path) -> None:
+    persistence = JsonlPersistence(tmp_path, fsync="never")
+    persistence.open_writer(SessionHeader(id="a", created_at=1), create=True).close()
+    persistence.open_writer(SessionHeader(id="b", created_at=2), create=True).close()
+    _settle()
+    assert [h.id for h in await persistence.list()] == ["a", "b"]
+    assert [h.id for h in await persistence.list()] == ["a", "b"]
+    # delete and recreate "a" with another header: the file system may reuse the inode
+    (tmp_path / "a.jsonl").unlink()
+    persistence.open_writer(SessionHeader(id="a", created_at=3), create=True).close()
+    listed = await persistence.list()
+    assert [(h.id, h.created_at) for h in listed] == [("b", 2), ("a", 3)]
+    _settle()
+    (tmp_path / "b.jsonl").unlink()
+    persistence.open_writer(SessionHeader(id="b", created_at=4), create=True).close()
+    persistence.open_writer(SessionHeader(id="c", created_at=0), create=True).close()
+    listed = await persistence.list()
+    assert [(h.id, h.created_at) for h in listed] == [("c", 0), ("a", 3), ("b", 4)]
+    _settle()
+    assert [h.id for h in await persistence.list()] == ["c", "a", "b"]
+    (tmp_path / "a.jsonl").unlink()
+    assert [h.id for h in await persistence.list()] == ["c", "b"]
+
+
+async def test_list_cache_rereads_a_file_that_becomes_readable(tmp_path: Path) -> None:
+    persistence = JsonlPersistence(tmp_path, fsync="never")
+    junk = tmp_path / "j.jsonl"
+    junk.write_bytes(b"not a header\n")
+    _settle()
+    assert await persistence.list() == []
+    assert await persistence.list() == []
+    junk.write_bytes(encode_header(SessionHeader(id="j", created_at=5)))  # same inode
+    assert [h.id for h in await persistence.list()] == ["j"]
