@@ -42,10 +42,16 @@ GUIDANCE = (
 
 @attrs.frozen
 class Config:
-    """``[plugins.subagent_report]``: whether a report wakes the parent, and the size limit."""
+    """``[plugins.subagent_report]``: whether a report wakes the parent, and the size limit.
+
+    ``delivery`` is ``"next-step"`` (default: wakes an idle parent, joins a running one at its
+    next step) or ``"quiet"`` (visible at the parent's next step, never wakes it).
+    ``max_output_chars`` (default ``MAX_OUTPUT_CHARS``, at least 1) is the longest ``output`` a
+    report may carry; a longer one is refused with a clear error and nothing is delivered.
+    """
 
     delivery: Literal["next-step", "quiet"] = "next-step"
-    max_output_chars: int = MAX_OUTPUT_CHARS
+    max_output_chars: int = attrs.field(default=MAX_OUTPUT_CHARS, validator=attrs.validators.ge(1))
 
 
 @attrs.frozen

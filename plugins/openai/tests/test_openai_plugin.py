@@ -243,8 +243,7 @@ async def test_a_failing_server_ends_the_turn_with_the_one_line_error(make_host,
     [end] = [e.body for e in agent.session.events if isinstance(e.body, TurnEnd)]
     assert end.stop_reason == "error"
     assert end.error == (
-        "model failed: OpenAIModelError: model server "
-        f"{server.url} requires an API key (401): set OPENAI_API_KEY in the environment"
+        f"model server {server.url} requires an API key (401): set OPENAI_API_KEY in the environment"
     )
 
 
