@@ -9,15 +9,15 @@ from __future__ import annotations
 import argparse
 import datetime
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from host.app import Host
 from host.cli import render
-from host.cli.style import Style
-from host.cli.transcript import render_events
 from host.errors import HostError
 from host.serialization import unstructure
-from host.sessions.model import SessionHeader
+
+if TYPE_CHECKING:
+    from host.sessions.model import SessionHeader
 
 
 def add_parser(commands: Any) -> None:
@@ -46,6 +46,9 @@ def _when(header: SessionHeader) -> str:
 
 async def run(host: Host, args: argparse.Namespace) -> int:
     """Run the chosen ``sessions`` action."""
+    from host.cli.style import Style
+    from host.cli.transcript import render_events
+
     persistence = _persistence(host)
     if args.sessions_command == "show":
         stored = await persistence.inspect(args.session_id)
@@ -73,7 +76,7 @@ def tree_lines(headers: list[SessionHeader]) -> list[str]:
     """Sessions under their parents, roots first, in creation order; cycles are cut."""
     known = {h.id for h in headers}
     children: dict[str | None, list[SessionHeader]] = defaultdict(list)
-    for header in sorted(headers, key=SessionHeader.sort_key):
+    for header in sorted(headers, key=lambda h: h.sort_key()):
         parent = header.parent_session if header.parent_session in known else None
         children[parent].append(header)
     lines: list[str] = []

@@ -108,12 +108,17 @@ class PluginManager:
             self._dirty = True
             while self._dirty:
                 self._dirty = False
+                present = set(self.services.names())
+                changed = False
                 for record in list(self.records.values()):
-                    present = set(self.services.names())
+                    if self._dirty:  # an activation changed the services: refresh, pass again
+                        present = set(self.services.names())
+                        self._dirty, changed = False, True
                     if record.state == "inactive" and not record.missing(present):
                         self._activate(record)
                     elif record.state == "active" and record.missing(present):
                         self._deactivate(record, "inactive")
+                self._dirty = self._dirty or changed
         finally:
             self._busy = False
 

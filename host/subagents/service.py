@@ -68,23 +68,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from host.agents.agent import Agent
-from host.agents.inbox import MessageId
-from host.agents.registry import AgentRegistry
 from host.cancel import CancelSignal
 from host.disposal import Disposer
-from host.sessions.model import SessionHeader
-from host.sessions.projections import ProjectionError
 from host.subagents import texts
-from host.subagents.children import one_shot_descriptor, persona_step, plan_child, to_tool_filter
 from host.subagents.errors import SubagentError
-from host.subagents.identity import IDENTITY_KEY, IDENTITY_UNIT
-from host.subagents.index import IdentityIndex
-from host.subagents.listing import SubagentListEntry, SubagentListing
-from host.subagents.manager import START_KIND, ContinuationManager
-from host.subagents.oneshot import DescriptorFirst, OneShotRun, wrap_model_step
 from host.subagents.providers import ProviderRegistry
 from host.subagents.setup import ContinuableSetupRegistry, Contribution
 from host.subagents.types import (
@@ -94,6 +83,16 @@ from host.subagents.types import (
     Provider,
     SubagentRun,
 )
+
+if TYPE_CHECKING:  # the runtime below is imported on first use: building the service is cheap
+    from host.agents.agent import Agent
+    from host.agents.inbox import MessageId
+    from host.agents.registry import AgentRegistry
+    from host.sessions.model import SessionHeader
+    from host.subagents.index import IdentityIndex
+    from host.subagents.listing import SubagentListEntry, SubagentListing
+    from host.subagents.manager import ContinuationManager
+    from host.subagents.oneshot import DescriptorFirst, OneShotRun
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +120,6 @@ class SubagentService:
         self._private_agents: AgentRegistry | None = None
         self._runs: set[OneShotRun] = set()
         self._unit: tuple[Any, Disposer] | None = None
-        self._ensure_identity_unit()
 
     # -- registration ----------------------------------------------------------------------
 
@@ -155,8 +153,18 @@ class SubagentService:
     ) -> SubagentRun:
         """Publish a one-shot child running ``request.prompt`` as one turn (module docstring
         of ``host.subagents.oneshot``); rejections publish nothing."""
+        from host.subagents.children import (
+            one_shot_descriptor,
+            persona_step,
+            plan_child,
+            to_tool_filter,
+        )
+        from host.subagents.manager import START_KIND
+        from host.subagents.oneshot import OneShotRun, wrap_model_step
+
         if signal is not None and signal.is_set():
             raise texts.start_cancelled()
+        self._ensure_identity_unit()
         chosen = self.providers.resolve(provider)
         agents = self._agent_factory()
         manager = self.manager()
@@ -262,6 +270,8 @@ class SubagentService:
         return await self._listing().list_descendants(root_id, signal=signal)
 
     def _listing(self) -> SubagentListing:
+        from host.subagents.listing import SubagentListing
+
         self._ensure_identity_unit()
         return SubagentListing(
             sessions=self.ctx.find("sessions"),
@@ -279,6 +289,9 @@ class SubagentService:
             self._manager = None
             return None
         if self._manager is None or self._manager.agents is not agents:
+            from host.subagents.manager import ContinuationManager
+
+            self._ensure_identity_unit()
             self._manager = ContinuationManager(agents, self.setup, self.index)
         return self._manager
 
@@ -298,6 +311,8 @@ class SubagentService:
             return None
         path = Path(data_dir) / INDEX_PATH
         if path not in self._indexes:
+            from host.subagents.index import IdentityIndex
+
             self._indexes[path] = IdentityIndex(path)
         return self._indexes[path]
 
@@ -312,6 +327,7 @@ class SubagentService:
         private = self._private_agents
         if private is None or private.store is not sessions or private.models is not models:
             from host.agents.prompt import section_registry
+            from host.agents.registry import AgentRegistry
             from host.tools.scope import tool_registry
 
             tools = self.ctx.find("tools") or tool_registry()
@@ -323,6 +339,9 @@ class SubagentService:
 
     def _ensure_identity_unit(self) -> None:
         """Register ``IDENTITY_UNIT`` with ``projections`` while it is present."""
+        from host.sessions.projections import ProjectionError
+        from host.subagents.identity import IDENTITY_KEY, IDENTITY_UNIT
+
         projections = self.ctx.find("projections")
         if self._unit is not None and self._unit[0] is projections:
             return

@@ -33,13 +33,15 @@ registrations, or apply/release other children, while the registry is working.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple, NoReturn
+from typing import TYPE_CHECKING, NamedTuple, NoReturn
 
-from host.agents.registry import AgentSetup, CommitCheck, SetupStep
 from host.disposal import Disposer
 from host.subagents.errors import SubagentError
 
-Contribution = Callable[[AgentSetup], Disposer]
+if TYPE_CHECKING:  # the agent runtime stays unimported until a child is built
+    from host.agents.registry import AgentSetup, CommitCheck, SetupStep
+
+Contribution = Callable[["AgentSetup"], Disposer]
 """Installs into an unpublished continuable child; returns the disposer of the installation."""
 
 

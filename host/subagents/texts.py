@@ -7,8 +7,12 @@ functions here build the error; the code ↔ text table is in ``host.subagents.s
 
 from __future__ import annotations
 
-from host.sessions.model import StopReason
+from typing import TYPE_CHECKING
+
 from host.subagents.errors import SubagentError
+
+if TYPE_CHECKING:
+    from host.sessions.model import StopReason
 
 # -- followup (send_message) ----------------------------------------------------------------
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from host.sessions.model import StopReason
 from host.subagents.descriptors import ToolFilterSpec
+
+if TYPE_CHECKING:
+    from host.sessions.model import StopReason
 
 Delivery = Literal["quiet", "next-step"]
 Seeding = Literal["fresh", "fork"]

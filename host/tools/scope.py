@@ -7,11 +7,15 @@ scope is never filtered out and shadows a global tool of the same name. A global
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
 
 from host.naming import NamedRegistry
-from host.sessions.model import SessionHeader
 from host.tools.tool import Tool
+
+if TYPE_CHECKING:  # only for annotations: keeps the session model off start-up
+    from host.sessions.model import SessionHeader
 
 
 def tool_registry(what: str = "tool") -> NamedRegistry[Tool]:

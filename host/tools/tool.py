@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from host.cancel import CancelSignal
-from host.sessions.model import SessionHeader
 from host.tools.schema import JsonSchema, schema_for
+
+if TYPE_CHECKING:  # only for annotations: keeps the session model off start-up
+    from host.sessions.model import SessionHeader
 
 
 @attrs.frozen

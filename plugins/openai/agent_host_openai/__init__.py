@@ -12,15 +12,32 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import attrs
-import httpx
 
-from agent_host_openai.convert import MALFORMED_ARGUMENTS_KEY
-from agent_host_openai.model import OpenAIModel, OpenAIModelError
 from host import hookimpl
 from host.errors import ConfigError
+
+if TYPE_CHECKING:
+    from agent_host_openai.convert import MALFORMED_ARGUMENTS_KEY
+    from agent_host_openai.model import OpenAIModel, OpenAIModelError
+
+_LAZY = {
+    "OpenAIModel": "agent_host_openai.model",
+    "OpenAIModelError": "agent_host_openai.model",
+    "MALFORMED_ARGUMENTS_KEY": "agent_host_openai.convert",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The model (with httpx) and the converter load on first use, not at plugin load."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "MALFORMED_ARGUMENTS_KEY",
@@ -91,7 +108,9 @@ class Settings:
     max_retries: int
 
     def build(self) -> OpenAIModel:
-        """The model these settings describe."""
+        """The model these settings describe (httpx is imported here, on first use)."""
+        from agent_host_openai.model import OpenAIModel
+
         return OpenAIModel(
             base_url=self.base_url,
             model=self.model,
@@ -125,12 +144,13 @@ def resolve_settings(config: Config, environ: Mapping[str, str]) -> Settings | N
     if not base_url.startswith(("http://", "https://")):
         raise ConfigError(f"{where}: {base_url!r} must start with http:// or https://")
     try:
-        url = httpx.URL(base_url)
-    except httpx.InvalidURL as error:
-        raise ConfigError(f"{where}: {base_url!r} is not a valid URL: {error}") from None
-    if not url.host:
+        url = urlsplit(base_url)
+        port = url.port
+    except ValueError:
+        raise ConfigError(f"{where}: {base_url!r} has an invalid port") from None
+    if not url.hostname:
         raise ConfigError(f"{where}: {base_url!r} names no host")
-    if url.port is not None and not 0 < url.port < 65536:
+    if port is not None and not 0 < port < 65536:
         raise ConfigError(f"{where}: {base_url!r} has an invalid port")
     return Settings(
         name=config.name,
@@ -148,4 +168,4 @@ def register_models(register: Callable[[str, Any], None], config: Config | None)
     """Register the configured model as ``config.name``; nothing when it is not configured."""
     settings = resolve_settings(config or Config(), os.environ)
     if settings is not None:
-        register(settings.name, settings.build())
+        register(settings.name, settings.build)  # a factory: built on first use

@@ -10,15 +10,17 @@ not offered to agents at its provider's depth limit.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from host import hookimpl
 from host.errors import HostError
-from host.sessions.model import SessionHeader
 from host.subagents.types import ChildRequest, RunResult
 from host.tools import Tool, ToolExec, ToolResult, tool
+
+if TYPE_CHECKING:
+    from host.sessions.model import SessionHeader
 
 requires = ("subagents",)
 
@@ -115,10 +117,9 @@ def make_tool(instance: ToolInstance, offered_to: Callable[[SessionHeader], bool
 @hookimpl
 def register_tools(register: Callable[[Tool], None], ctx: Any, config: Config) -> None:
     """Register one delegation tool per configured instance."""
-    subagents = ctx.subagents
     for instance in config.tools:
 
         def offered_to(header: SessionHeader, provider: str = instance.provider) -> bool:
-            return bool(subagents.may_delegate(provider, header))
+            return bool(ctx.subagents.may_delegate(provider, header))
 
         register(make_tool(instance, offered_to))
