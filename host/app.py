@@ -111,24 +111,23 @@ class Host:
 
     def tool_rows(self) -> list[dict[str, Any]]:
         """One row per global tool: name, description, JSON Schema, owning plugin."""
-        rows = []
-        for name, tool in self.tools.items():
-            owner = self.tools.owner(name) or ""
-            rows.append(
-                {
-                    "name": name,
-                    "description": tool.description,
-                    "parameters": tool.parameters,
-                    "plugin": owner.removeprefix('plugin "').removesuffix('"'),
-                }
-            )
-        return rows
+        return [tool_row(tool, self.tools.owner(name)) for name, tool in self.tools.items()]
 
     def __enter__(self) -> Host:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def tool_row(tool: Tool, owner: str | None) -> dict[str, Any]:
+    """The catalog row of one tool; ``owner`` as its registry recorded it."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+        "plugin": (owner or "").removeprefix('plugin "').removesuffix('"'),
+    }
 
 
 def open_host(

@@ -71,7 +71,6 @@ class Conversation:
                     return_when=asyncio.FIRST_COMPLETED,
                 )
 
-
     def _manager(self) -> Any:
         subagents = self.host.services.find("subagents")
         return subagents.manager() if subagents is not None else None

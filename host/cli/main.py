@@ -15,7 +15,7 @@ from pathlib import Path
 
 from host import __version__
 from host.app import Host, open_host
-from host.cli import chat, demo, render, sessions
+from host.cli import render, sessions
 from host.errors import HostError
 
 Command = Callable[[Host, argparse.Namespace], int]
@@ -36,11 +36,17 @@ def build_parser() -> argparse.ArgumentParser:
     plugins.add_argument("--json", action="store_true")
     tools = commands.add_parser("tools", help="list the tools agents can call")
     tools.add_argument("--json", action="store_true")
+    tools.add_argument("--scope", choices=["root", "child"], default="root")
+    tools.add_argument("--markdown", action="store_true", help="the catalog document")
     demo_command = commands.add_parser("demo", help="run the keyless end-to-end scenario")
     demo_command.add_argument("--data-dir", type=Path, dest="demo_data_dir")
     run = commands.add_parser("run", help="send one message to a new agent, print its answers")
     run.add_argument("prompt")
     commands.add_parser("chat", help="talk to a new agent, one message per line")
+    dev_command = commands.add_parser("dev", help="chat while edited plugins reload in process")
+    dev_command.add_argument("--data-dir", type=Path, dest="demo_data_dir")  # main reads it
+    dev_command.add_argument("--watch", action="append", default=[], type=Path, metavar="PATH")
+    dev_command.add_argument("--restart", action="store_true", help="restart on every change")
     sessions.add_parser(commands)
     return parser
 
@@ -53,20 +59,36 @@ def cmd_plugins(host: Host, args: argparse.Namespace) -> int:
 
 
 def cmd_tools(host: Host, args: argparse.Namespace) -> int:
-    """Print the global tool catalog."""
-    rows = host.tool_rows()
+    """Print the tool catalog of a scope (or the whole catalog document)."""
+    from host.cli import catalog
+
+    if args.markdown:
+        print(catalog.markdown(host), end="")
+        return 0
+    rows = catalog.catalog(host, args.scope)
     print(render.to_json(rows) if args.json else render.tool_table(rows))
     return 0
 
 
 def cmd_run(host: Host, args: argparse.Namespace) -> int:
     """One message to a new root agent."""
+    from host.cli import chat
+
     return asyncio.run(chat.run_once(host, args.prompt))
 
 
 def cmd_chat(host: Host, args: argparse.Namespace) -> int:
     """An interactive conversation with a new root agent."""
+    from host.cli import chat
+
     return asyncio.run(chat.chat(host))
+
+
+def cmd_dev(host: Host, args: argparse.Namespace) -> int:
+    """Chat while edited plugins reload (imports the watcher only here)."""
+    from host.cli import dev
+
+    return dev.command(host, args)
 
 
 def cmd_sessions(host: Host, args: argparse.Namespace) -> int:
@@ -80,6 +102,7 @@ COMMANDS: dict[str, Command] = {
     "sessions": cmd_sessions,
     "run": cmd_run,
     "chat": cmd_chat,
+    "dev": cmd_dev,
 }
 
 
@@ -88,6 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "demo":
+            from host.cli import demo
+
             opener = demo.default_opener(tuple(args.no_plugin))
             return asyncio.run(demo.run_demo(args.demo_data_dir or args.data_dir, opener))
         host = open_host(

@@ -1,0 +1,185 @@
+"""``agent-host dev``: the chat loop, with edited plugins reloaded in process as you save.
+
+The host watches the code of every plugin in development (editable installs and checkouts on
+``PYTHONPATH``; see ``host.plugins.watch``) plus any ``--watch`` path. A change to a tool or
+setup-contribution plugin reloads just that plugin (``Host.reload``) and prints one line per
+plugin: ``reloaded X in N ms`` or ``reload of X failed, previous version kept: <error>``.
+A change to a plugin that provides services (or any change, with ``--restart``) prints
+``restarting: <reason>`` and re-executes the same command line: sessions are on disk, the
+conversation's root agent is resumed from its session, and continuable children cold-resume
+when next addressed.
+
+Watcher settings: ``watchfiles`` yields a batch once no new event arrived for ``step``
+milliseconds, but never later than ``debounce`` milliseconds after the first one. Its default
+``step`` of 50 ms costs about 75 ms per edit before anything happens. An editor's save is a
+burst of events well under a millisecond apart (truncate and write, or write a temporary file
+and rename it), so ``STEP_MS = 5`` still sees a save as one batch and cuts the watcher's share
+of edit-to-callable to a few milliseconds. ``DEBOUNCE_MS = 300`` bounds the wait during long
+bursts (a ``git checkout``, a formatter over the tree): the plugins reload then, and the rest
+of the burst coalesces into the next round. A half-written file that slips through anyway is
+harmless: the reload fails, the previous version keeps running, and the next batch fixes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from host.agents.agent import Agent
+from host.app import Host
+from host.cli.chat import Conversation
+from host.errors import HostError
+from host.plugins.watch import ReloadLoop, WatchMap
+
+STEP_MS = 5
+DEBOUNCE_MS = 300
+RESUME_ENV = "AGENT_HOST_DEV_ROOT"
+PROMPT = "you> "
+
+
+async def watch_changes(
+    paths: Sequence[Path], *, step: int = STEP_MS, debounce: int = DEBOUNCE_MS
+) -> AsyncIterator[set[str]]:
+    """Batches of changed paths from ``watchfiles`` (imported here: only ``dev`` needs it)."""
+    from watchfiles import awatch
+
+    async for changes in awatch(*paths, step=step, debounce=debounce):
+        yield {path for _change, path in changes}
+
+
+class DevConversation(Conversation):
+    """The chat conversation, resuming the root agent of the process it restarted from."""
+
+    async def resume_or_open(self, root_id: str | None) -> Agent:
+        """Resume ``root_id`` when given (and resumable), else open a new root agent."""
+        if root_id:
+            try:
+                self.root = await self.host.services.agents.resume(root_id, label="user")
+            except (HostError, OSError) as error:
+                message = getattr(error, "message", error)
+                print(f"agent-host: notice: starting a new conversation ({message})", file=self.err)
+            else:
+                self.root.on_turn_end(self._print_answer)
+                return self.root
+        return await self.open()
+
+
+class Console:
+    """Prints the prompt and the watcher's lines without tangling them."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.prompting = False
+
+    def prompt(self) -> None:
+        """Show the input prompt."""
+        print(PROMPT, end="", file=self.out, flush=True)
+        self.prompting = True
+
+    def line(self, text: str) -> None:
+        """One line of the watcher, on its own line even while the prompt waits."""
+        lead = "\n" if self.prompting else ""
+        print(f"{lead}{text}", file=self.out, flush=True)
+        if self.prompting and not text.startswith("restarting:"):
+            print(PROMPT, end="", file=self.out, flush=True)
+
+
+def _read_lines(stream: TextIO) -> asyncio.Queue[str]:
+    """Lines of ``stream`` ("" at the end), read by a daemon thread so exit never waits on it."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str] = asyncio.Queue()
+
+    def read() -> None:
+        while True:
+            line = stream.readline()
+            loop.call_soon_threadsafe(queue.put_nowait, line)
+            if not line:
+                return
+
+    threading.Thread(target=read, name="agent-host-dev-stdin", daemon=True).start()
+    return queue
+
+
+async def _chat(conversation: Conversation, console: Console, lines: asyncio.Queue[str]) -> None:
+    while True:
+        console.prompt()
+        line = await lines.get()
+        console.prompting = False
+        if not line or line.strip() == "/exit":
+            return
+        if line.strip():
+            await conversation.say(line.strip())
+
+
+async def run_dev(
+    host: Host,
+    *,
+    watch: Iterable[Path] = (),
+    restart_always: bool = False,
+    lines: TextIO = sys.stdin,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    root_id: str | None = None,
+) -> tuple[str | None, str | None]:
+    """Chat while watching; returns (restart reason or None, the root agent's id).
+
+    The host is shut down (``aclose``) before this returns, in both cases.
+    """
+    watch_map = WatchMap(
+        host.plugins,
+        extra=list(watch),
+        ignore=[host.settings.data_dir],
+        restart_always=restart_always,
+    )
+    paths = watch_map.paths()
+    names = ", ".join(watch_map.roots) or "no plugin in development"
+    print(f"agent-host: watching {len(paths)} path(s) for {names}", file=err, flush=True)
+    console = Console(out)
+    conversation = DevConversation(host, out, err)
+    root = await conversation.resume_or_open(root_id)
+    loop = ReloadLoop(watch_map, host.reload, console.line)
+    tasks: set[asyncio.Future[Any]] = {
+        asyncio.ensure_future(_chat(conversation, console, _read_lines(lines)))
+    }
+    watcher = asyncio.ensure_future(loop.run(watch_changes(paths))) if paths else None
+    if watcher is not None:
+        tasks.add(watcher)
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        reason = watcher.result() if watcher is not None and watcher in done else None
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await host.aclose()
+    return reason, root.id
+
+
+def restart_process(root_id: str | None) -> None:
+    """Re-execute the same command line (same pid, same stdin), resuming ``root_id``."""
+    if root_id:
+        os.environ[RESUME_ENV] = root_id
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, sys.orig_argv)
+
+
+def command(host: Host, args: argparse.Namespace) -> int:
+    """The ``dev`` sub-command (``host.cli.main`` calls it with the opened host)."""
+    reason, root_id = asyncio.run(
+        run_dev(
+            host,
+            watch=args.watch,
+            restart_always=args.restart,
+            root_id=os.environ.pop(RESUME_ENV, None),
+        )
+    )
+    if reason is not None:
+        restart_process(root_id)
+    return 0
