@@ -11,6 +11,7 @@ import attrs
 
 from host.agents.prompt import PromptSection, section_registry
 from host.builtins import builtin_candidates
+from host.errors import ConfigError
 from host.naming import NamedRegistry
 from host.plugins.config import CONFIG_FILE, plugin_tables, read_config_file
 from host.plugins.discovery import PluginCandidate, discover
@@ -148,6 +149,8 @@ def open_host(
     path = config_path if config_path is not None else Path(CONFIG_FILE)
     config = read_config_file(path, explicit=explicit)
     resolved_dir = data_dir or Path(env.get("AGENT_HOST_DATA_DIR") or DEFAULT_DATA_DIR)
+    if resolved_dir.exists() and not resolved_dir.is_dir():
+        raise ConfigError(f"data directory {resolved_dir} is not a directory")
     settings = HostSettings(
         data_dir=resolved_dir, config_path=path if path.exists() else None, debug=debug
     )

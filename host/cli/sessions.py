@@ -68,12 +68,39 @@ async def run(host: Host, args: argparse.Namespace) -> int:
             table = render.table(["session", "created", "origin", "parent"], rows)
             print(table if rows else "(no sessions)")
         return 0
-    print("\n".join(tree_lines(headers)) or "(no sessions)")
+    notes = await subagent_notes(host, headers)
+    print("\n".join(tree_lines(headers, notes)) or "(no sessions)")
     return 0
 
 
-def tree_lines(headers: list[SessionHeader]) -> list[str]:
-    """Sessions under their parents, roots first, in creation order; cycles are cut."""
+async def subagent_notes(host: Host, headers: list[SessionHeader]) -> dict[str, str]:
+    """``id → annotation`` for subagent sessions: mode and label, or the diagnostic.
+
+    Judged by the subagent service's catalog (the identity rule, read-only), one walk per
+    root; empty when the service is blocked.
+    """
+    subagents = host.services.find("subagents")
+    if subagents is None:
+        return {}
+    known = {h.id for h in headers}
+    notes: dict[str, str] = {}
+    for root in (h for h in headers if h.parent_session not in known):
+        for entry in await subagents.list_descendants(root.id):
+            if entry.kind == "child":
+                label = f" — {entry.label}" if entry.label else ""
+                notes[entry.id] = f"[{entry.mode}]{label}"
+            else:
+                notes[entry.id] = f"[diagnostic: {entry.reason}]"
+    return notes
+
+
+def tree_lines(headers: list[SessionHeader], notes: dict[str, str] | None = None) -> list[str]:
+    """Sessions under their parents, roots first, in creation order; cycles are cut.
+
+    Subagent sessions carry their ``notes`` (mode and label, or a diagnostic); ordinary forks
+    are marked ``[fork]``.
+    """
+    notes = notes or {}
     known = {h.id for h in headers}
     children: dict[str | None, list[SessionHeader]] = defaultdict(list)
     for header in sorted(headers, key=lambda h: h.sort_key()):
@@ -87,7 +114,9 @@ def tree_lines(headers: list[SessionHeader]) -> list[str]:
         if header.id in seen:
             continue
         seen.add(header.id)
-        kind = f" [{header.origin}]" if header.origin else ""
-        lines.append(f"{'  ' * depth}{header.id}{kind}")
+        note = notes.get(header.id) or (
+            "[fork]" if header.seed_length and not header.origin else ""
+        )
+        lines.append(f"{'  ' * depth}{header.id}{' ' + note if note else ''}")
         stack.extend((child, depth + 1) for child in reversed(children[header.id]))
     return lines

@@ -59,7 +59,7 @@ async def test_list_show_and_tree(tmp_path):
     assert "assistant: three words" in lines
     assert "  [turn ended: completed]" in lines
 
-    assert cli(data_dir, "tree").stdout.splitlines() == ["root", "  side"]
+    assert cli(data_dir, "tree").stdout.splitlines() == ["root", "  side [fork]"]
 
 
 def test_bad_ids_and_missing_sessions_are_one_line_errors(tmp_path):
@@ -75,3 +75,64 @@ def test_bad_ids_and_missing_sessions_are_one_line_errors(tmp_path):
     )
     assert cli(data_dir, "list").stdout.strip() == "(no sessions)"
     assert list(data_dir.iterdir()) == []
+
+
+async def write_family(data_dir: Path) -> tuple[str, str]:
+    """A root with a settled continuable child, then a corrupt child; the good child's log torn."""
+    from host.sessions.model import SubagentDescriptorEvent
+    from host.subagents.types import ChildRequest
+
+    host = build_host(data_dir=data_dir)
+    try:
+        host.services.models.resolve("scripted").script("scout", say("scouted"))
+        root = await host.services.agents.create(
+            SessionHeader(id="root", created_at=1), label="boss"
+        )
+        started = await host.services.subagents.start_continuable(
+            "spawn", ChildRequest(prompt="look around"), parent=root, label="scout"
+        )
+        activation = host.services.subagents.manager().activation(started.child_id)
+        await activation.wait_done()
+        await root.wait_idle()
+        store = host.services.sessions
+        broken = store.new(
+            SessionHeader(id="broken", parent_session="root", origin="subagent", created_at=2),
+            seed=[SubagentDescriptorEvent({"version": 2, "mode": "weird"})],
+        )
+        store.publish(broken)
+        store.release("broken")
+    finally:
+        await host.aclose()
+    with (data_dir / f"{started.child_id}.jsonl").open("ab") as log:
+        log.write(b'{"seq": 99, "kind": "mess')  # a torn last line
+    return started.child_id, "broken"
+
+
+async def test_a_corpus_with_a_corrupt_child_and_a_torn_file(tmp_path):
+    data_dir = tmp_path / "data"
+    child_id, broken = await write_family(data_dir)
+    before = {p.name: p.read_bytes() for p in data_dir.glob("*.jsonl")}
+
+    tree = cli(data_dir, "tree")
+    assert tree.returncode == 0, tree.stderr
+    assert tree.stdout.splitlines() == [
+        "root",
+        f"  {broken} [diagnostic: corrupt]",  # created first (created_at=2)
+        f"  {child_id} [continuable] — scout",
+    ]
+    shown = cli(data_dir, "show", child_id)
+    assert shown.returncode == 0, shown.stderr
+    assert "assistant: scouted" in shown.stdout.splitlines()
+    assert cli(data_dir, "list").returncode == 0
+    assert {p.name: p.read_bytes() for p in data_dir.glob("*.jsonl")} == before  # read-only
+
+
+def test_a_data_dir_that_is_a_file_is_one_line(tmp_path):
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    result = cli(not_a_dir, "list")
+    assert (result.returncode, result.stderr) == (
+        2,
+        f"agent-host: error: data directory {not_a_dir} is not a directory\n",
+    )
+    assert not_a_dir.read_text() == "x"

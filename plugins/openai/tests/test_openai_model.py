@@ -396,3 +396,23 @@ def test_parse_retry_after():
     assert parse() is None
     soon = email.utils.formatdate(time.time() + 10, usegmt=True)
     assert 8 <= parse(retry_after=soon) <= 10
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ("<html>gateway</html>", "it is not JSON"),
+        ({"id": "x", "object": "chat.completion"}, None),
+    ],
+)
+async def test_a_malformed_reply_is_one_clear_error(server, body, why):
+    server.reply(Reply(200, body))
+    with pytest.raises(OpenAIModelError) as caught:
+        await make_model(server.url).complete(request(), signal=CancelSignal())
+    assert caught.value.code == "MODEL_BAD_RESPONSE"
+    assert caught.value.message.startswith(
+        f"model server {server.url} sent an unreadable response: "
+    )
+    if why is not None:
+        assert caught.value.message.endswith(why)
+    assert "\n" not in caught.value.message
