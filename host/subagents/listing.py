@@ -386,34 +386,3 @@ def _pre_order(
         yield header, depth
         stack.extend((child, depth + 1) for child in children.get(header.id, ()))
 
-
-async def list_children(
-    parent_id: str,
-    *,
-    sessions: LiveStore | None,
-    projections: UnitRegistry | None,
-    persistence: SessionPersistence | None = None,
-    index: IdentityIndex | None = None,
-    signal: CancelSignal | None = None,
-) -> list[SubagentListEntry]:
-    """``SubagentListing(...).list_children(parent_id, signal=signal)``."""
-    listing = SubagentListing(
-        sessions=sessions, projections=projections, persistence=persistence, index=index
-    )
-    return await listing.list_children(parent_id, signal=signal)
-
-
-async def list_descendants(
-    root_id: str,
-    *,
-    sessions: LiveStore | None,
-    projections: UnitRegistry | None,
-    persistence: SessionPersistence | None = None,
-    index: IdentityIndex | None = None,
-    signal: CancelSignal | None = None,
-) -> list[SubagentListEntry]:
-    """``SubagentListing(...).list_descendants(root_id, signal=signal)``."""
-    listing = SubagentListing(
-        sessions=sessions, projections=projections, persistence=persistence, index=index
-    )
-    return await listing.list_descendants(root_id, signal=signal)

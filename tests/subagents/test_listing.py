@@ -11,7 +11,7 @@ from host.sessions.model import MessageEvent, PluginEvent, SessionHeader, Subage
 from host.sessions.projections import Projections, ProjectionUnit
 from host.subagents.errors import SubagentError
 from host.subagents.identity import IDENTITY_KEY, IDENTITY_UNIT, IdentityState
-from host.subagents.listing import ChildEntry, DiagnosticEntry, list_children
+from host.subagents.listing import ChildEntry, DiagnosticEntry, SubagentListing
 from tests.subagents.conftest import World, continuable, one_shot
 
 
@@ -342,11 +342,10 @@ async def test_absent_services_fail_even_with_zero_children(
         await world.listing(**{missing: None}).list_children("nobody")
     assert caught.value.code == code
     with pytest.raises(SubagentError) as caught:
-        await list_children(
-            "nobody",
+        await SubagentListing(
             sessions=None if missing == "sessions" else world.store,
             projections=None if missing == "projections" else world.projections,
-        )
+        ).list_children("nobody")
     assert caught.value.code == code
     assert world.persistence.lists == 0
 
