@@ -29,13 +29,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from host.serialization import converter
-from host.sessions.model import (
-    Event,
-    SessionHeader,
+from host.sessions.event_hooks import (
     body_structure_hooks,
     structure_event_fields,
     unstructure_event_fields,
 )
+from host.sessions.model import Event, SessionHeader
 
 HEADER_FORMAT = "agent-host/session"
 HEADER_VERSION = 1

@@ -10,7 +10,7 @@ import pytest
 from cattrs.gen import make_dict_structure_fn, override
 
 from host.serialization import converter
-from host.sessions import model
+from host.sessions import event_hooks
 from host.sessions.codec import decode_event_lines, encode_event
 from host.sessions.model import (
     Event,
@@ -60,9 +60,9 @@ def generated(cls: type) -> Any:
     """A hook generated the way the model registers its strict ones (not registered)."""
     hints = get_type_hints(cls)
     overrides = {
-        name: override(struct_hook=model._FAST_FIELD_HOOKS[hint])
+        name: override(struct_hook=event_hooks._FAST_FIELD_HOOKS[hint])
         for name, hint in hints.items()
-        if hint in model._FAST_FIELD_HOOKS
+        if hint in event_hooks._FAST_FIELD_HOOKS
     }
     return make_dict_structure_fn(
         cls,
