@@ -1,6 +1,6 @@
 """Fixtures for the control tool tests: a real host with the control and delegation plugins.
 
-``Ctl`` is a host made by ``build_host`` from every built-in plugin plus the root plugin
+``Ctl`` is a ``HostHarness`` (``host.testing``) of every built-in plugin plus the root plugin
 (``subagent_control``), the list plugin (``list_agents``) and the delegation plugin
 (``subagent``), with JSONL persistence in ``tmp_path`` and the scripted model. Children are
 started through the real ``subagent`` tool; the control tools are called with
@@ -10,17 +10,15 @@ and Activations.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import agent_host_subagent
 import pytest
 
-from host.agents import Agent, ScriptedModel
-from host.app import Host
+from host.agents import Agent
 from host.sessions.model import (
-    Event,
     InboxAccepted,
     MessageEvent,
     SessionHeader,
@@ -28,10 +26,7 @@ from host.sessions.model import (
     TurnEnd,
     TurnStart,
 )
-from host.subagents.manager import ContinuationManager
-from host.subagents.service import SubagentService
-from host.testing import build_host, call_tool
-from host.tools import ToolResult
+from host.testing import HostHarness, MakeHarness
 from tool_subagent_control import listing, root
 
 CONTROL_PLUGINS = (
@@ -53,8 +48,9 @@ TWO_DELEGATION_TOOLS = {
 }
 
 
-class Ctl:
-    """One real host over ``data_dir`` and handles on its services."""
+class Ctl(HostHarness):
+    """A harness of the control plugins over ``data_dir``; children start through the real
+    delegation tool."""
 
     def __init__(
         self,
@@ -63,44 +59,7 @@ class Ctl:
         config: Mapping[str, Any] | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        self.data_dir = data_dir
-        self.host: Host = build_host(
-            *CONTROL_PLUGINS, data_dir=data_dir, config=config, environ=environ
-        )
-        self.services = self.host.services
-
-    # -- services ------------------------------------------------------------------------
-
-    @property
-    def model(self) -> ScriptedModel:
-        model = self.services.models.resolve("scripted")
-        assert isinstance(model, ScriptedModel)
-        return model
-
-    @property
-    def agents(self) -> Any:
-        return self.services.agents
-
-    @property
-    def subagents(self) -> SubagentService:
-        service = self.services.subagents
-        assert isinstance(service, SubagentService)
-        return service
-
-    @property
-    def manager(self) -> ContinuationManager:
-        manager = self.subagents.manager()
-        assert manager is not None
-        return manager
-
-    # -- agents and tools ------------------------------------------------------------------
-
-    async def root(self, label: str = "root") -> Agent:
-        agent: Agent = await self.agents.create(label=label)
-        return agent
-
-    async def call(self, name: str, args: Any, agent: Any) -> ToolResult:
-        return await call_tool(self.host, name, args, agent=agent)
+        super().__init__(*CONTROL_PLUGINS, data_dir=data_dir, config=config, environ=environ)
 
     async def start(
         self, parent: Agent, label: str, prompt: str = "work", tool: str = "subagent"
@@ -123,25 +82,6 @@ class Ctl:
         child_id: str = result.structured["subagent_id"]
         return child_id
 
-    async def settled(self, child_id: str, *parents: Agent) -> None:
-        """Wait until ``child_id`` is no longer resident, then until ``parents`` are idle."""
-        activation = self.manager.activation(child_id)
-        if activation is not None:
-            await activation.wait_done()
-        for parent in parents:
-            await parent.wait_idle()
-
-    # -- storage -----------------------------------------------------------------------------
-
-    def session_files(self) -> dict[str, bytes]:
-        """Every session log in the data directory, by id, with its bytes."""
-        return {p.stem: p.read_bytes() for p in sorted(self.data_dir.glob("*.jsonl"))}
-
-    async def stored(self, session_id: str) -> list[Event]:
-        """The events of a stored session (a read-only ``inspect``)."""
-        stored = await self.services.session_persistence.inspect(session_id)
-        return list(stored.events)
-
     def write_child(self, session_id: str, parent_id: str, descriptor: Any) -> SessionHeader:
         """A settled subagent child of ``parent_id`` written through the real store, its one
         own descriptor being ``descriptor`` (which may be garbage)."""
@@ -154,15 +94,11 @@ class Ctl:
         store.release(session_id)
         return header
 
-    async def aclose(self) -> None:
-        await self.host.aclose()
-
 
 @pytest.fixture(name="ctl")
-async def ctl_fixture(tmp_path: Path) -> AsyncIterator[Ctl]:
-    made = Ctl(tmp_path / "data")
-    yield made
-    await made.aclose()
+def ctl_fixture(tmp_path: Path, make_harness: MakeHarness) -> Ctl:
+    made: Ctl = make_harness(cls=Ctl, data_dir=tmp_path / "data")
+    return made
 
 
 def bodies(events: Any, kind: type) -> list[Any]:

@@ -62,7 +62,7 @@ async def test_interrupt_stops_the_current_turn_and_keeps_the_queue_parked(ctl: 
     await ctl.settled(child_id, root)
     requests = ctl.model.requests_for("bg")
     assert [r.last_user_message().content for r in requests[1:]] == ["queued", "wake up"]
-    events = await ctl.stored(child_id)
+    events = await ctl.stored_events(child_id)
     assert stop_reasons(events) == ["interrupted", "completed", "completed"]
 
 
@@ -85,11 +85,11 @@ async def test_a_grandparent_interrupts_a_grandchild(ctl: Ctl) -> None:
     assert result.structured == ACCEPTED
     await ctl.settled(grand_id)
     assert gate.cancelled
-    events = await ctl.stored(grand_id)
+    events = await ctl.stored_events(grand_id)
     assert stop_reasons(events) == ["interrupted"]
     await ctl.settled(mid_id, root)
     # the middle child was never interrupted: its turns all completed
-    assert "interrupted" not in stop_reasons(await ctl.stored(mid_id))
+    assert "interrupted" not in stop_reasons(await ctl.stored_events(mid_id))
 
 
 async def test_a_direct_parent_interrupts_its_child(ctl: Ctl) -> None:
@@ -182,7 +182,7 @@ async def test_a_grandparent_interrupts_a_foreground_one_shot_grandchild(ctl: Ct
     assert result.text == f"interrupt requested for agent {fg.id}"
     await ctl.settled(mid_id, root)
     assert gate.cancelled
-    mid_events = await ctl.stored(mid_id)
+    mid_events = await ctl.stored_events(mid_id)
     (tool_result,) = [e.body for e in mid_events if e.kind == "message" and e.body.role == "tool"]
     assert tool_result.is_error
     assert tool_result.content == f"subagent {fg.id} stopped (interrupted) before it finished"

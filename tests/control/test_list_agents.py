@@ -45,7 +45,7 @@ async def family(ctl: Ctl) -> Family:
     once = await ctl.start_one_shot(root, "once")
     (orphan,) = [
         m.structured["subagent_id"]
-        for m in (e.body for e in await ctl.stored(once))
+        for m in (e.body for e in await ctl.stored_events(once))
         if isinstance(m, MessageEvent) and m.role == "tool" and m.structured
     ]
     await ctl.settled(orphan)
@@ -241,7 +241,7 @@ async def test_projections_blocked_is_an_error_result(tmp_path: Path) -> None:
                 "listing subagents requires the projections service"
             )
     finally:
-        await ctl.aclose()
+        await ctl.close()
 
 
 async def test_session_store_gone_is_an_error_result(ctl: Ctl) -> None:
@@ -293,7 +293,7 @@ async def test_fork_seeded_children_are_listed_by_their_own_descriptor(tmp_path:
             ]
         )
     finally:
-        await ctl.aclose()
+        await ctl.close()
 
 
 async def test_a_restarted_host_lists_and_resumes_stored_children(tmp_path: Path) -> None:
@@ -304,7 +304,7 @@ async def test_a_restarted_host_lists_and_resumes_stored_children(tmp_path: Path
     alpha = await first.start(root, "alpha")
     await first.settled(alpha, root)
     first.write_child("broken", root_id, CORRUPT)
-    await first.aclose()
+    await first.close()
     # a torn last line never breaks listing; the index is only a cache
     with (tmp_path / "data" / f"{alpha}.jsonl").open("ab") as log:
         log.write(b'{"seq": 99, "body": {"kind": "mess')
@@ -323,4 +323,4 @@ async def test_a_restarted_host_lists_and_resumes_stored_children(tmp_path: Path
         assert [m.content for m in request.messages] == ["work", "alpha done", "go"]
         assert (await listed(second, root)).text == expected
     finally:
-        await second.aclose()
+        await second.close()

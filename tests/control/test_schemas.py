@@ -101,7 +101,7 @@ async def test_registered_once_with_two_delegation_tools(tmp_path: Path) -> None
         for name in (*CONTROL_TOOLS, "subagent", "subagent_fork"):
             assert offered.count(name) == 1, offered
     finally:
-        await ctl.aclose()
+        await ctl.close()
 
 
 @pytest.mark.parametrize(

@@ -74,7 +74,7 @@ async def test_a_parent_turn_starts_lists_messages_and_interrupts(ctl: Ctl) -> N
     helper = ctl.model.requests_for("helper")
     assert [r.last_user_message().content for r in helper[1:]] == ["and then this", "go on"]
     # the parent's log, as stored, holds the same tool results
-    stored = tool_results(await ctl.stored(parent.id))
+    stored = tool_results(await ctl.stored_events(parent.id))
     assert [m.content for m in stored][:4] == [m.content for m in results]
     assert stored[2].structured == results[2].structured
 

@@ -38,7 +38,7 @@ async def test_a_settled_child_is_cold_resumed_with_the_coordinator_source(ctl: 
     assert [m.content for m in request.messages] == ["first task", "first answer", "second task"]
     # durable provenance in the child's own log
     source = {"kind": "coordinator", "sender_session_id": parent.id}
-    events = await ctl.stored(child_id)
+    events = await ctl.stored_events(child_id)
     (acceptance,) = [a for a in accepted(events) if a.message_id == message_id]
     assert (acceptance.delivery, acceptance.content, acceptance.source) == (
         "followup",
@@ -65,7 +65,7 @@ async def test_a_message_during_an_open_turn_runs_as_a_separate_later_turn(ctl: 
     _first, second, third = ctl.model.requests_for("bg")
     assert "later" not in [m.content for m in second.messages]  # not steered into the turn
     assert third.last_user_message().content == "later"
-    events = await ctl.stored(child_id)
+    events = await ctl.stored_events(child_id)
     assert turn_count(events) == 2
     assert stop_reasons(events) == ["completed", "completed"]
     claims = [e for e in events if isinstance(e.body, InboxClaimed)]
@@ -214,7 +214,7 @@ async def test_a_resident_child_messages_its_own_child(ctl: Ctl) -> None:
     gate.open()
     await ctl.settled(grand_id)
     await ctl.settled(mid_id, parent)
-    events = await ctl.stored(grand_id)
+    events = await ctl.stored_events(grand_id)
     (acceptance,) = [a for a in accepted(events) if a.message_id == result.structured["message_id"]]
     assert acceptance.source == {"kind": "coordinator", "sender_session_id": mid_id}
     assert stop_reasons(events) == ["completed", "completed"]

@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from host.testing import MakeHarness
 from tests.report.support import ReportEnv
 
 
 @pytest.fixture
-async def make_env(tmp_path: Path) -> AsyncIterator[Callable[..., ReportEnv]]:
+def make_env(make_harness: MakeHarness) -> Callable[..., ReportEnv]:
     """``make_env(**options)`` → a ``ReportEnv`` in its own data directory; closed afterwards."""
-    made: list[ReportEnv] = []
 
     def make(**options: Any) -> ReportEnv:
-        env = ReportEnv(tmp_path / f"data{len(made)}", **options)
-        made.append(env)
+        env: ReportEnv = make_harness(cls=ReportEnv, **options)
         return env
 
-    yield make
-    for env in reversed(made):
-        await env.close()
+    return make
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from tests.report.support import (
     accepted,
     accepted_text,
     frame,
-    stored_messages,
     user_messages,
 )
 
@@ -91,7 +90,7 @@ async def test_bad_arguments_are_clear_errors_and_deliver_nothing(
     env.model.script("bg", call("report", **args), say("done"))
     child = await env.start(root)
     await env.settled(child.id, root)
-    (result,) = await stored_messages(env, child.id, "tool")
+    (result,) = await env.stored_messages(child.id, "tool")
     assert result.is_error
     assert result.content.startswith("invalid arguments for report: ")
     assert problem in result.content
@@ -108,7 +107,7 @@ async def test_oversized_output_is_refused_and_nothing_is_delivered(
     env.model.script("bg", say("done"))
     child = await env.start(root)
     await env.settled(child.id, root)
-    refused, fitting = await stored_messages(env, child.id, "tool")
+    refused, fitting = await env.stored_messages(child.id, "tool")
     assert refused.is_error and refused.structured is None
     assert refused.content == (
         "report output is 11 characters, more than the limit of 10; report was not delivered"
@@ -168,7 +167,7 @@ async def test_success_text_and_structured_message_id(env: ReportEnv) -> None:
     env.model.script("bg", call("report", output="the answer is 42"), say("done"))
     child = await env.start(root)
     await env.settled(child.id, root)
-    (result,) = await stored_messages(env, child.id, "tool")
+    (result,) = await env.stored_messages(child.id, "tool")
     report_message = user_messages(root)[0]
     assert not result.is_error
     assert result.content == accepted_text(report_message.message_id)

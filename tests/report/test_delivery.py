@@ -16,7 +16,6 @@ from tests.report.support import (
     echo,
     frame,
     source,
-    stored_messages,
     turn_starts,
     user_messages,
     user_texts,
@@ -33,7 +32,7 @@ async def test_the_parent_gets_one_framed_user_message_with_the_report_source(
     env.model.script("bg", call("report", output=output), say("closing words"))
     child = await env.start(root)
     await env.settled(child.id, root)
-    (result,) = await stored_messages(env, child.id, "tool")
+    (result,) = await env.stored_messages(child.id, "tool")
     message_id = result.structured["message_id"]
     assert result.content == accepted_text(message_id)
     reports = [m for m in user_messages(root) if m.source == source(child.id)]
@@ -45,7 +44,7 @@ async def test_the_parent_gets_one_framed_user_message_with_the_report_source(
     assert (accept.content, accept.source) == (report.content, source(child.id))
     # durable parent framing: the same message, id and source are in the parent's log
     root.session.commit(durable=True)
-    durable = [m for m in await stored_messages(env, root.id, "user") if m.message_id == message_id]
+    durable = [m for m in await env.stored_messages(root.id, "user") if m.message_id == message_id]
     assert [(m.content, m.source) for m in durable] == [(report.content, source(child.id))]
 
 
@@ -165,7 +164,7 @@ async def test_several_reports_in_one_turn_arrive_fifo(env: ReportEnv) -> None:
     )
     child = await env.start(root)
     await env.settled(child.id, root)
-    results = await stored_messages(env, child.id, "tool")
+    results = await env.stored_messages(child.id, "tool")
     ids = [r.structured["message_id"] for r in results]
     assert len(set(ids)) == 3
     reports = [m for m in user_messages(root) if m.source == source(child.id)]
@@ -240,9 +239,9 @@ async def test_nested_reports_go_exactly_one_edge_up(env: ReportEnv) -> None:
     await env.settled(grand_id)
     await env.settled(mid.id, root)
     # the grandchild's report reached the child (its direct parent) ...
-    (grand_result,) = await stored_messages(env, grand_id, "tool")
+    (grand_result,) = await env.stored_messages(grand_id, "tool")
     grand_message_id = grand_result.structured["message_id"]
-    mid_users = await stored_messages(env, mid.id, "user")
+    mid_users = await env.stored_messages(mid.id, "user")
     (deep,) = [m for m in mid_users if m.source == source(grand_id)]
     assert deep.content == frame(grand_id, "deep finding")
     assert deep.message_id == grand_message_id

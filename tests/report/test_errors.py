@@ -19,7 +19,6 @@ from tests.report.support import (
     background_tool,
     frame,
     source,
-    stored_messages,
 )
 
 
@@ -134,7 +133,7 @@ async def test_an_absent_parent_is_parent_unavailable_and_its_log_is_untouched(
     await expect_code(env, child, "PARENT_UNAVAILABLE", PARENT_GONE)
     child_gate.open()
     await env.settled(child.id)
-    (result,) = await stored_messages(env, child.id, "tool")
+    (result,) = await env.stored_messages(child.id, "tool")
     assert (result.is_error, result.content, result.structured) == (True, PARENT_GONE, None)
     # nothing was written to the absent parent, and it was not cold-resumed
     assert log.read_bytes() == before
@@ -169,7 +168,7 @@ async def test_a_parent_being_released_is_parent_unavailable(env: ReportEnv) -> 
     await releasing
     grand_gate.open()
     await env.settled(grand_id, root)
-    mid_users = await stored_messages(env, mid.id, "user")
+    mid_users = await env.stored_messages(mid.id, "user")
     assert not any("to a closing parent" in m.content for m in mid_users)
 
 

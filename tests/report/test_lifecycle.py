@@ -24,7 +24,6 @@ from tests.report.support import (
     echo,
     frame,
     source,
-    stored_messages,
     tool_names,
 )
 
@@ -64,7 +63,7 @@ async def test_blocking_revokes_from_every_resident_child_at_once(env: ReportEnv
     await env.settled(first.id)
     await env.settled(second.id, root)
     # the held call asked for report; the revoked child cannot execute it
-    (result,) = await stored_messages(env, first.id, "tool")
+    (result,) = await env.stored_messages(first.id, "tool")
     assert (result.is_error, result.content) == (True, 'unknown tool "report"')
     later = env.model.requests_for("a")[1]
     assert "report" not in tool_names(later) and GUIDANCE not in later.system_prompt
@@ -97,7 +96,7 @@ async def test_unblocking_grants_report_only_at_the_next_activation(env: ReportE
     assert not has_report(child)
     second_gate.open()
     await env.settled(child.id, root)
-    (refused,) = await stored_messages(env, child.id, "tool")
+    (refused,) = await env.stored_messages(child.id, "tool")
     assert (refused.is_error, refused.content) == (True, 'unknown tool "report"')
     held, *after_block = env.model.requests_for("bg")
     assert "report" in tool_names(held)  # asked before the block

@@ -13,7 +13,6 @@ from tests.report.support import (
     ReportEnv,
     accepted,
     echo,
-    stored_messages,
     tool_names,
 )
 
@@ -77,7 +76,7 @@ async def test_an_empty_allow_list_does_not_remove_report(env: ReportEnv) -> Non
     await env.settled(child.id, root)
     (request, _) = env.model.requests_for("bg")
     assert tool_names(request) == ["report"]
-    (result,) = await stored_messages(env, child.id, "tool")
+    (result,) = await env.stored_messages(child.id, "tool")
     assert not result.is_error
     assert next(m.content for m in root.session.model_messages() if m.role == "user").endswith(
         "still here"
@@ -105,7 +104,7 @@ async def test_without_the_package_no_child_has_report(
     (request, _) = env.model.requests_for("bg")
     assert "report" not in tool_names(request)
     assert GUIDANCE not in request.system_prompt
-    (result,) = await stored_messages(env, child.id, "tool")
+    (result,) = await env.stored_messages(child.id, "tool")
     assert (result.is_error, result.content) == (True, 'unknown tool "report"')
     assert len(env.subagents.setup) == 0
 

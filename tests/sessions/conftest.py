@@ -9,6 +9,7 @@ import pytest
 
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import Event, EventBody, MessageEvent, SessionHeader, TurnEnd, TurnStart
+from tests.fixtures import persistence  # noqa: F401 - JSONL persistence over data_dir
 
 
 @pytest.fixture
@@ -21,12 +22,8 @@ def sandbox(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def data_dir(sandbox: Path) -> Path:
+    """The data directory, not yet created (overrides ``tests.fixtures.data_dir``)."""
     return sandbox / "data"
-
-
-@pytest.fixture
-def persistence(data_dir: Path) -> JsonlPersistence:
-    return JsonlPersistence(data_dir)
 
 
 def turn_bodies(turn_id: str = "t1", n_messages: int = 2, close: bool = True) -> list[EventBody]:
@@ -42,7 +39,10 @@ def as_events(bodies: Sequence[EventBody], start: int = 0) -> list[Event]:
 
 
 def write_session(
-    persistence: JsonlPersistence, session_id: str, bodies: Sequence[EventBody], **kw: object
+    persistence: JsonlPersistence,  # noqa: F811 - the fixture of that name, when passed
+    session_id: str,
+    bodies: Sequence[EventBody],
+    **kw: object,
 ) -> SessionHeader:
     """Store a session with these events and close its writer."""
     header = SessionHeader(id=session_id, **kw)  # type: ignore[arg-type]

@@ -3,6 +3,8 @@
 ``Recording`` wraps the real persistence and counts ``inspect``/``list`` calls (and can make
 chosen calls fail); nothing under test is mocked. ``World`` builds sessions through the real
 store: live or settled (released) subagent children, ordinary forks, fork-seeded children.
+
+The store and agents fixtures of ``tests.fixtures`` serve the continuable setup tests.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from host.sessions.store import Session, SessionStore
 from host.subagents.identity import IDENTITY_UNIT
 from host.subagents.index import IdentityIndex
 from host.subagents.listing import SubagentListing
+from tests.fixtures import *  # noqa: F403 - the store and agents fixtures, for test_setup
 
 
 def continuable(label: str = "worker", provider: str = "spawn") -> dict[str, Any]:

@@ -256,10 +256,10 @@ async def test_a_failing_contribution_publishes_nothing(env: Env) -> None:
         raise RuntimeError("cannot install")
 
     env.subagents.register_continuable_setup(broken)
-    before = env.session_files()
+    before = env.session_ids()
     with pytest.raises(RuntimeError, match="cannot install"):
         await env.subagents.start_continuable("spawn", ChildRequest("go"), parent=root, label="x")
-    assert env.session_files() == before
+    assert env.session_ids() == before
     manager = env.subagents.manager()
     assert manager is not None and manager.residents() == []
 

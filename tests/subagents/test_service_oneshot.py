@@ -106,7 +106,7 @@ async def test_a_rejection_publishes_nothing(env: Env, case: str) -> None:
     env.subagents.register_provider(
         Provider("shallow", capabilities=ProviderCapabilities(depth_limit=0))
     )
-    before_files, before_live = env.session_files(), len(env.services.sessions.list())
+    before_files, before_live = env.session_ids(), len(env.services.sessions.list())
     signal = CancelSignal()
     provider = {"provider": "nowhere", "depth": "shallow", "cancelled": "spawn"}[case]
     if case == "cancelled":
@@ -115,7 +115,7 @@ async def test_a_rejection_publishes_nothing(env: Env, case: str) -> None:
         await env.subagents.start(provider, ChildRequest("go"), parent=root, signal=signal)
     code = {"provider": "NO_PROVIDER", "depth": "DEPTH_EXCEEDED", "cancelled": "CANCELLED"}[case]
     assert caught.value.code == code
-    assert env.session_files() == before_files
+    assert env.session_ids() == before_files
     assert len(env.services.sessions.list()) == before_live
     assert env.model.requests == []
 

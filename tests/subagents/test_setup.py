@@ -8,20 +8,17 @@ persistence in ``tmp_path`` and the scripted model, so "nothing published" is ch
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from host.agents.agent import Agent
-from host.agents.models import ModelRegistry
-from host.agents.prompt import PromptSection, register_section, section_registry
+from host.agents.prompt import PromptSection, register_section
 from host.agents.registry import AgentRegistry, AgentSetup, SetupStep
 from host.agents.scripted import ScriptedModel
 from host.disposal import Disposer
-from host.sessions.jsonl import JsonlPersistence
+from host.naming import NamedRegistry
 from host.sessions.model import SessionHeader
-from host.sessions.projections import Projections
 from host.sessions.store import SessionStore
 from host.subagents.errors import SubagentError
 from host.subagents.setup import (
@@ -34,35 +31,19 @@ from host.tools import Tool, ToolExec, tool
 from host.tools.scope import tool_registry
 from tests.agents.helpers import TextArgs
 
-# -- fixtures ------------------------------------------------------------------------------
+# -- fixtures (the rest come from tests.fixtures via the conftest) ------------------------
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path) -> Path:
-    directory = tmp_path / "sessions"
-    directory.mkdir()
-    return directory
+def global_tools() -> NamedRegistry[Tool]:
+    tools = tool_registry()
+    tools.register("echo", make_tool("echo"), owner="test")
+    return tools
 
 
 @pytest.fixture
-def store(data_dir: Path) -> SessionStore:
-    return SessionStore(JsonlPersistence(data_dir), Projections())
-
-
-@pytest.fixture
-def model() -> ScriptedModel:
-    return ScriptedModel()
-
-
-@pytest.fixture
-async def agents(store: SessionStore, model: ScriptedModel) -> AsyncIterator[AgentRegistry]:
-    models = ModelRegistry()
-    models.register("scripted", model, owner="test")
-    global_tools = tool_registry()
-    global_tools.register("echo", make_tool("echo"), owner="test")
-    registry = AgentRegistry(store, models, global_tools, section_registry())
-    yield registry
-    await registry.dispose_all()
+def agent_ctx() -> None:
+    return None
 
 
 @pytest.fixture

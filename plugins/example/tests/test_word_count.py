@@ -1,9 +1,10 @@
-"""Testing a plugin with the fixtures agent-host ships (the ``make_host`` fixture)."""
+"""Testing a plugin with the fixtures agent-host ships (``make_host`` and ``make_harness``)."""
 
 from __future__ import annotations
 
 import agent_host_example
 
+from host.agents import call, say
 from host.testing import call_tool
 
 
@@ -31,3 +32,14 @@ def test_inactive_without_the_sessions_service(make_host):
     host = make_host(("word_count", agent_host_example), builtins=False)
     row = next(r for r in host.plugin_rows() if r["name"] == "word_count")
     assert (row["state"], row["missing"]) == ("inactive", ["sessions"])
+
+
+async def test_an_agent_counts_words_through_the_scripted_model(make_harness):
+    h = make_harness(("word_count", agent_host_example))
+    root = await h.root("root")
+    h.model.script("root", call("word_count", text="two words"), say("counted"))
+    before = h.session_files()
+    root.followup("count these")
+    await root.wait_idle()
+    assert [m.content for m in await h.stored_messages(root.id, "tool")] == ["2 words"]
+    assert h.session_files() != before
