@@ -19,6 +19,7 @@ from host.plugins.lifecycle import PluginManager
 from host.plugins.registrars import Registrars
 from host.plugins.reload import ReloadOutcome, reload_plugin
 from host.plugins.selection import Selection
+from host.profiles.library import ProfileLibrary
 from host.services import Services
 from host.tools.tool import Tool
 
@@ -48,11 +49,15 @@ class Host:
         self.services = Services()
         self.tools = NamedRegistry[Tool]("tool")
         self.prompt_sections = section_registry()
+        self.profiles = ProfileLibrary()
         self.warnings: list[str] = []
         self.services.register("settings", self.settings, owner="host")
         self.services.register("tools", self.tools, owner="host")
         self.services.register("prompt_sections", self.prompt_sections, owner="host")
-        registrars = Registrars(self.services, self.tools, self.prompt_sections, PromptSection)
+        self.services.register("profiles", self.profiles, owner="host")
+        registrars = Registrars(
+            self.services, self.tools, self.prompt_sections, PromptSection, self.profiles
+        )
         self.plugins = PluginManager(
             self.services,
             registrars,

@@ -38,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--json", action="store_true")
     tools.add_argument("--scope", choices=["root", "child"], default="root")
     tools.add_argument("--markdown", action="store_true", help="the catalog document")
+    profiles = commands.add_parser("profiles", help="list subagent profiles and diagnostics")
+    profiles.add_argument("--json", action="store_true")
     demo_command = commands.add_parser("demo", help="run the keyless end-to-end scenario")
     demo_command.add_argument("--data-dir", type=Path, dest="demo_data_dir")
     run = commands.add_parser("run", help="send one message to a new agent, print its answers")
@@ -70,6 +72,13 @@ def cmd_tools(host: Host, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_profiles(host: Host, args: argparse.Namespace) -> int:
+    """Print every subagent profile with its source, and every diagnostic."""
+    from host.cli import profiles
+
+    return profiles.command(host, args)
+
+
 def cmd_run(host: Host, args: argparse.Namespace) -> int:
     """One message to a new root agent."""
     from host.cli import chat
@@ -99,6 +108,7 @@ def cmd_sessions(host: Host, args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Command] = {
     "plugins": cmd_plugins,
     "tools": cmd_tools,
+    "profiles": cmd_profiles,
     "sessions": cmd_sessions,
     "run": cmd_run,
     "chat": cmd_chat,

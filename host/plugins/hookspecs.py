@@ -39,6 +39,11 @@ def register_prompt_sections(register: Any, ctx: Any, config: Any) -> None:
 
 
 @hookspec
+def register_profiles(register: Any, ctx: Any, config: Any) -> None:
+    """Ship subagent profiles: call ``register(path)`` with a Markdown profile or a directory."""
+
+
+@hookspec
 def register_tools(register: Any, ctx: Any, config: Any) -> None:
     """Add global tools: call ``register(tool)`` with each ``host.tools.Tool`` offered."""
 
@@ -53,6 +58,7 @@ ACTIVATION_ORDER = (
     "register_services",
     "register_models",
     "register_prompt_sections",
+    "register_profiles",
     "register_tools",
     "activate",
 )

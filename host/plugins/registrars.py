@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from host.disposal import Scope
 from host.naming import NamedRegistry
@@ -11,11 +11,15 @@ from host.plugins.record import PluginRecord
 from host.services import Services
 from host.tools.tool import Tool
 
+if TYPE_CHECKING:
+    from host.profiles.library import ProfileLibrary
+
 
 class Registrars:
     """Builds, per plugin and hook, the callback that adds an item and remembers how to remove it.
 
-    ``make_section(name, text, order)`` builds a prompt-section value for the global registry.
+    ``make_section(name, text, order)`` builds a prompt-section value for the global registry;
+    ``profiles`` receives what ``register_profiles`` registers (named after the plugin).
     """
 
     def __init__(
@@ -24,8 +28,10 @@ class Registrars:
         tools: NamedRegistry[Tool],
         sections: NamedRegistry[Any],
         make_section: Callable[[str, str, int], Any],
+        profiles: ProfileLibrary | None = None,
     ) -> None:
         self.services = services
+        self.profiles = profiles
         self.tools = tools
         self.sections = sections
         self.make_section = make_section
@@ -62,4 +68,11 @@ class Registrars:
                 scope.add(self.sections.register(name, section, owner=owner))
 
             return register_section
+        if hook == "register_profiles" and self.profiles is not None:
+            profiles = self.profiles
+
+            def register_profile(source: Any) -> None:
+                scope.add(profiles.register(record.name, source))
+
+            return register_profile
         return None

@@ -5,6 +5,14 @@ deployment can offer e.g. ``subagent`` on ``spawn`` and ``subagent_fork`` on ``f
 in ``continuable`` mode runs children in the background by default (``run_in_background``
 may ask for the foreground); ``one-shot`` mode always runs them in the foreground. A tool is
 not offered to agents at its provider's depth limit.
+
+Profiles (``host.profiles``, docs/profiles.md): the optional ``subagent_type`` argument names
+a profile, whose persona, tool filter, model, step limit and ``background`` default the child
+gets. The tool's description lists the profiles in effect with their descriptions (the same
+text for the same set of profiles; the schema never changes). Profiles are re-read at every
+start. A tool instance's ``allow``/``deny`` is the deployment's filter: every child started
+through it is cut down to it, whatever its profile says, and project-level profiles naming
+tools outside it are refused (the repository cannot grant itself more).
 """
 
 from __future__ import annotations
@@ -16,10 +24,13 @@ import attrs
 
 from host import hookimpl
 from host.errors import HostError
+from host.subagents.children import combine_filters
+from host.subagents.descriptors import ToolFilterSpec
 from host.subagents.types import ChildRequest, RunResult
 from host.tools import Tool, ToolExec, ToolResult, tool
 
 if TYPE_CHECKING:
+    from host.profiles.model import Profile, ProfileSet
     from host.sessions.model import SessionHeader
 
 requires = ("subagents",)
@@ -41,11 +52,20 @@ FOREGROUND_DESCRIPTION = (
 
 @attrs.frozen
 class ToolInstance:
-    """One delegation tool: its name, the provider it starts children with, and its mode."""
+    """One delegation tool: its name, the provider it starts children with, its mode, and the
+    deployment's filter over the tools its children may have (``allow`` None: every tool)."""
 
     name: str = "subagent"
     provider: str = "spawn"
     mode: Mode = "continuable"
+    allow: list[str] | None = None
+    deny: list[str] = attrs.field(factory=list)
+
+    def deployment_filter(self) -> ToolFilterSpec | None:
+        """The filter every child of this tool is cut down to (None: no restriction)."""
+        if self.allow is None and not self.deny:
+            return None
+        return ToolFilterSpec(allow=self.allow, deny=list(self.deny) or None)
 
 
 @attrs.frozen
@@ -67,12 +87,21 @@ class SubagentArgs:
         default=None,
         metadata={"description": "Run in the background (default) or wait for the answer."},
     )
+    subagent_type: str | None = attrs.field(
+        default=None,
+        metadata={
+            "description": "The profile to start the subagent from, one of those listed in "
+            "the tool description; omit it for a plain subagent with your tools."
+        },
+    )
 
 
-def render_run(result: RunResult) -> ToolResult:
+def render_run(result: RunResult, profile: Profile | None = None) -> ToolResult:
     """A foreground child's outcome: its answer, or why it stopped with what it had."""
     if result.stop_reason == "completed":
-        structured = {"subagent_id": result.child_id, "stop_reason": "completed"}
+        structured: dict[str, Any] = {"subagent_id": result.child_id, "stop_reason": "completed"}
+        if profile is not None:
+            structured["subagent_type"] = profile.name
         return ToolResult(result.text or "", structured=structured)
     text = f"subagent {result.child_id} stopped ({result.stop_reason}) before it finished"
     if result.text:
@@ -80,17 +109,128 @@ def render_run(result: RunResult) -> ToolResult:
     return ToolResult.error(text, structured={"subagent_id": result.child_id})
 
 
-def make_tool(instance: ToolInstance, offered_to: Callable[[SessionHeader], bool]) -> Tool:
-    """The delegation tool described by ``instance``."""
-    description = DESCRIPTION if instance.mode == "continuable" else FOREGROUND_DESCRIPTION
+PROFILES_INTRO = (
+    "Profiles (subagent_type) give the subagent a role, its own instructions and a set of tools:"
+)
 
-    @tool(instance.name, description, SubagentArgs, offered_to=offered_to)
+
+def describe(base: str, profiles: ProfileSet) -> str:
+    """The tool description: ``base``, then each profile with its description (and tools)."""
+    if not profiles.profiles:
+        return base
+    lines = [base, "", PROFILES_INTRO]
+    for profile in profiles.profiles:
+        name = profile.name
+        aliases = profiles.aliases_of(name)
+        if aliases:
+            name += f" (or {', '.join(aliases)})"
+        line = f"- {name}: {profile.description}"
+        if profile.tools is not None:
+            line += f" (tools: {', '.join(profile.tools) or 'none'})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+class DelegationTool(Tool):
+    """A ``Tool`` whose description is computed when read: the profiles are re-read (cached
+    on file metadata), so the model always sees the set a start would use."""
+
+    __slots__ = ("_describe",)
+
+    @property
+    def description(self) -> str:
+        describe_now: Callable[[], str] = object.__getattribute__(self, "_describe")
+        return describe_now()
+
+    @description.setter
+    def description(self, value: str) -> None:
+        _DESCRIPTION_SLOT.__set__(self, value)
+
+
+_DESCRIPTION_SLOT: Any = Tool.__dict__["description"]
+
+
+def load_profiles(ctx: Any, deployment: ToolFilterSpec | None) -> ProfileSet:
+    """The profiles in effect for a tool with ``deployment``'s filter (none without the
+    ``profiles`` service)."""
+    library = ctx.find("profiles")
+    if library is None:
+        from host.profiles.model import ProfileSet
+
+        return ProfileSet()
+    loaded: ProfileSet = library.load(deployment)
+    return loaded
+
+
+def child_request(
+    args: SubagentArgs, profile: Profile | None, deployment: ToolFilterSpec | None
+) -> ChildRequest:
+    """What to ask the subagent service for: the task, plus the profile cut to ``deployment``."""
+    if profile is None:
+        return ChildRequest(prompt=args.prompt, label=args.description, tool_filter=deployment)
+    own = None
+    if profile.tools is not None or profile.disallowed_tools:
+        allow = list(profile.tools) if profile.tools is not None else None
+        own = ToolFilterSpec(allow=allow, deny=list(profile.disallowed_tools) or None)
+    return ChildRequest(
+        prompt=args.prompt,
+        label=args.description,
+        model=profile.model,
+        persona=profile.persona,
+        tool_filter=combine_filters(deployment, own),
+        max_steps=profile.max_steps,
+    )
+
+
+def check_model(ctx: Any, profile: Profile) -> str | None:
+    """Why ``profile``'s model cannot be used, or None (never a silent fallback)."""
+    models = ctx.find("models")
+    if profile.model is None or models is None or profile.model in models.names():
+        return None
+    known = ", ".join(models.names()) or "none"
+    return (
+        f'profile "{profile.name}" ({profile.origin}) names model "{profile.model}", '
+        f"which is not registered (known: {known})"
+    )
+
+
+def make_tool(
+    instance: ToolInstance, offered_to: Callable[[SessionHeader], bool], ctx: Any = None
+) -> Tool:
+    """The delegation tool described by ``instance``."""
+    base = DESCRIPTION if instance.mode == "continuable" else FOREGROUND_DESCRIPTION
+    deployment = instance.deployment_filter()
+
+    @tool(instance.name, base, SubagentArgs, offered_to=offered_to)
     async def delegate(args: SubagentArgs, exec: ToolExec) -> ToolResult:
+        from host.profiles.matching import resolve
+        from host.profiles.model import ProfileError
+
         subagents = exec.ctx.subagents
-        background = instance.mode == "continuable" and args.run_in_background is not False
+        profile = None
+        if args.subagent_type is not None:
+            loaded = load_profiles(exec.ctx, deployment)
+            try:
+                profile = resolve(args.subagent_type, loaded)
+            except ProfileError as error:
+                text = f"{instance.name} failed: {error.message}"
+                if error.code == "UNKNOWN_PROFILE" and loaded.diagnostics:
+                    skipped = "; ".join(str(d) for d in loaded.diagnostics[:3])
+                    more = len(loaded.diagnostics) - 3
+                    text += f"\nSkipped profile files: {skipped}" + (
+                        f" (and {more} more)" if more > 0 else ""
+                    )
+                return ToolResult.error(text)
+            problem = check_model(exec.ctx, profile)
+            if problem is not None:
+                return ToolResult.error(f"{instance.name} failed: {problem}")
         if args.run_in_background and instance.mode == "one-shot":
             return ToolResult.error(f"{instance.name} runs subagents in the foreground only")
-        request = ChildRequest(prompt=args.prompt, label=args.description)
+        wanted = args.run_in_background
+        if wanted is None and profile is not None:
+            wanted = profile.background
+        background = instance.mode == "continuable" and wanted is not False
+        request = child_request(args, profile, deployment)
         try:
             if background:
                 started = await subagents.start_continuable(
@@ -102,16 +242,38 @@ def make_tool(instance: ToolInstance, offered_to: Callable[[SessionHeader], bool
                 )
                 return ToolResult(
                     f"started subagent {started.child_id}",
-                    structured={"subagent_id": started.child_id},
+                    structured=started_data(started.child_id, profile),
                 )
             run = await subagents.start(
                 instance.provider, request, parent=exec.agent, signal=exec.signal
             )
         except HostError as error:
             return ToolResult.error(f"{instance.name} failed: {error.message}")
-        return render_run(await run.result())
+        return render_run(await run.result(), profile)
 
-    return delegate
+    if ctx is None:
+        return delegate
+    described = DelegationTool(
+        delegate.name,
+        base,
+        delegate.params,
+        delegate.execute,
+        delegate.concurrency_safe,
+        delegate.needs_agent,
+        delegate.offered_to,
+    )
+    object.__setattr__(
+        described, "_describe", lambda: describe(base, load_profiles(ctx, deployment))
+    )
+    return described
+
+
+def started_data(child_id: str, profile: Profile | None) -> dict[str, Any]:
+    """The structured result of a background start."""
+    data: dict[str, Any] = {"subagent_id": child_id}
+    if profile is not None:
+        data["subagent_type"] = profile.name
+    return data
 
 
 @hookimpl
@@ -122,4 +284,4 @@ def register_tools(register: Callable[[Tool], None], ctx: Any, config: Config) -
         def offered_to(header: SessionHeader, provider: str = instance.provider) -> bool:
             return bool(ctx.subagents.may_delegate(provider, header))
 
-        register(make_tool(instance, offered_to))
+        register(make_tool(instance, offered_to, ctx))

@@ -48,6 +48,11 @@ def test_schema_and_description(host):
                 "type": "boolean",
                 "description": "Run in the background (default) or wait for the answer.",
             },
+            "subagent_type": {
+                "type": "string",
+                "description": "The profile to start the subagent from, one of those listed in "
+                "the tool description; omit it for a plain subagent with your tools.",
+            },
         },
         "required": ["description", "prompt"],
         "additionalProperties": False,

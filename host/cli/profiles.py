@@ -1,0 +1,78 @@
+"""``agent-host profiles [--json]``: every subagent profile in effect, and every diagnostic.
+
+JSON: a top-level array; ``profile`` entries carry source, name, description, tools,
+disallowed tools, model, max steps, background, file, plugin, aliases and the profiles they
+override; ``diagnostic`` entries carry the file, field and problem of a profile that was
+skipped. Profiles are listed as the host sees them (no delegation tool's deployment filter).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from host.app import Host
+from host.cli import render
+from host.profiles.model import ProfileSet
+
+
+def rows(profiles: ProfileSet) -> list[dict[str, Any]]:
+    """The JSON rows: profiles in listing order, then diagnostics in reading order."""
+    result: list[dict[str, Any]] = []
+    for profile in profiles.profiles:
+        overrides = [
+            {"source": hidden.source, "path": hidden.path}
+            for hidden in profiles.shadowed
+            if hidden.name == profile.name
+        ]
+        result.append(
+            {
+                "kind": "profile",
+                "name": profile.name,
+                "source": profile.source,
+                "description": profile.description,
+                "tools": list(profile.tools) if profile.tools is not None else None,
+                "disallowed_tools": list(profile.disallowed_tools),
+                "model": profile.model,
+                "max_steps": profile.max_steps,
+                "background": profile.background,
+                "path": profile.path,
+                "plugin": profile.plugin,
+                "aliases": profiles.aliases_of(profile.name),
+                "overrides": overrides,
+            }
+        )
+    for diagnostic in profiles.diagnostics:
+        result.append(
+            {
+                "kind": "diagnostic",
+                "source": diagnostic.source,
+                "path": diagnostic.path,
+                "field": diagnostic.field,
+                "problem": diagnostic.problem,
+                "message": str(diagnostic),
+            }
+        )
+    return result
+
+
+def table(entries: list[dict[str, Any]]) -> str:
+    """The human view: one line per profile, then one ``warning:`` line per diagnostic."""
+    body = []
+    for row in (r for r in entries if r["kind"] == "profile"):
+        tools = "all" if row["tools"] is None else ", ".join(row["tools"]) or "none"
+        if row["disallowed_tools"]:
+            tools += " except " + ", ".join(row["disallowed_tools"])
+        body.append(
+            [row["name"], row["source"], row["model"] or "default", tools, row["description"][:60]]
+        )
+    lines = [render.table(["profile", "source", "model", "tools", "description"], body)]
+    lines += [f"warning: {r['message']}" for r in entries if r["kind"] == "diagnostic"]
+    return "\n".join(lines)
+
+
+def command(host: Host, args: argparse.Namespace) -> int:
+    """Print the profiles (diagnostics do not change the exit code)."""
+    entries = rows(host.profiles.load())
+    print(render.to_json(entries) if args.json else table(entries))
+    return 0

@@ -1,0 +1,133 @@
+"""The ``profiles`` service: profiles shipped by plugins, and loading every source on demand.
+
+Loading (``load``) re-reads the user and project directories each time it is asked (the
+delegation tool asks at every start and whenever it describes itself), so a changed file
+affects the next start and never a child already running; an unchanged set of files is served
+from a cache keyed on the files' metadata. This module stays import-light (it is on the host's
+start-up path); parsing is imported on first load.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from host.profiles.model import Profile, ProfileSet
+    from host.subagents.descriptors import ToolFilterSpec
+
+HOME_ENV = "AGENT_HOST_HOME"
+DIR_NAME = ".agent-host"
+AGENTS = "agents"
+
+
+@attrs.frozen
+class Locations:
+    """Where user-level and project-level profiles live."""
+
+    user: Path
+    project: Path
+
+
+def locations(environ: Mapping[str, str], cwd: Path) -> Locations:
+    """User: ``$AGENT_HOST_HOME/agents``, else ``~/.agent-host/agents`` (``HOME``);
+    project: ``.agent-host/agents`` under ``cwd``."""
+    home = environ.get(HOME_ENV)
+    if home:
+        user = Path(home) / AGENTS
+    else:
+        base = environ.get("HOME")
+        user = (Path(base) if base else Path.home()) / DIR_NAME / AGENTS
+    return Locations(user=user, project=cwd / DIR_NAME / AGENTS)
+
+
+class _Entry:
+    """One registration: the plugin and what it registered (a path or a ``Profile``)."""
+
+    __slots__ = ("plugin", "source")
+
+    def __init__(self, plugin: str, source: Path | Profile) -> None:
+        self.plugin = plugin
+        self.source = source
+
+
+class ProfileLibrary:
+    """Plugin-registered profile sources plus loading of all four sources.
+
+    ``environ`` and ``cwd`` default to the process's at each load (tests may fix them).
+    """
+
+    def __init__(
+        self, *, environ: Mapping[str, str] | None = None, cwd: Path | None = None
+    ) -> None:
+        self.environ = environ
+        self.cwd = cwd
+        self._entries: list[_Entry] = []
+        self._generation = 0
+        self._cache: dict[Any, tuple[Any, ProfileSet]] = {}
+
+    def register(self, plugin: str, source: Any) -> Callable[[], bool]:
+        """Add ``source`` for ``plugin``: a path (``str``/``PathLike``) to a Markdown profile or
+        a directory of them, or a ``Profile``; returns the disposer that removes it."""
+        from host.profiles.model import Profile
+
+        if isinstance(source, Profile):
+            value: Path | Profile = source
+        elif isinstance(source, str | os.PathLike):
+            value = Path(source)
+        else:
+            raise TypeError(
+                f"register_profiles expects a path or host.profiles.Profile, got {source!r}"
+            )
+        entry = _Entry(plugin, value)
+        self._entries.append(entry)
+        self._generation += 1
+
+        def dispose() -> bool:
+            if entry in self._entries:
+                self._entries.remove(entry)
+                self._generation += 1
+                return True
+            return False
+
+        return dispose
+
+    def entries(self) -> list[tuple[str, Path | Profile]]:
+        """``(plugin, source)`` in registration order."""
+        return [(entry.plugin, entry.source) for entry in self._entries]
+
+    def locations(self) -> Locations:
+        """The user and project directories as of now."""
+        environ = os.environ if self.environ is None else self.environ
+        return locations(environ, self.cwd if self.cwd is not None else Path.cwd())
+
+    def load(self, deployment: ToolFilterSpec | None = None) -> ProfileSet:
+        """Every profile in effect now; project profiles naming tools ``deployment`` does not
+        admit are diagnostics instead (the repository cannot grant itself more)."""
+        from host.profiles.sources import file_signature, load_all
+
+        where = self.locations()
+        entries = self.entries()
+        paths = [where.user, where.project] + [s for _, s in entries if isinstance(s, Path)]
+        signature, cacheable = file_signature(paths)
+        key = (where, self._generation, _filter_key(deployment))
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] == signature:
+            return cached[1]
+        loaded = load_all(where, entries, deployment)
+        if cacheable:
+            if len(self._cache) > 16:
+                self._cache.clear()
+            self._cache[key] = (signature, loaded)
+        return loaded
+
+
+def _filter_key(spec: ToolFilterSpec | None) -> Any:
+    if spec is None:
+        return None
+    allow = tuple(spec.allow) if spec.allow is not None else None
+    return (allow, tuple(spec.deny or ()))

@@ -1,0 +1,100 @@
+"""The values of the profiles feature: a profile, a diagnostic, and a loaded set of profiles."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from host.errors import HostError
+
+Source = Literal["built-in", "user", "project", "plugin"]
+SOURCES: tuple[Source, ...] = ("built-in", "user", "project", "plugin")
+
+
+@attrs.frozen
+class Profile:
+    """One subagent profile, as loaded: what a child started from it gets.
+
+    ``name`` is the canonical name (``<plugin>:<name>`` for a plugin's profile). ``tools`` is
+    the allow-list over the parent's global tools (None: all of them), ``disallowed_tools``
+    the deny-list; ``persona`` is the Markdown body (the child's persona prompt section).
+    ``model`` None means the default model; ``max_steps`` and ``background`` None mean the
+    delegation tool's defaults. ``path`` is the file it came from (None for built-ins).
+    """
+
+    name: str
+    description: str
+    source: Source
+    persona: str | None = None
+    tools: tuple[str, ...] | None = None
+    disallowed_tools: tuple[str, ...] = ()
+    model: str | None = None
+    max_steps: int | None = None
+    background: bool | None = None
+    path: str | None = None
+    plugin: str | None = None
+
+    @property
+    def bare_name(self) -> str:
+        """The name without the ``<plugin>:`` prefix."""
+        return self.name.split(":", 1)[1] if self.plugin is not None else self.name
+
+    @property
+    def origin(self) -> str:
+        """Where it came from, for messages: its file, else its source."""
+        return self.path or self.source
+
+
+@attrs.frozen
+class Diagnostic:
+    """Why one profile file (or one entry of it) was skipped: ``<path>: <field>: <problem>``."""
+
+    path: str
+    problem: str
+    field: str | None = None
+    source: Source | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}: {self.field}" if self.field else self.path
+        return f"{where}: {self.problem}"
+
+
+@attrs.frozen
+class Shadowed:
+    """A profile hidden by a later source's profile of the same name."""
+
+    name: str
+    source: Source
+    path: str | None
+    by: Source
+
+
+@attrs.frozen
+class ProfileSet:
+    """The profiles in effect (sorted by name), bare aliases of plugin profiles, diagnostics."""
+
+    profiles: tuple[Profile, ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+    shadowed: tuple[Shadowed, ...] = ()
+
+    def get(self, name: str) -> Profile | None:
+        """The profile with canonical name ``name`` exactly, or None."""
+        for profile in self.profiles:
+            if profile.name == name:
+                return profile
+        return None
+
+    def names(self) -> list[str]:
+        """Canonical names in listing order."""
+        return [profile.name for profile in self.profiles]
+
+    def aliases_of(self, name: str) -> list[str]:
+        """The bare aliases that resolve to canonical ``name``."""
+        return [alias for alias, target in self.aliases if target == name]
+
+
+class ProfileError(HostError):
+    """A ``subagent_type`` that names no profile (``UNKNOWN_PROFILE``) or several
+    (``AMBIGUOUS_PROFILE``); the message lists what exists or the candidates."""

@@ -1,0 +1,245 @@
+"""Reading the four sources of profiles and merging them (later sources override by name).
+
+Order: built-in (``general-purpose``), user-level, project-level, then plugins. A plugin's
+profiles are named ``<plugin>:<name>`` and so never override anything; each is also reachable
+by its bare name when no other profile has that name. Within one directory the files are read
+in name order: a second file defining a name already defined there is a diagnostic (the first
+stays). Only ``*.md`` / ``*.markdown`` entries directly in the directory are read; hidden files
+are ignored. A file that is a directory, unreadable, too large, not UTF-8 or malformed is one
+diagnostic; the rest load.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from host.profiles.library import Locations
+from host.profiles.model import Diagnostic, Profile, ProfileSet, Shadowed, Source
+from host.profiles.parsing import Invalid, check_name, parse_profile
+from host.subagents.descriptors import ToolFilterSpec
+
+SUFFIXES = (".md", ".markdown")
+MAX_FILE_BYTES = 256 * 1024
+RECENT_NS = 2_000_000_000
+
+GENERAL_PURPOSE_PERSONA = (
+    "You are a general-purpose subagent: another agent delegated a task to you. Do the whole "
+    "task, step by step, using the tools you have, but nothing beyond it. When you are done, "
+    "end with a complete, concise final report: what you did, what you found (with the exact "
+    "names, paths and figures the delegating agent needs), and anything you could not do. "
+    "That final message is all the delegating agent sees of your work."
+)
+
+GENERAL_PURPOSE = Profile(
+    name="general-purpose",
+    description=(
+        "General-purpose agent for researching questions and carrying out multi-step tasks; "
+        "has all of your tools."
+    ),
+    source="built-in",
+    persona=GENERAL_PURPOSE_PERSONA,
+)
+
+
+def builtin_profiles() -> list[Profile]:
+    """The profiles every host has."""
+    return [GENERAL_PURPOSE]
+
+
+def shown(path: Path | str) -> str:
+    """A path for a one-line message: control and format characters escaped."""
+    return "".join(
+        f"\\x{ord(c):02x}" if unicodedata.category(c) in ("Cc", "Cf") else c for c in str(path)
+    )
+
+
+def read_file(path: Path, source: Source, plugin: str | None) -> Profile | Diagnostic:
+    """One profile file, parsed; every failure is a diagnostic naming the file."""
+    where = shown(path)
+    try:
+        if path.is_dir():
+            return Diagnostic(where, "is a directory, not a profile file", source=source)
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        return Diagnostic(where, f"cannot be read: {error.strerror or error}", source=source)
+    if len(data) > MAX_FILE_BYTES:
+        return Diagnostic(where, f"larger than {MAX_FILE_BYTES} bytes", source=source)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return Diagnostic(where, "is not UTF-8 text", source=source)
+    return parse_profile(text, path=where, source=source, plugin=plugin)
+
+
+def read_directory(
+    directory: Path, source: Source, plugin: str | None = None
+) -> tuple[list[Profile], list[Diagnostic]]:
+    """The profiles of one directory (missing: none) and the diagnostics of its bad files."""
+    try:
+        if not directory.exists():
+            return [], []
+        if not directory.is_dir():
+            return [], [Diagnostic(shown(directory), "is not a directory", source=source)]
+        names = sorted(os.listdir(directory))
+    except OSError as error:
+        problem = f"cannot be listed: {error.strerror or error}"
+        return [], [Diagnostic(shown(directory), problem, source=source)]
+    profiles: list[Profile] = []
+    diagnostics: list[Diagnostic] = []
+    first: dict[str, str] = {}
+    for name in names:
+        if name.startswith(".") or not name.lower().endswith(SUFFIXES):
+            continue
+        result = read_file(directory / name, source, plugin)
+        if isinstance(result, Diagnostic):
+            diagnostics.append(result)
+        elif result.name in first:
+            problem = f'"{result.bare_name}" is already defined by {first[result.name]}; skipped'
+            diagnostics.append(Diagnostic(result.origin, problem, field="name", source=source))
+        else:
+            first[result.name] = result.origin
+            profiles.append(result)
+    return profiles, diagnostics
+
+
+def read_plugin_source(
+    plugin: str, source: Path | Profile
+) -> tuple[list[Profile], list[Diagnostic]]:
+    """What one ``register_profiles`` registration contributes."""
+    if isinstance(source, Profile):
+        where = source.path or f"plugin {plugin}"
+        try:
+            bare = check_name(source.name)
+        except Invalid as error:
+            return [], [Diagnostic(where, error.problem, field="name", source="plugin")]
+        profile = attrs.evolve(source, name=f"{plugin}:{bare}", source="plugin", plugin=plugin)
+        return [profile], []
+    if source.is_dir():
+        return read_directory(source, "plugin", plugin)
+    result = read_file(source, "plugin", plugin)
+    if isinstance(result, Diagnostic):
+        return [], [result]
+    return [result], []
+
+
+def widening(profile: Profile, deployment: ToolFilterSpec) -> Diagnostic | None:
+    """A project profile naming tools the deployment's filter does not admit, as a diagnostic."""
+    if profile.tools is None:
+        return None  # every tool: still cut down to the deployment's filter when started
+    denied = [
+        tool
+        for tool in profile.tools
+        if (deployment.allow is not None and tool not in deployment.allow)
+        or tool in (deployment.deny or ())
+    ]
+    if not denied:
+        return None
+    problem = "names tools the deployment does not allow: " + ", ".join(denied)
+    return Diagnostic(profile.origin, problem, field="tools", source=profile.source)
+
+
+def load_all(
+    where: Locations,
+    entries: list[tuple[str, Path | Profile]],
+    deployment: ToolFilterSpec | None = None,
+) -> ProfileSet:
+    """Merge every source (module docstring) into the set of profiles in effect."""
+    effective: dict[str, Profile] = {}
+    shadowed: list[Shadowed] = []
+    diagnostics: list[Diagnostic] = []
+
+    def add(profile: Profile) -> None:
+        previous = effective.get(profile.name)
+        if previous is not None:
+            shadowed.append(
+                Shadowed(previous.name, previous.source, previous.path, by=profile.source)
+            )
+        effective[profile.name] = profile
+
+    for profile in builtin_profiles():
+        add(profile)
+    directories: list[tuple[Source, Path]] = [("user", where.user)]
+    if not _same_directory(where.user, where.project):
+        directories.append(("project", where.project))
+    for source, directory in directories:
+        profiles, problems = read_directory(directory, source)
+        diagnostics += problems
+        for profile in profiles:
+            refusal = widening(profile, deployment) if deployment and source == "project" else None
+            if refusal is not None:
+                diagnostics.append(refusal)
+            else:
+                add(profile)
+    for plugin, registered in entries:
+        profiles, problems = read_plugin_source(plugin, registered)
+        diagnostics += problems
+        for profile in profiles:
+            if profile.name in effective:
+                problem = f'"{profile.name}" is already registered by plugin {plugin}; skipped'
+                diagnostics.append(
+                    Diagnostic(profile.origin, problem, field="name", source="plugin")
+                )
+            else:
+                effective[profile.name] = profile
+    bare_counts: dict[str, int] = {}
+    for profile in effective.values():
+        if profile.plugin is not None:
+            bare_counts[profile.bare_name] = bare_counts.get(profile.bare_name, 0) + 1
+    aliases = tuple(
+        (profile.bare_name, profile.name)
+        for profile in effective.values()
+        if profile.plugin is not None
+        and bare_counts[profile.bare_name] == 1
+        and profile.bare_name not in effective
+    )
+    ordered = sorted(effective.values(), key=lambda p: (p.name.casefold(), p.name))
+    return ProfileSet(
+        profiles=tuple(ordered),
+        aliases=tuple(sorted(aliases)),
+        diagnostics=tuple(diagnostics),
+        shadowed=tuple(shadowed),
+    )
+
+
+def _same_directory(first: Path, second: Path) -> bool:
+    try:
+        return first.resolve() == second.resolve()
+    except OSError:
+        return False
+
+
+def file_signature(paths: list[Path]) -> tuple[Any, bool]:
+    """Metadata of ``paths`` and of the entries of those that are directories, and whether it
+    is safe to cache on it (nothing modified in the last two seconds: a rewrite within the
+    file system's timestamp granularity could otherwise go unseen)."""
+    now = time.time_ns()
+    cacheable = True
+    parts: list[Any] = []
+
+    def stat(path: str) -> Any:
+        nonlocal cacheable
+        try:
+            info = os.stat(path)
+        except OSError as error:
+            return ("missing", error.errno)
+        if info.st_mtime_ns > now - RECENT_NS:
+            cacheable = False
+        return (info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_mode)
+
+    for path in paths:
+        text = str(path)
+        parts.append((text, stat(text)))
+        try:
+            names = sorted(os.listdir(text)) if os.path.isdir(text) else []
+        except OSError:
+            names = []
+        for name in names:
+            parts.append((name, stat(os.path.join(text, name))))
+    return tuple(parts), cacheable

@@ -1,0 +1,102 @@
+"""agent-host profiles [--json]: every profile with its source, and every diagnostic."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from host.cli.main import main
+from tests.profiles.support import write
+
+AGENT_HOST = str(Path(sys.executable).parent / "agent-host")
+
+
+def setup_files(tmp_path: Path) -> tuple[Path, Path]:
+    home, project = tmp_path / "home", tmp_path / "project"
+    write(home / "agents", "rev.md", "reviewer", "User reviewer", tools="read_file, grep")
+    write(
+        project / ".agent-host" / "agents",
+        "rev.md",
+        "reviewer",
+        "Project reviewer",
+        tools="grep",
+        disallowed_tools="shell",
+        model="fast",
+        max_steps="7",
+        background="false",
+    )
+    (project / ".agent-host" / "agents" / "broken.md").write_text("no front matter")
+    return home, project
+
+
+def test_profiles_json(tmp_path):
+    home, project = setup_files(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HOST_")}
+    env |= {"AGENT_HOST_HOME": str(home), "AGENT_HOST_PLUGINS": "subagent"}
+    result = subprocess.run(
+        [AGENT_HOST, "profiles", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    agents = project / ".agent-host" / "agents"
+    assert [(r["kind"], r.get("name"), r["source"]) for r in rows] == [
+        ("profile", "general-purpose", "built-in"),
+        ("profile", "reviewer", "project"),
+        ("diagnostic", None, "project"),
+    ]
+    assert rows[1] == {
+        "kind": "profile",
+        "name": "reviewer",
+        "source": "project",
+        "description": "Project reviewer",
+        "tools": ["grep"],
+        "disallowed_tools": ["shell"],
+        "model": "fast",
+        "max_steps": 7,
+        "background": False,
+        "path": str(agents / "rev.md"),
+        "plugin": None,
+        "aliases": [],
+        "overrides": [{"source": "user", "path": str(home / "agents" / "rev.md")}],
+    }
+    assert rows[2] == {
+        "kind": "diagnostic",
+        "source": "project",
+        "path": str(agents / "broken.md"),
+        "field": None,
+        "problem": "no front matter: the file must start with a '---' line",
+        "message": f"{agents}/broken.md: no front matter: the file must start with a '---' line",
+    }
+
+
+def test_profiles_table(tmp_path, monkeypatch, capsys):
+    home, project = setup_files(tmp_path)
+    monkeypatch.setenv("AGENT_HOST_HOME", str(home))
+    monkeypatch.setenv("AGENT_HOST_PLUGINS", "subagent")
+    monkeypatch.chdir(project)
+    assert main(["--data-dir", str(tmp_path / "data"), "profiles"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["profile", "source", "model", "tools", "description"]
+    assert lines[2].startswith("general-purpose  built-in  default  all")
+    assert lines[3].split() == [
+        "reviewer",
+        "project",
+        "fast",
+        "grep",
+        "except",
+        "shell",
+        "Project",
+        "reviewer",
+    ]
+    assert lines[4] == (
+        f"warning: {project}/.agent-host/agents/broken.md: no front matter: the file must start "
+        "with a '---' line"
+    )
