@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
-import operator
 import os
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from host.cancel import CancelSignal, raise_if_cancelled
 from host.sessions.codec import CodecError, decode_event, encode_events, encode_header
+from host.sessions.header_cache import HeaderCache
 from host.sessions.jsonl_writer import (
     SUFFIX,
     FsyncPolicy,
@@ -57,11 +56,6 @@ from host.sessions.persistence import PersistenceError, StoredSession, open_turn
 
 __all__ = ["SUFFIX", "FsyncPolicy", "JsonlPersistence", "JsonlWriter"]
 
-_CachedHeader = tuple[tuple[int, int, int], SessionHeader | None]
-_creation_order = operator.attrgetter("created_at", "id")  # = SessionHeader.sort_key, in C
-_TIMESTAMP_SLACK_NS = 100_000_000
-"""File and directory timestamps this much older than a list are settled (ticks are ≤ 10 ms)."""
-
 
 class JsonlPersistence:
     """``SessionPersistence`` over one JSONL file per session (module docstring: policy)."""
@@ -71,26 +65,7 @@ class JsonlPersistence:
             raise ValueError(f"fsync policy must be never, turn or always, not {fsync!r}")
         self.data_dir = Path(data_dir)
         self.fsync: FsyncPolicy = fsync
-        # list(): file name -> (stat key, header or None when unreadable) from the last list,
-        # and the data directory's (device, inode, mtime, ctime) at that list when it can be
-        # trusted. A hit is served without opening the file, and it cannot be a stale header:
-        # * a stored header never changes: a log is created complete (a finished temporary file
-        #   is hard-linked into place) and afterwards only appended to, or truncated after its
-        #   header by load();
-        # * a file deleted and recreated under the same name is a new inode. Should the file
-        #   system reuse the inode number, the unlink and the link changed the directory, so
-        #   the inode alone is trusted only while the directory's timestamps are unchanged;
-        #   otherwise the key is (inode, ctime, size) from a stat, and the link that created
-        #   the new file gave it a newer ctime. Timestamps are coarse (a few ms), so only
-        #   files and a directory whose ctime/mtime lie more than _TIMESTAMP_SLACK_NS before
-        #   the list began are cached or trusted: a change after that list then necessarily
-        #   carries a later timestamp (a file being appended to is simply read every time);
-        # * the stat comes before the header is read, so a file replaced in between is cached
-        #   under its old key and read again next time. Unreadable files are re-checked by
-        #   stat every time, and read again once they change.
-        self._header_cache: dict[str, _CachedHeader] = {}
-        self._header_dir_key: tuple[int, int, int, int] | None = None
-        self._header_sorted: list[SessionHeader] | None = None
+        self._headers = HeaderCache()
 
     def path_for(self, session_id: str) -> Path:
         """The log file of ``session_id`` (validated first: ``SessionIdError``)."""
@@ -284,71 +259,7 @@ class JsonlPersistence:
         )
 
     def _list_sync(self, signal: CancelSignal | None) -> list[SessionHeader]:
-        try:
-            before = time.time_ns()
-            dir_stat = os.stat(self.data_dir)
-            with os.scandir(self.data_dir) as scan:
-                entries = [e for e in scan if e.name.endswith(SUFFIX)]
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise failed(f"cannot list {self.data_dir}", exc) from exc
-        dir_key = (dir_stat.st_dev, dir_stat.st_ino, dir_stat.st_mtime_ns, dir_stat.st_ctime_ns)
-        # Unchanged directory: no entry was added, removed or renamed since the last list, so
-        # no file was deleted and recreated and an entry whose inode is unchanged is the file
-        # read before (see __init__); no per-file stat is needed.
-        unchanged = dir_key == self._header_dir_key
-        cache = self._header_cache
-        seen: dict[str, _CachedHeader] = {}
-        headers: list[SessionHeader] = []
-        match = SESSION_ID_PATTERN.fullmatch
-        cut = -len(SUFFIX)
-        hits = 0
-        missed = False
-        for index, entry in enumerate(entries):
-            if not index & 255:
-                raise_if_cancelled(signal, PersistenceError)
-            name = entry.name
-            cached = cache.get(name)
-            if (
-                unchanged
-                and cached is not None
-                and cached[1] is not None
-                and cached[0][0] == entry.inode()
-                and not entry.is_symlink()  # its target may change without the directory
-            ):
-                seen[name] = cached
-                headers.append(cached[1])
-                hits += 1
-                continue
-            if match(name[:cut]) is None:
-                continue
-            missed = True
-            try:
-                st = entry.stat()  # before the read: a file replaced in between is re-read
-            except OSError:
-                continue
-            key = (st.st_ino, st.st_ctime_ns, st.st_size)
-            if cached is not None and cached[0] == key:
-                header = cached[1]
-            else:
-                header = self._read_header(name)
-            if before - st.st_ctime_ns > _TIMESTAMP_SLACK_NS:  # else: not cached, see __init__
-                seen[name] = (key, header)
-            if header is not None:
-                headers.append(header)
-        if not missed and hits == len(cache) and self._header_sorted is not None:
-            # the same files as last time, every one a hit: the same headers, already sorted
-            headers = self._header_sorted.copy()
-        else:
-            headers.sort(key=_creation_order)
-        self._header_cache = seen  # replaced, not updated: entries of deleted files go
-        self._header_sorted = headers.copy()
-        # Trust the directory's timestamps next time only if they are older than a timestamp
-        # tick: a change in the same (coarse) tick as our stat could leave them unchanged.
-        settled = before - max(dir_stat.st_mtime_ns, dir_stat.st_ctime_ns) > _TIMESTAMP_SLACK_NS
-        self._header_dir_key = dir_key if settled else None
-        return headers
+        return self._headers.list(self.data_dir, self._read_header, signal)
 
     def _read_header(self, name: str) -> SessionHeader | None:
         stem = name[: -len(SUFFIX)]
