@@ -2,36 +2,23 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import agent_host_subagent
 import pytest
 
-from host.agents.scripted import ScriptedModel, calls, say, tool_call
+from host.agents.scripted import calls, say, tool_call
 from host.app import Host
 from host.sessions.model import MessageEvent, SessionHeader
 from host.testing import build_host, call_tool
 
 
 @pytest.fixture
-async def host(tmp_path: Path):
-    made = build_host(("subagent", agent_host_subagent), data_dir=tmp_path / "data")
-    yield made
-    await made.aclose()
+def h(make_harness):
+    return make_harness(("subagent", agent_host_subagent))
 
 
-def scripted(host: Host) -> ScriptedModel:
-    model = host.services.models.resolve("scripted")
-    assert isinstance(model, ScriptedModel)
-    return model
-
-
-async def settle(host: Host, child_id: str, *agents) -> None:
-    activation = host.services.subagents.manager().activation(child_id)
-    if activation is not None:
-        await activation.wait_done()
-    for agent in agents:
-        await agent.wait_idle()
+@pytest.fixture
+def host(h) -> Host:
+    return h.host
 
 
 def test_schema_and_description(host):
@@ -60,8 +47,8 @@ def test_schema_and_description(host):
     assert "In the background (the default here) it returns at once" in tool.description
 
 
-async def test_background_start_returns_the_id_and_the_parent_hears_the_end(host):
-    scripted(host).script("scan the logs", say("nothing unusual"))
+async def test_background_start_returns_the_id_and_the_parent_hears_the_end(host, h):
+    h.model.script("scan the logs", say("nothing unusual"))
     root = await host.services.agents.create(label="root")
     result = await call_tool(
         host, "subagent", {"description": "scan the logs", "prompt": "Scan them."}, agent=root
@@ -75,7 +62,7 @@ async def test_background_start_returns_the_id_and_the_parent_hears_the_end(host
         1,
     )
 
-    await settle(host, child_id, root)
+    await h.settled(child_id, root)
     notices = [
         e.body.content
         for e in root.session.events
@@ -88,8 +75,8 @@ async def test_background_start_returns_the_id_and_the_parent_hears_the_end(host
     ]
 
 
-async def test_foreground_returns_the_final_answer(host):
-    scripted(host).script("add up", say("42"))
+async def test_foreground_returns_the_final_answer(host, h):
+    h.model.script("add up", say("42"))
     root = await host.services.agents.create(label="root")
     args = {"description": "add up", "prompt": "6 * 7?", "run_in_background": False}
     result = await call_tool(host, "subagent", args, agent=root)
@@ -101,8 +88,8 @@ async def test_foreground_returns_the_final_answer(host):
     assert not result.is_error
 
 
-async def test_foreground_failure_shows_the_stop_reason_and_partial_output(host):
-    scripted(host).script(
+async def test_foreground_failure_shows_the_stop_reason_and_partial_output(host, h):
+    h.model.script(
         "flaky",
         calls(tool_call("missing_tool"), text="halfway there"),
         RuntimeError("model went away"),
@@ -148,8 +135,8 @@ async def test_configured_instances_and_one_shot_mode(tmp_path):
         await host.aclose()
 
 
-async def test_not_offered_at_the_depth_limit_and_refused_beyond_it(host):
-    model = scripted(host)
+async def test_not_offered_at_the_depth_limit_and_refused_beyond_it(host, h):
+    model = h.model
     model.script("deep", say("ok"))
     model.script("shallow", say("ok"))
     deep = await host.services.agents.create(
