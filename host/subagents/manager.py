@@ -162,9 +162,16 @@ class ContinuationManager(Residents):
             with self._admitted(self._own_activation(parent)):
                 async with entry.lock:
                     resident = self._residents.get(child_id)
-                    if resident is None:
-                        resident = await self._materialize(parent, child_id, signal)
-                    return self._deliver(resident, parent, content, source)
+                    if resident is not None:
+                        return self._deliver(resident, parent, content, source)
+                    resident = await self._materialize(parent, child_id, signal)
+                    try:
+                        return self._deliver(resident, parent, content, source)
+                    except BaseException:
+                        # Materialized for nothing (e.g. the parent went away meanwhile): with
+                        # no turn to end, only a check lets it settle (quietly: no last turn).
+                        self._schedule_check(resident)
+                        raise
         finally:
             entry.users -= 1
             if entry.users == 0 and self._locks.get(child_id) is entry:

@@ -176,10 +176,12 @@ class Residents:
         if parent_activation is not None:
             parent_activation.children.discard(activation.id)
         activation.mark_done()
-        if notify and activation.last is not None:
-            self._notify_parent(activation, parent_activation)
-        if parent_activation is not None:
-            self._schedule_check(parent_activation)
+        try:
+            if notify and activation.last is not None:
+                self._notify_parent(activation, parent_activation)
+        finally:  # a notice that failed to append must not leave the parent unchecked
+            if parent_activation is not None:
+                self._schedule_check(parent_activation)
 
     def _notify_parent(self, activation: Activation, parent_activation: Activation | None) -> None:
         last = activation.last

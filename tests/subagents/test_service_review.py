@@ -1,0 +1,40 @@
+"""Regressions found in review: a cold resume whose delivery fails must not strand the child."""
+
+from __future__ import annotations
+
+from host.agents import say
+from host.subagents.errors import SubagentError
+from host.subagents.types import ChildRequest
+from tests.subagents.test_service_support import Env, env_fixture  # noqa: F401
+
+
+async def test_a_parent_lost_during_cold_resume_leaves_the_child_settled(env: Env) -> None:
+    root = await env.root()
+    env.model.script("bg", say("first"))
+    started = await env.subagents.start_continuable(
+        "spawn", ChildRequest("task"), parent=root, label="bg"
+    )
+    child_id = started.child_id
+    await env.settled(child_id, root)
+
+    persistence = env.services.session_persistence
+    original = persistence.load
+
+    async def load(session_id, **options):  # the parent goes away while the child loads
+        if session_id == child_id:
+            await root.dispose()
+        return await original(session_id, **options)
+
+    persistence.load = load
+    try:
+        await env.subagents.followup(root, child_id, "again", source={"kind": "coordinator"})
+    except SubagentError as error:
+        assert error.code == "UNAUTHORIZED"
+    else:
+        raise AssertionError("a stale parent delivered a message")
+    stranded = env.activation(child_id)
+    assert stranded is None or stranded.check is not None  # a settlement check is on its way
+    await env.settled(child_id)
+    assert env.activation(child_id) is None  # settled again, not stranded
+    assert env.agents.get(child_id) is None
+    assert env.agents.store.get(child_id) is None  # session released: writer closed, lock free
