@@ -1,0 +1,94 @@
+"""The ``postgres`` plugin: session persistence on PostgreSQL instead of JSONL files.
+
+Configuration: ``[plugins.postgres] dsn = "postgresql://…"`` (and optionally ``schema``),
+overlaid by the environment variable ``AGENT_HOST_POSTGRES_DSN`` (a set, non-empty value
+wins over the file). Without a DSN the plugin stays active and provides nothing, so the
+built-in JSONL store keeps serving.
+
+With a DSN it provides the ``session_persistence`` service. The built-in
+``session_persistence`` plugin (JSONL) provides the same name and a service has exactly one
+provider, so the built-in must be blocked: ``AGENT_HOST_DISABLE_PLUGINS=session_persistence``
+or ``--no-plugin session_persistence``. If it is not, this plugin fails to activate with an
+error saying so (the host and JSONL keep working). Blocking this plugin (and unblocking the
+built-in) brings JSONL back. See README.md.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from host import hookimpl
+from host.errors import ConfigError
+from host.services import Lazy
+
+if TYPE_CHECKING:
+    from agent_host_postgres.persistence import PostgresPersistence
+
+__all__ = ["DSN_ENV", "Config", "PostgresPersistence", "register_services", "resolve_dsn"]
+
+requires: tuple[str, ...] = ()
+
+DSN_ENV = "AGENT_HOST_POSTGRES_DSN"
+
+
+def __getattr__(name: str) -> Any:
+    """psycopg loads on first use, not at plugin load."""
+    if name == "PostgresPersistence":
+        from agent_host_postgres.persistence import PostgresPersistence
+
+        return PostgresPersistence
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@attrs.frozen
+class Config:
+    """``[plugins.postgres]`` in agent-host.toml."""
+
+    dsn: str | None = attrs.field(
+        default=None,
+        metadata={"description": "libpq connection string or URI; AGENT_HOST_POSTGRES_DSN wins."},
+    )
+    schema: str = attrs.field(
+        default="agent_host",
+        metadata={"description": "The PostgreSQL schema holding the tables (created if absent)."},
+    )
+
+
+def resolve_dsn(config: Config | None, environ: Any = None) -> str | None:
+    """The DSN in effect: the environment variable when set and non-empty, else the config."""
+    env = os.environ if environ is None else environ
+    value = env.get(DSN_ENV, "").strip()
+    if value:
+        return str(value)
+    if config is not None and config.dsn:
+        return config.dsn
+    return None
+
+
+@hookimpl
+def register_services(register: Callable[[str, Any], None], ctx: Any, config: Config) -> None:
+    """Provide ``session_persistence`` over PostgreSQL when a DSN is configured."""
+    config = config if config is not None else Config()
+    dsn = resolve_dsn(config)
+    if dsn is None:
+        return
+    from agent_host_postgres.schema import check_schema_name
+
+    check_schema_name(config.schema)
+    if "session_persistence" in ctx.names():
+        raise ConfigError(
+            "plugins.postgres: a PostgreSQL DSN is configured but the built-in JSONL "
+            "session_persistence is active: block it with "
+            "AGENT_HOST_DISABLE_PLUGINS=session_persistence or --no-plugin session_persistence",
+        )
+
+    def build() -> Any:
+        from agent_host_postgres.persistence import PostgresPersistence
+
+        return PostgresPersistence(dsn, schema=config.schema)
+
+    register("session_persistence", Lazy(build))

@@ -1,0 +1,149 @@
+"""The ``postgres`` plugin: configuration, the service rule, migrations, stored damage."""
+
+from __future__ import annotations
+
+import agent_host_postgres
+import psycopg
+import pytest
+from agent_host_postgres import DSN_ENV, Config, resolve_dsn
+from agent_host_postgres.persistence import PostgresPersistence
+from agent_host_postgres.schema import LATEST
+
+from host.agents import say
+from host.sessions.jsonl import JsonlPersistence
+from host.sessions.model import Event, MessageEvent, SessionHeader, TurnEnd, TurnStart
+from host.sessions.persistence import PersistenceError
+from host.testing import HostHarness
+
+PLUGIN = ("postgres", agent_host_postgres)
+BLOCK_JSONL = {"AGENT_HOST_DISABLE_PLUGINS": "session_persistence"}
+
+
+def row(host, name="postgres"):
+    return next(r for r in host.plugin_rows() if r["name"] == name)
+
+
+# -- configuration -----------------------------------------------------------------------------
+
+
+def test_dsn_resolution() -> None:
+    assert resolve_dsn(Config(), {}) is None
+    assert resolve_dsn(Config(dsn="postgresql://file"), {}) == "postgresql://file"
+    assert resolve_dsn(Config(dsn="postgresql://file"), {DSN_ENV: " "}) == "postgresql://file"
+    assert resolve_dsn(Config(dsn="postgresql://file"), {DSN_ENV: "postgresql://env"}) == (
+        "postgresql://env"
+    )
+
+
+def test_without_a_dsn_jsonl_keeps_serving(make_host) -> None:
+    host = make_host(PLUGIN)
+    assert row(host)["state"] == "active"
+    assert isinstance(host.services.get("session_persistence"), JsonlPersistence)
+
+
+def test_a_dsn_with_jsonl_active_fails_clearly(make_host) -> None:
+    host = make_host(
+        PLUGIN, config={"plugins": {"postgres": {"dsn": "postgresql://x@127.0.0.1:1/x"}}}
+    )
+    assert row(host)["state"] == "failed"
+    assert "--no-plugin session_persistence" in row(host)["error"]
+    assert isinstance(host.services.get("session_persistence"), JsonlPersistence)
+
+
+def test_a_bad_schema_name_fails_clearly(make_host) -> None:
+    host = make_host(
+        PLUGIN,
+        config={"plugins": {"postgres": {"dsn": "postgresql://x@127.0.0.1:1/x", "schema": "a;b"}}},
+        environ=BLOCK_JSONL,
+    )
+    assert row(host)["state"] == "failed" and "schema" in row(host)["error"]
+
+
+def test_unreachable_database_is_a_clear_error() -> None:
+    with pytest.raises(PersistenceError) as err:
+        PostgresPersistence("postgresql://nobody@127.0.0.1:1/none", connect_timeout=2)
+    assert err.value.code == "PERSISTENCE_FAILED" and "connect" in err.value.message
+
+
+# -- in a host ---------------------------------------------------------------------------------
+
+
+async def test_host_sessions_live_in_postgres(
+    dsn: str, schema: str, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(DSN_ENV, dsn)
+    harness = HostHarness(
+        PLUGIN,
+        data_dir=tmp_path / "data",
+        config={"plugins": {"postgres": {"schema": schema}}},
+        environ=BLOCK_JSONL,
+    )
+    try:
+        assert row(harness.host)["state"] == "active"
+        persistence = harness.services.get("session_persistence")
+        assert isinstance(persistence, PostgresPersistence)
+        harness.model.script("w", say("hello from postgres"))
+        agent = await harness.root("w")
+        agent.steer("hi")
+        await agent.wait_idle()
+        messages = await harness.stored_messages(agent.session.id)
+        assert [m.content for m in messages][-1] == "hello from postgres"
+        assert harness.session_ids() == set()  # no JSONL files
+        assert agent.session.id in {h.id for h in await persistence.list()}
+    finally:
+        await harness.close()
+
+
+# -- migrations --------------------------------------------------------------------------------
+
+
+def test_migrations_apply_once_and_are_recorded(dsn: str, schema: str) -> None:
+    first = PostgresPersistence(dsn, schema=schema)
+    second = PostgresPersistence(dsn, schema=schema)
+    assert first.schema_version == second.schema_version == LATEST
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(f"SELECT version FROM {schema}.schema_version").fetchall()
+    assert [r[0] for r in rows] == list(range(1, LATEST + 1))
+
+
+def test_a_newer_schema_is_refused(dsn: str, schema: str) -> None:
+    PostgresPersistence(dsn, schema=schema)
+    with psycopg.connect(dsn) as conn:
+        conn.execute(f"INSERT INTO {schema}.schema_version (version) VALUES (%s)", (LATEST + 1,))
+    with pytest.raises(PersistenceError) as err:
+        PostgresPersistence(dsn, schema=schema)
+    assert err.value.code == "PERSISTENCE_FAILED" and "newer" in err.value.message
+
+
+# -- damage in the database (never torn, but rows can be edited by hand) -----------------------
+
+
+async def test_a_damaged_event_row_is_seen_by_inspect_and_refused_by_load(
+    dsn: str, schema: str
+) -> None:
+    persistence = PostgresPersistence(dsn, schema=schema)
+    events = [
+        Event(0, TurnStart(turn_id="t")),
+        Event(1, MessageEvent(role="user", content="a")),
+        Event(2, TurnEnd(turn_id="t", stop_reason="completed")),
+    ]
+    persistence.open_writer(SessionHeader(id="s1"), create=True, events=events).close()
+    with psycopg.connect(dsn) as conn:
+        conn.execute(f"UPDATE {schema}.events SET body = 'garbage' WHERE seq = 1")
+    stored = await persistence.inspect("s1")
+    assert [e.seq for e in stored.events] == [0] and stored.damaged_middle
+    with pytest.raises(PersistenceError) as err:
+        await persistence.load("s1")
+    assert err.value.code == "CORRUPT"
+
+
+async def test_an_unreadable_header_row_is_skipped_by_list(dsn: str, schema: str) -> None:
+    persistence = PostgresPersistence(dsn, schema=schema)
+    persistence.open_writer(SessionHeader(id="a", created_at=1), create=True).close()
+    persistence.open_writer(SessionHeader(id="b", created_at=2), create=True).close()
+    with psycopg.connect(dsn) as conn:
+        conn.execute(f"UPDATE {schema}.sessions SET header = 'junk' WHERE id = 'a'")
+    assert [h.id for h in await persistence.list()] == ["b"]
+    with pytest.raises(PersistenceError) as err:
+        await persistence.inspect("a")
+    assert err.value.code == "CORRUPT"

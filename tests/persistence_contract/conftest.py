@@ -1,0 +1,90 @@
+"""The persistence contract runs against every backend: JSONL always, PostgreSQL when
+``AGENT_HOST_TEST_POSTGRES_DSN`` names a server (each test gets its own fresh schema).
+
+Without that variable the PostgreSQL half is skipped on a developer machine; under CI
+(``CI=true``) a missing DSN is an error instead, so CI can never silently skip the backend.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from host.sessions.model import Event, EventBody, MessageEvent, SessionHeader, TurnEnd, TurnStart
+from host.sessions.persistence import SessionPersistence
+
+DSN_ENV = "AGENT_HOST_TEST_POSTGRES_DSN"
+BACKENDS = ["jsonl", "postgres"]
+
+
+def postgres_dsn() -> str | None:
+    """The test server's DSN; fails (does not skip) under CI when it is missing."""
+    dsn = os.environ.get(DSN_ENV, "").strip()
+    if dsn:
+        return dsn
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true but {DSN_ENV} is not set: the PostgreSQL backend must be tested")
+    return None
+
+
+class Backend:
+    """Builds persistence instances of one kind over one storage location."""
+
+    def __init__(self, kind: str, factory: Callable[[], Any]) -> None:
+        self.kind = kind
+        self._factory = factory
+
+    def make(self) -> Any:
+        """A fresh persistence instance over the same storage (as a second process would)."""
+        return self._factory()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    if request.param == "jsonl":
+        from host.sessions.jsonl import JsonlPersistence
+
+        data_dir = tmp_path / "data"
+        yield Backend("jsonl", lambda: JsonlPersistence(data_dir))
+        return
+    dsn = postgres_dsn()
+    if dsn is None:
+        pytest.skip(f"{DSN_ENV} is not set (the PostgreSQL half runs in CI)")
+    import psycopg
+    from agent_host_postgres.persistence import PostgresPersistence
+
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    yield Backend("postgres", lambda: PostgresPersistence(dsn, schema=schema))
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@pytest.fixture
+def persistence(backend: Backend) -> SessionPersistence:
+    return backend.make()  # type: ignore[no-any-return]
+
+
+def turn_bodies(turn_id: str = "t1", n_messages: int = 2, close: bool = True) -> list[EventBody]:
+    out: list[EventBody] = [TurnStart(turn_id=turn_id)]
+    out += [MessageEvent(role="assistant", content=f"m{i}") for i in range(n_messages)]
+    if close:
+        out.append(TurnEnd(turn_id=turn_id, stop_reason="completed"))
+    return out
+
+
+def as_events(bodies: Sequence[EventBody], start: int = 0) -> list[Event]:
+    return [Event(start + i, body) for i, body in enumerate(bodies)]
+
+
+def write_session(
+    persistence: Any, session_id: str, bodies: Sequence[EventBody], **kw: Any
+) -> SessionHeader:
+    """Store a session with these events and close its writer."""
+    header = SessionHeader(id=session_id, **kw)
+    persistence.open_writer(header, create=True, events=as_events(bodies)).close()
+    return header
