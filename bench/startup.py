@@ -64,6 +64,9 @@ def floor_command() -> list[str]:
 def clean_env(pythonpath: Path | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HOST_")}
     env.pop("PYTHONPATH", None)
+    # As a user runs it: with cached bytecode. Without it every host module is compiled on
+    # every start while the floor's packages keep the pyc files pip wrote for them.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
     return env

@@ -24,10 +24,19 @@ import attrs
 
 from host import hookimpl
 from host.errors import HostError
-from host.subagents.children import combine_filters
 from host.subagents.descriptors import ToolFilterSpec
 from host.subagents.types import ChildRequest, RunResult
 from host.tools import Tool, ToolExec, ToolResult, tool
+
+
+def _combine_filters(
+    first: ToolFilterSpec | None, second: ToolFilterSpec | None
+) -> ToolFilterSpec | None:
+    """``host.subagents.children.combine_filters``, imported at first use: that module loads
+    the agent runtime, which listing plugins must not pay for at start-up."""
+    from host.subagents.children import combine_filters
+
+    return combine_filters(first, second)
 
 if TYPE_CHECKING:
     from host.profiles.model import Profile, ProfileSet
@@ -177,7 +186,7 @@ def child_request(
         label=args.description,
         model=profile.model,
         persona=profile.persona,
-        tool_filter=combine_filters(deployment, own),
+        tool_filter=_combine_filters(deployment, own),
         max_steps=profile.max_steps,
     )
 
