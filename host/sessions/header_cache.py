@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from host.cancel import CancelSignal, raise_if_cancelled
-from host.sessions.jsonl_writer import SUFFIX, failed
+from host.sessions.jsonl_writer import SUFFIX
 from host.sessions.model import SESSION_ID_PATTERN, SessionHeader
 from host.sessions.persistence import PersistenceError
 
@@ -61,7 +61,7 @@ class HeaderCache:
         except FileNotFoundError:
             return []
         except OSError as exc:
-            raise failed(f"cannot list {data_dir}", exc) from exc
+            raise PersistenceError.failed(f"cannot list {data_dir}", exc) from exc
         dir_key = (dir_stat.st_dev, dir_stat.st_ino, dir_stat.st_mtime_ns, dir_stat.st_ctime_ns)
         # Unchanged directory: nothing was added, removed or renamed since the last list, so an
         # entry whose inode is unchanged is the file read before; no per-file stat is needed.

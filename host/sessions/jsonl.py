@@ -33,7 +33,6 @@ from host.sessions.jsonl_writer import (
     SUFFIX,
     FsyncPolicy,
     JsonlWriter,
-    failed,
     lock_session,
     sync_fd,
 )
@@ -86,10 +85,12 @@ class JsonlPersistence:
         try:
             data = encode_header(header) + encode_events(events)
         except Exception as exc:
-            raise failed(f"cannot encode session {header.id!r}", exc) from exc
+            raise PersistenceError.failed(f"cannot encode session {header.id!r}", exc) from exc
         for index, event in enumerate(events):
             if event.seq != index:
-                raise failed(f"cannot create session {header.id!r}", ValueError("bad seq"))
+                raise PersistenceError.failed(
+                    f"cannot create session {header.id!r}", ValueError("bad seq")
+                )
         if path.exists():
             raise self._exists(header.id)
         try:
@@ -97,7 +98,7 @@ class JsonlPersistence:
             tmp = self.data_dir / f".{header.id}.{new_id()}.tmp"
             fd = os.open(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
         except OSError as exc:
-            raise failed(f"cannot create session {header.id!r}", exc) from exc
+            raise PersistenceError.failed(f"cannot create session {header.id!r}", exc) from exc
         try:
             self._fill_and_link(fd, tmp, path, data)
         except BaseException:
@@ -120,7 +121,7 @@ class JsonlPersistence:
         except FileExistsError:
             raise self._exists(path.stem) from None
         except OSError as exc:
-            raise failed(f"cannot create session {path.stem!r}", exc) from exc
+            raise PersistenceError.failed(f"cannot create session {path.stem!r}", exc) from exc
         if self.fsync != "never":
             self._sync_dir()
 
@@ -136,19 +137,15 @@ class JsonlPersistence:
 
     @staticmethod
     def _exists(session_id: str) -> PersistenceError:
-        return PersistenceError(
-            PersistenceError.ALREADY_EXISTS, f"session {session_id!r} is already stored"
-        )
+        return PersistenceError.already_stored(session_id)
 
     def _open(self, path: Path, flags: int) -> int:
         try:
             return os.open(path, flags)
         except FileNotFoundError:
-            raise PersistenceError(
-                PersistenceError.NOT_FOUND, f"session {path.stem!r} is not stored"
-            ) from None
+            raise PersistenceError.not_found(path.stem) from None
         except OSError as exc:
-            raise failed(f"cannot open session {path.stem!r}", exc) from exc
+            raise PersistenceError.failed(f"cannot open session {path.stem!r}", exc) from exc
 
     def _reopen(self, path: Path, header: SessionHeader) -> JsonlWriter:
         fd = self._open(path, os.O_RDWR | os.O_APPEND)
@@ -165,18 +162,22 @@ class JsonlPersistence:
         try:
             stored, header_len = parse_header_line(read_head(fd))
         except CodecError as exc:
-            raise _corrupt(header.id, str(exc)) from None
+            raise PersistenceError.corrupt(header.id, str(exc)) from None
         if stored != header:
-            raise _corrupt(header.id, "stored header differs from the writer's header")
+            raise PersistenceError.corrupt(
+                header.id, "stored header differs from the writer's header"
+            )
         size = os.fstat(fd).st_size
         if os.pread(fd, 1, size - 1) != b"\n":
-            raise _corrupt(header.id, "log has a torn tail; load() it first")
+            raise PersistenceError.corrupt(header.id, "log has a torn tail; load() it first")
         if size == header_len:
             return 0
         try:
             return decode_event(read_last_line(fd, size)).seq + 1
         except CodecError as exc:
-            raise _corrupt(header.id, f"last line is damaged; load() it first ({exc})") from None
+            raise PersistenceError.corrupt(
+                header.id, f"last line is damaged; load() it first ({exc})"
+            ) from None
 
     async def inspect(
         self, session_id: str, *, signal: CancelSignal | None = None
@@ -202,13 +203,13 @@ class JsonlPersistence:
         try:
             data = _read_all(fd)
         except OSError as exc:
-            raise failed(f"cannot read session {session_id!r}", exc) from exc
+            raise PersistenceError.failed(f"cannot read session {session_id!r}", exc) from exc
         try:
             parsed = parse_log(data)
         except CodecError as exc:
-            raise _corrupt(session_id, str(exc)) from None
+            raise PersistenceError.corrupt(session_id, str(exc)) from None
         if parsed.header.id != session_id:
-            raise _corrupt(session_id, f"header names session {parsed.header.id!r}")
+            raise PersistenceError.corrupt(session_id, f"header names session {parsed.header.id!r}")
         return parsed
 
     async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
@@ -225,7 +226,7 @@ class JsonlPersistence:
         try:
             parsed = self._parse_fd(fd, path.stem)
             if parsed.damaged_middle:
-                raise _corrupt(
+                raise PersistenceError.corrupt(
                     path.stem,
                     f"damaged line at byte {parsed.valid_bytes} is followed by valid events",
                 )
@@ -249,7 +250,7 @@ class JsonlPersistence:
             if parsed.ignored_bytes or turn is not None:
                 sync_fd(fd)
         except OSError as exc:
-            raise failed(f"cannot repair session {sid!r}", exc) from exc
+            raise PersistenceError.failed(f"cannot repair session {sid!r}", exc) from exc
         return StoredSession(
             parsed.header,
             tuple(events),
@@ -295,10 +296,6 @@ def _is_small(path: Path) -> bool:
         return os.stat(path).st_size <= INLINE_READ_BYTES
     except OSError:
         return False  # the worker reports it (NOT_FOUND, PERSISTENCE_FAILED)
-
-
-def _corrupt(session_id: str, why: str) -> PersistenceError:
-    return PersistenceError(PersistenceError.CORRUPT, f"session {session_id!r} is corrupt: {why}")
 
 
 def _read_all(fd: int) -> bytes:

@@ -9,15 +9,11 @@ from typing import Literal
 
 from host.sessions.codec import encode_events
 from host.sessions.model import Event
-from host.sessions.persistence import PersistenceError
+from host.sessions.persistence import PersistenceError, check_append_order
 
 FsyncPolicy = Literal["never", "turn", "always"]
 SUFFIX = ".jsonl"
 sync_fd = getattr(os, "fdatasync", os.fsync)
-
-
-def failed(action: str, exc: BaseException) -> PersistenceError:
-    return PersistenceError(PersistenceError.PERSISTENCE_FAILED, f"{action}: {exc}")
 
 
 def lock_session(fd: int, session_id: str) -> None:
@@ -26,10 +22,7 @@ def lock_session(fd: int, session_id: str) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise PersistenceError(
-            PersistenceError.LOCKED,
-            f"session {session_id!r} is locked by another writer (another host or process)",
-        ) from None
+        raise PersistenceError.locked(session_id) from None
 
 
 class JsonlWriter:
@@ -58,17 +51,13 @@ class JsonlWriter:
         self._check_usable()
         if not events:
             return
-        for offset, event in enumerate(events):
-            if event.seq != self._next_seq + offset:
-                raise PersistenceError(
-                    PersistenceError.PERSISTENCE_FAILED,
-                    f"session {self._session_id!r}: event seq {event.seq} out of order "
-                    f"(expected {self._next_seq + offset})",
-                )
+        check_append_order(self._session_id, self._next_seq, events)
         try:
             data = encode_events(events)
         except Exception as exc:
-            raise failed(f"cannot encode events of session {self._session_id!r}", exc) from exc
+            raise PersistenceError.failed(
+                f"cannot encode events of session {self._session_id!r}", exc
+            ) from exc
         self._write(data)
         self._next_seq += len(events)
         if self._policy == "always":
@@ -86,7 +75,9 @@ class JsonlWriter:
                     os.ftruncate(self._fd, self._size)
                 except OSError:
                     self._broken = f"a failed append left a partial line ({exc})"
-            raise failed(f"cannot append to session {self._session_id!r}", exc) from exc
+            raise PersistenceError.failed(
+                f"cannot append to session {self._session_id!r}", exc
+            ) from exc
         self._size += len(data)
 
     def commit(self, durable: bool = False) -> None:
@@ -100,7 +91,7 @@ class JsonlWriter:
             sync_fd(self._fd)
         except OSError as exc:
             self._broken = f"fsync failed ({exc})"
-            raise failed(f"cannot sync session {self._session_id!r}", exc) from exc
+            raise PersistenceError.failed(f"cannot sync session {self._session_id!r}", exc) from exc
 
     def _check_usable(self) -> None:
         if self._fd < 0:

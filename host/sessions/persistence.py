@@ -34,6 +34,47 @@ class PersistenceError(HostError):
     PERSISTENCE_FAILED = "PERSISTENCE_FAILED"
     CANCELLED = "CANCELLED"
 
+    # The texts every backend uses, so a user reads the same words whatever stores the log.
+
+    @classmethod
+    def failed(cls, action: str, exc: BaseException) -> PersistenceError:
+        """``PERSISTENCE_FAILED``: ``<action>: <cause>``."""
+        return cls(cls.PERSISTENCE_FAILED, f"{action}: {exc}")
+
+    @classmethod
+    def corrupt(cls, session_id: str, why: str) -> PersistenceError:
+        """``CORRUPT``: the stored session cannot be used as it is."""
+        return cls(cls.CORRUPT, f"session {session_id!r} is corrupt: {why}")
+
+    @classmethod
+    def not_found(cls, session_id: str) -> PersistenceError:
+        """``NOT_FOUND``: no such stored session."""
+        return cls(cls.NOT_FOUND, f"session {session_id!r} is not stored")
+
+    @classmethod
+    def already_stored(cls, session_id: str) -> PersistenceError:
+        """``ALREADY_EXISTS``: creating a session that is already stored."""
+        return cls(cls.ALREADY_EXISTS, f"session {session_id!r} is already stored")
+
+    @classmethod
+    def locked(cls, session_id: str) -> PersistenceError:
+        """``LOCKED``: another writer, in any process, holds the session."""
+        return cls(
+            cls.LOCKED,
+            f"session {session_id!r} is locked by another writer (another host or process)",
+        )
+
+
+def check_append_order(session_id: str, next_seq: int, events: Sequence[Event]) -> None:
+    """Raise ``PERSISTENCE_FAILED`` unless ``events`` are numbered ``next_seq``, ``+1``, …"""
+    for offset, event in enumerate(events):
+        if event.seq != next_seq + offset:
+            raise PersistenceError(
+                PersistenceError.PERSISTENCE_FAILED,
+                f"session {session_id!r}: event seq {event.seq} out of order "
+                f"(expected {next_seq + offset})",
+            )
+
 
 @attrs.frozen
 class StoredSession:

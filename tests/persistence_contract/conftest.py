@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from host.sessions.model import Event, EventBody, MessageEvent, SessionHeader, TurnEnd, TurnStart
 from host.sessions.persistence import SessionPersistence
 
 DSN_ENV = "AGENT_HOST_TEST_POSTGRES_DSN"
@@ -67,24 +66,3 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
 @pytest.fixture
 def persistence(backend: Backend) -> SessionPersistence:
     return backend.make()  # type: ignore[no-any-return]
-
-
-def turn_bodies(turn_id: str = "t1", n_messages: int = 2, close: bool = True) -> list[EventBody]:
-    out: list[EventBody] = [TurnStart(turn_id=turn_id)]
-    out += [MessageEvent(role="assistant", content=f"m{i}") for i in range(n_messages)]
-    if close:
-        out.append(TurnEnd(turn_id=turn_id, stop_reason="completed"))
-    return out
-
-
-def as_events(bodies: Sequence[EventBody], start: int = 0) -> list[Event]:
-    return [Event(start + i, body) for i, body in enumerate(bodies)]
-
-
-def write_session(
-    persistence: Any, session_id: str, bodies: Sequence[EventBody], **kw: Any
-) -> SessionHeader:
-    """Store a session with these events and close its writer."""
-    header = SessionHeader(id=session_id, **kw)
-    persistence.open_writer(header, create=True, events=as_events(bodies)).close()
-    return header

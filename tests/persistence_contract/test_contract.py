@@ -23,11 +23,25 @@ from host.sessions.model import (
     TurnStart,
 )
 from host.sessions.persistence import PersistenceError
+from tests.session_logs import as_events, turn_bodies, write_session
 
-from .conftest import Backend, as_events, turn_bodies, write_session
+from .conftest import Backend
 
-HOSTILE_IDS = ["../x", "a/b", "a\x00b", "a" * 4096, "", "-x", ".", "..", "x.jsonl", "/etc/passwd",
-               "x'; DROP TABLE sessions; --", "a b", "é"]
+HOSTILE_IDS = [
+    "../x",
+    "a/b",
+    "a\x00b",
+    "a" * 4096,
+    "",
+    "-x",
+    ".",
+    "..",
+    "x.jsonl",
+    "/etc/passwd",
+    "x'; DROP TABLE sessions; --",
+    "a b",
+    "é",
+]
 
 
 async def test_round_trip(persistence) -> None:
@@ -42,11 +56,15 @@ async def test_round_trip(persistence) -> None:
 
 async def test_full_header_and_awkward_content_round_trip(persistence) -> None:
     header = SessionHeader(
-        id="child_1", parent_session="root-0", created_at=1_732_890_000_000_000_000,
-        origin="subagent", delegation_depth=2, seed_length=1,
+        id="child_1",
+        parent_session="root-0",
+        created_at=1_732_890_000_000_000_000,
+        origin="subagent",
+        delegation_depth=2,
+        seed_length=1,
     )
     bodies = [
-        MessageEvent(role="user", content="nul \x00 quote \" backslash \\ emoji 🦀 \u2028"),
+        MessageEvent(role="user", content='nul \x00 quote " backslash \\ emoji 🦀 \u2028'),
         PluginEvent(plugin="p", type="p/x", data={"nested": [1, 2.5, None, True, "x" * 1000]}),
     ]
     persistence.open_writer(header, create=True, events=as_events(bodies)).close()
@@ -202,13 +220,17 @@ async def test_create_twice(persistence) -> None:
 
 
 async def test_create_is_all_or_nothing(persistence) -> None:
-    bad = [Event(0, MessageEvent(role="user", content="ok")),
-           Event(1, PluginEvent(plugin="p", type="p/x", data=object()))]
+    bad = [
+        Event(0, MessageEvent(role="user", content="ok")),
+        Event(1, PluginEvent(plugin="p", type="p/x", data=object())),
+    ]
     with pytest.raises(PersistenceError) as err:
         persistence.open_writer(SessionHeader(id="s1"), create=True, events=bad)
     assert err.value.code == "PERSISTENCE_FAILED"
     with pytest.raises(PersistenceError) as err:
-        persistence.open_writer(SessionHeader(id="s2"), create=True, events=as_events(turn_bodies(), 1))
+        persistence.open_writer(
+            SessionHeader(id="s2"), create=True, events=as_events(turn_bodies(), 1)
+        )
     assert err.value.code == "PERSISTENCE_FAILED"
     assert await persistence.list() == []
     with pytest.raises(ValueError):

@@ -20,8 +20,7 @@ from host.sessions.model import (
     TurnEnd,
 )
 from host.sessions.persistence import PersistenceError
-
-from .conftest import as_events, turn_bodies, write_session
+from tests.session_logs import as_events, turn_bodies, write_session
 
 HOSTILE_IDS = ["../x", "a/b", "a\x00b", "a" * 4096, "", "-x", ".", "..", "x.jsonl", "/etc/passwd"]
 

@@ -28,14 +28,7 @@ import psycopg
 from psycopg import sql
 
 from agent_host_postgres.schema import check_schema_name, migrate
-from agent_host_postgres.writer import (
-    PostgresWriter,
-    corrupt,
-    encode_bodies,
-    failed,
-    locked,
-    not_found,
-)
+from agent_host_postgres.writer import PostgresWriter, encode_bodies
 from host.cancel import CancelSignal, raise_if_cancelled
 from host.sessions.codec import (
     CodecError,
@@ -66,7 +59,9 @@ class PostgresPersistence:
         except PersistenceError:
             raise
         except (psycopg.Error, RuntimeError) as exc:
-            raise failed("cannot prepare the PostgreSQL session store", exc) from exc
+            raise PersistenceError.failed(
+                "cannot prepare the PostgreSQL session store", exc
+            ) from exc
 
     # -- connections ---------------------------------------------------------------------
 
@@ -76,12 +71,14 @@ class PostgresPersistence:
                 self._dsn, autocommit=True, connect_timeout=self._connect_timeout
             )
         except psycopg.Error as exc:
-            raise failed("cannot connect to PostgreSQL", exc) from exc
+            raise PersistenceError.failed("cannot connect to PostgreSQL", exc) from exc
         try:
             conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
         except psycopg.Error as exc:
             conn.close()
-            raise failed("cannot configure the PostgreSQL connection", exc) from exc
+            raise PersistenceError.failed(
+                "cannot configure the PostgreSQL connection", exc
+            ) from exc
         return conn
 
     @contextmanager
@@ -90,7 +87,7 @@ class PostgresPersistence:
         try:
             yield conn
         except psycopg.Error as exc:
-            raise failed(action, exc) from exc
+            raise PersistenceError.failed(action, exc) from exc
         finally:
             conn.close()
 
@@ -125,10 +122,12 @@ class PostgresPersistence:
             header_line = encode_header(header).decode("utf-8").rstrip("\n")
             bodies = encode_bodies(events)
         except Exception as exc:
-            raise failed(f"cannot encode session {sid!r}", exc) from exc
+            raise PersistenceError.failed(f"cannot encode session {sid!r}", exc) from exc
         for index, event in enumerate(events):
             if event.seq != index:
-                raise failed(f"cannot create session {sid!r}", ValueError("bad seq"))
+                raise PersistenceError.failed(
+                    f"cannot create session {sid!r}", ValueError("bad seq")
+                )
         conn = self._connect()
         try:
             self._insert_new(conn, header, header_line, events, bodies)
@@ -150,7 +149,7 @@ class PostgresPersistence:
             if not self._try_lock(conn, sid):
                 if self._exists(conn, sid):
                     raise self._already(sid)
-                raise locked(sid)
+                raise PersistenceError.locked(sid)
             with conn.transaction(), conn.cursor() as cur:
                 cur.execute(
                     "INSERT INTO sessions (id, parent_session, created_at, origin,"
@@ -174,13 +173,11 @@ class PostgresPersistence:
                         [(sid, e.seq, b) for e, b in zip(events, bodies, strict=True)],
                     )
         except psycopg.Error as exc:
-            raise failed(f"cannot create session {sid!r}", exc) from exc
+            raise PersistenceError.failed(f"cannot create session {sid!r}", exc) from exc
 
     @staticmethod
     def _already(session_id: str) -> PersistenceError:
-        return PersistenceError(
-            PersistenceError.ALREADY_EXISTS, f"session {session_id!r} is already stored"
-        )
+        return PersistenceError.already_stored(session_id)
 
     @staticmethod
     def _exists(conn: psycopg.Connection[Any], session_id: str) -> bool:
@@ -200,20 +197,22 @@ class PostgresPersistence:
         try:
             row = conn.execute("SELECT header FROM sessions WHERE id = %s", (sid,)).fetchone()
             if row is None:
-                raise not_found(sid)
+                raise PersistenceError.not_found(sid)
             if not self._try_lock(conn, sid):
-                raise locked(sid)
+                raise PersistenceError.locked(sid)
             stored = self._decode_header(sid, row[0])
             if stored != header:
-                raise corrupt(sid, "stored header differs from the writer's header")
+                raise PersistenceError.corrupt(
+                    sid, "stored header differs from the writer's header"
+                )
             last = conn.execute(
                 "SELECT max(seq), count(*) FROM events WHERE session_id = %s", (sid,)
             ).fetchone()
         except psycopg.Error as exc:
-            raise failed(f"cannot open session {sid!r}", exc) from exc
+            raise PersistenceError.failed(f"cannot open session {sid!r}", exc) from exc
         assert last is not None
         if last[0] is not None and int(last[0]) + 1 != int(last[1]):
-            raise corrupt(sid, "event seqs are not contiguous")
+            raise PersistenceError.corrupt(sid, "event seqs are not contiguous")
         return int(last[1])
 
     @staticmethod
@@ -221,9 +220,9 @@ class PostgresPersistence:
         try:
             header = decode_header(text.encode("utf-8"))
         except CodecError as exc:
-            raise corrupt(sid, str(exc)) from None
+            raise PersistenceError.corrupt(sid, str(exc)) from None
         if header.id != sid:
-            raise corrupt(sid, f"header names session {header.id!r}")
+            raise PersistenceError.corrupt(sid, f"header names session {header.id!r}")
         return header
 
     # -- reads ---------------------------------------------------------------------------
@@ -233,7 +232,7 @@ class PostgresPersistence:
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             row = conn.execute("SELECT header FROM sessions WHERE id = %s", (sid,)).fetchone()
             if row is None:
-                raise not_found(sid)
+                raise PersistenceError.not_found(sid)
             header = self._decode_header(sid, row[0])
             bodies = conn.execute(
                 "SELECT seq, body FROM events WHERE session_id = %s ORDER BY seq", (sid,)
@@ -274,12 +273,12 @@ class PostgresPersistence:
     def _load_sync(self, sid: str, signal: CancelSignal | None) -> StoredSession:
         with self._connection(f"cannot load session {sid!r}") as conn:
             if not self._exists(conn, sid):
-                raise not_found(sid)
+                raise PersistenceError.not_found(sid)
             if not self._try_lock(conn, sid):
-                raise locked(sid)
+                raise PersistenceError.locked(sid)
             stored = self._read(conn, sid)
             if stored.damaged_middle:
-                raise corrupt(sid, f"event {len(stored.events)} cannot be decoded")
+                raise PersistenceError.corrupt(sid, f"event {len(stored.events)} cannot be decoded")
             raise_if_cancelled(signal, PersistenceError)
             turn = open_turn(stored.events)
             events = stored.events

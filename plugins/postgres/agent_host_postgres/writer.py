@@ -1,4 +1,4 @@
-"""The single writer of one PostgreSQL session, and the errors both halves raise.
+"""The single writer of one PostgreSQL session, and how event bodies are encoded for it.
 
 ``append`` inserts its events in one transaction and returns after the commit (acknowledged);
 a failure writes nothing. The writer's connection holds the session's advisory lock until
@@ -17,28 +17,9 @@ from host.sessions.codec import (
     encode_event,
 )
 from host.sessions.model import Event
-from host.sessions.persistence import PersistenceError
+from host.sessions.persistence import PersistenceError, check_append_order
 
-__all__ = ["PostgresWriter", "corrupt", "encode_bodies", "failed", "locked", "not_found"]
-
-
-def failed(action: str, exc: BaseException) -> PersistenceError:
-    return PersistenceError(PersistenceError.PERSISTENCE_FAILED, f"{action}: {exc}")
-
-
-def corrupt(session_id: str, why: str) -> PersistenceError:
-    return PersistenceError(PersistenceError.CORRUPT, f"session {session_id!r} is corrupt: {why}")
-
-
-def not_found(session_id: str) -> PersistenceError:
-    return PersistenceError(PersistenceError.NOT_FOUND, f"session {session_id!r} is not stored")
-
-
-def locked(session_id: str) -> PersistenceError:
-    return PersistenceError(
-        PersistenceError.LOCKED,
-        f"session {session_id!r} is locked by another writer (another host or process)",
-    )
+__all__ = ["PostgresWriter", "encode_bodies"]
 
 
 def encode_bodies(events: Sequence[Event]) -> list[str]:
@@ -73,17 +54,13 @@ class PostgresWriter:
         conn = self._check_usable()
         if not events:
             return
-        for offset, event in enumerate(events):
-            if event.seq != self._next_seq + offset:
-                raise PersistenceError(
-                    PersistenceError.PERSISTENCE_FAILED,
-                    f"session {self._session_id!r}: event seq {event.seq} out of order "
-                    f"(expected {self._next_seq + offset})",
-                )
+        check_append_order(self._session_id, self._next_seq, events)
         try:
             bodies = encode_bodies(events)
         except Exception as exc:
-            raise failed(f"cannot encode events of session {self._session_id!r}", exc) from exc
+            raise PersistenceError.failed(
+                f"cannot encode events of session {self._session_id!r}", exc
+            ) from exc
         rows = [(self._session_id, e.seq, body) for e, body in zip(events, bodies, strict=True)]
         try:
             with conn.transaction(), conn.cursor() as cur:
@@ -93,7 +70,9 @@ class PostgresWriter:
         except psycopg.Error as exc:
             if conn.closed or conn.broken:
                 self._broken = f"the database connection was lost ({exc})"
-            raise failed(f"cannot append to session {self._session_id!r}", exc) from exc
+            raise PersistenceError.failed(
+                f"cannot append to session {self._session_id!r}", exc
+            ) from exc
         self._next_seq += len(events)
 
     def commit(self, durable: bool = False) -> None:
