@@ -37,10 +37,20 @@ class Backend:
     def __init__(self, kind: str, factory: Callable[[], Any]) -> None:
         self.kind = kind
         self._factory = factory
+        self._made: list[Any] = []
 
     def make(self) -> Any:
         """A fresh persistence instance over the same storage (as a second process would)."""
-        return self._factory()
+        made = self._factory()
+        self._made.append(made)
+        return made
+
+    def close(self) -> None:
+        """Close every instance made (the PostgreSQL ones hold a pool and a heartbeat)."""
+        for made in self._made:
+            close = getattr(made, "close", None)
+            if close is not None:
+                close()
 
 
 @pytest.fixture(params=BACKENDS)
@@ -58,7 +68,9 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
     from agent_host_postgres.persistence import PostgresPersistence
 
     schema = f"t_{uuid.uuid4().hex[:16]}"
-    yield Backend("postgres", lambda: PostgresPersistence(dsn, schema=schema))
+    made = Backend("postgres", lambda: PostgresPersistence(dsn, schema=schema))
+    yield made
+    made.close()
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 

@@ -182,7 +182,7 @@ async def test_lock_across_processes(backend: Backend, persistence) -> None:
     else:
         setup = (
             "from agent_host_postgres.persistence import PostgresPersistence\n"
-            f"p = PostgresPersistence({persistence._dsn!r}, schema={persistence.schema!r})\n"
+            f"p = PostgresPersistence({persistence.dsn!r}, schema={persistence.schema!r})\n"
         )
     code = setup + textwrap.dedent(
         """

@@ -28,7 +28,14 @@ from host.services import Lazy
 if TYPE_CHECKING:
     from agent_host_postgres.persistence import PostgresPersistence
 
-__all__ = ["DSN_ENV", "Config", "PostgresPersistence", "register_services", "resolve_dsn"]
+__all__ = [
+    "DSN_ENV",
+    "Config",
+    "PostgresPersistence",
+    "activate",
+    "register_services",
+    "resolve_dsn",
+]
 
 requires: tuple[str, ...] = ()
 
@@ -56,6 +63,17 @@ class Config:
         default="agent_host",
         metadata={"description": "The PostgreSQL schema holding the tables (created if absent)."},
     )
+    lease_ttl: float = attrs.field(
+        default=15.0,
+        metadata={
+            "description": "Seconds a session lease outlives its owner's last heartbeat "
+            "(heartbeats come every third of it); another host may take over after that."
+        },
+    )
+    pool_size: int = attrs.field(
+        default=8,
+        metadata={"description": "Most connections this host opens to the database."},
+    )
 
 
 def resolve_dsn(config: Config | None, environ: Any = None) -> str | None:
@@ -79,6 +97,10 @@ def register_services(register: Callable[[str, Any], None], ctx: Any, config: Co
     from agent_host_postgres.schema import check_schema_name
 
     check_schema_name(config.schema)
+    if not config.lease_ttl > 0:
+        raise ConfigError(f"plugins.postgres.lease_ttl must be > 0, not {config.lease_ttl!r}")
+    if config.pool_size < 1:
+        raise ConfigError(f"plugins.postgres.pool_size must be >= 1, not {config.pool_size!r}")
     if "session_persistence" in ctx.names():
         raise ConfigError(
             "plugins.postgres: a PostgreSQL DSN is configured but the built-in JSONL "
@@ -89,6 +111,20 @@ def register_services(register: Callable[[str, Any], None], ctx: Any, config: Co
     def build() -> Any:
         from agent_host_postgres.persistence import PostgresPersistence
 
-        return PostgresPersistence(dsn, schema=config.schema)
+        return PostgresPersistence(
+            dsn, schema=config.schema, lease_ttl=config.lease_ttl, pool_size=config.pool_size
+        )
 
     register("session_persistence", Lazy(build))
+
+
+@hookimpl
+def activate(ctx: Any, scope: Any) -> None:
+    """On deactivation, close the store this plugin built (its pool and lease heartbeat)."""
+
+    def close() -> None:  # runs before the service is withdrawn (scopes dispose in reverse)
+        persistence = ctx.built("session_persistence")
+        if persistence is not None and ctx.provider("session_persistence") == "postgres":
+            persistence.close()
+
+    scope.add(close)

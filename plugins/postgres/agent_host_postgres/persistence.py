@@ -1,34 +1,38 @@
-"""``SessionPersistence`` on PostgreSQL (psycopg 3, synchronous connections).
+"""``SessionPersistence`` on PostgreSQL (psycopg 3, a pool of synchronous connections).
 
-* **Acknowledgement**: ``SessionWriter.append`` inserts its events in one transaction and
+* **Acknowledgement**: ``SessionWriter.append`` inserts its events in one statement and
   returns after the commit; an acknowledged append is then as durable as the server's
   configuration makes a commit (``synchronous_commit``). ``commit(durable=True)`` has nothing
   left to do. A failed append (encoding, ``seq`` order, database error) writes nothing.
-* **One writer per session**: the writer's own connection holds a session-level advisory lock
-  keyed by a 64-bit hash of (schema, session id), taken without waiting; a holder in any
-  process, including this one, makes ``open_writer`` and ``load`` fail with ``LOCKED``. The
-  lock is released when the writer closes (or its connection dies). *This slice only*: the
-  fenced leases of issue 10 replace this lock.
-* **Reads**: ``list``, ``inspect`` and ``load`` use a short-lived synchronous connection in a
-  worker thread (``asyncio.to_thread``), so the event loop never blocks on the database.
-  ``inspect`` and ``list`` never write and never lock. ``load`` has no torn tail to repair
-  (a database has none); it closes an open turn with ``TurnEnd(interrupted)`` under the lock.
+* **One writer per session, across hosts**: a writer holds the session's fenced lease
+  (``agent_host_postgres.leases``): ``open_writer`` and ``load`` take it or fail with
+  ``LOCKED`` while another holder's lease is live (in any process, this one included); every
+  append checks the epoch in the same statement, so a holder whose lease was taken over can
+  never write again. A heartbeat thread renews this host's leases; ``close`` releases them.
+* **Reads**: ``list``, ``inspect``, ``load`` and ``residency`` run in a worker thread
+  (``asyncio.to_thread``), so the event loop never blocks on the database. ``inspect`` and
+  ``list`` never write and never take a lease. ``load`` has no torn tail to repair (a
+  database has none); it closes an open turn with ``TurnEnd(interrupted)`` under the lease.
+* **Connections** come from a pool: a connection that broke is replaced on the next use, so
+  the store recovers by itself once the server is reachable again; until then calls fail with
+  ``PERSISTENCE_FAILED`` after ``connect_timeout`` seconds.
 * **Ids**: every entry point validates the session id before any SQL is sent.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from psycopg import sql
+from psycopg_pool import ConnectionPool, PoolTimeout
 
+from agent_host_postgres import leases
 from agent_host_postgres.schema import check_schema_name, migrate
-from agent_host_postgres.writer import PostgresWriter, encode_bodies
+from agent_host_postgres.writer import LeaseHolder, PostgresWriter, encode_bodies
 from host.cancel import CancelSignal, raise_if_cancelled
 from host.sessions.codec import (
     CodecError,
@@ -47,68 +51,78 @@ class PostgresPersistence:
 
     Construction connects once and applies the schema migrations; an unreachable database or
     a schema newer than this code is a ``PersistenceError`` (``PERSISTENCE_FAILED``).
+    ``lease_ttl`` is how long (seconds, database clock) a lease outlives its last renewal.
     """
 
-    def __init__(self, dsn: str, *, schema: str = "agent_host", connect_timeout: int = 10) -> None:
-        self._dsn = dsn
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "agent_host",
+        connect_timeout: int = 10,
+        lease_ttl: float = 15.0,
+        pool_size: int = 8,
+    ) -> None:
+        self.dsn = dsn
         self.schema = check_schema_name(schema)
-        self._connect_timeout = connect_timeout
+        if not lease_ttl > 0:
+            raise ValueError(f"lease_ttl must be a positive number of seconds, not {lease_ttl!r}")
+        self.host_id = leases.new_host_id()
+        self.lease_ttl = float(lease_ttl)
         try:
-            with self._connect() as conn:
+            with psycopg.connect(dsn, autocommit=True, connect_timeout=connect_timeout) as conn:
                 self.schema_version = migrate(conn, self.schema)
-        except PersistenceError:
-            raise
         except (psycopg.Error, RuntimeError) as exc:
             raise PersistenceError.failed(
                 "cannot prepare the PostgreSQL session store", exc
             ) from exc
+        self._pool = ConnectionPool(
+            dsn,
+            min_size=1,
+            max_size=max(1, pool_size),
+            kwargs={"autocommit": True, "connect_timeout": connect_timeout},
+            configure=self._configure,
+            check=ConnectionPool.check_connection,
+            timeout=float(connect_timeout),
+            name=f"agent-host-{self.schema}",
+            open=True,
+        )
+        self._holder = LeaseHolder(self._pool.connection, self.host_id, self.lease_ttl)
+        self._heartbeat = leases.Heartbeat(self._renew, self.lease_ttl / 3)
 
     # -- connections ---------------------------------------------------------------------
 
-    def _connect(self) -> psycopg.Connection[Any]:
-        try:
-            conn = psycopg.connect(
-                self._dsn, autocommit=True, connect_timeout=self._connect_timeout
-            )
-        except psycopg.Error as exc:
-            raise PersistenceError.failed("cannot connect to PostgreSQL", exc) from exc
-        try:
-            conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
-        except psycopg.Error as exc:
-            conn.close()
-            raise PersistenceError.failed(
-                "cannot configure the PostgreSQL connection", exc
-            ) from exc
-        return conn
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
 
     @contextmanager
     def _connection(self, action: str) -> Iterator[psycopg.Connection[Any]]:
-        conn = self._connect()
+        """A pooled connection; database errors become ``PERSISTENCE_FAILED: <action>: …``."""
         try:
-            yield conn
+            with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise PersistenceError.failed(action, exc) from exc
         except psycopg.Error as exc:
             raise PersistenceError.failed(action, exc) from exc
-        finally:
-            conn.close()
 
-    def _lock_key(self, session_id: str) -> int:
-        digest = hashlib.blake2b(
-            f"{self.schema}\x00{session_id}".encode(), digest_size=8, person=b"agenthost"
-        ).digest()
-        return int.from_bytes(digest, "big", signed=True)
+    def _renew(self) -> None:
+        with self._pool.connection() as conn:
+            leases.renew_all(conn, self.host_id, self.lease_ttl)
 
-    def _try_lock(self, conn: psycopg.Connection[Any], session_id: str) -> bool:
-        row = conn.execute(
-            "SELECT pg_try_advisory_lock(%s)", (self._lock_key(session_id),)
-        ).fetchone()
-        return bool(row and row[0])
+    def _acquire(self, conn: psycopg.Connection[Any], session_id: str) -> int:
+        epoch = leases.acquire(conn, session_id, self.host_id, self.lease_ttl)
+        if epoch is None:
+            raise PersistenceError.locked(session_id)
+        self._heartbeat.ensure_started()
+        return epoch
 
     # -- writers -------------------------------------------------------------------------
 
     def open_writer(
         self, header: SessionHeader, *, create: bool, events: Sequence[Event] = ()
     ) -> PostgresWriter:
-        """See ``SessionPersistence.open_writer``."""
+        """See ``SessionPersistence.open_writer``: takes the session's lease."""
         sid = validate_session_id(header.id)
         if create:
             return self._create(header, events)
@@ -128,13 +142,9 @@ class PostgresPersistence:
                 raise PersistenceError.failed(
                     f"cannot create session {sid!r}", ValueError("bad seq")
                 )
-        conn = self._connect()
-        try:
-            self._insert_new(conn, header, header_line, events, bodies)
-        except BaseException:
-            conn.close()
-            raise
-        return PostgresWriter(conn, sid, len(events))
+        with self._connection(f"cannot create session {sid!r}") as conn:
+            epoch = self._insert_new(conn, header, header_line, events, bodies)
+        return PostgresWriter(self._holder, sid, epoch, len(events))
 
     def _insert_new(
         self,
@@ -143,41 +153,33 @@ class PostgresPersistence:
         header_line: str,
         events: Sequence[Event],
         bodies: list[str],
-    ) -> None:
+    ) -> int:
+        """Store the header, the lease and the initial events in one transaction."""
         sid = header.id
-        try:
-            if not self._try_lock(conn, sid):
-                if self._exists(conn, sid):
-                    raise self._already(sid)
-                raise PersistenceError.locked(sid)
-            with conn.transaction(), conn.cursor() as cur:
-                cur.execute(
-                    "INSERT INTO sessions (id, parent_session, created_at, origin,"
-                    " delegation_depth, seed_length, header)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
-                    (
-                        sid,
-                        header.parent_session,
-                        header.created_at,
-                        header.origin,
-                        header.delegation_depth,
-                        header.seed_length,
-                        header_line,
-                    ),
+        with conn.transaction(), conn.cursor() as cur:
+            cur.execute(
+                "INSERT INTO sessions (id, parent_session, created_at, origin,"
+                " delegation_depth, seed_length, header)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                (
+                    sid,
+                    header.parent_session,
+                    header.created_at,
+                    header.origin,
+                    header.delegation_depth,
+                    header.seed_length,
+                    header_line,
+                ),
+            )
+            if cur.rowcount != 1:
+                raise PersistenceError.already_stored(sid)
+            epoch = self._acquire(conn, sid)
+            if events:
+                cur.executemany(
+                    "INSERT INTO events (session_id, seq, body) VALUES (%s, %s, %s)",
+                    [(sid, e.seq, b) for e, b in zip(events, bodies, strict=True)],
                 )
-                if cur.rowcount != 1:
-                    raise self._already(sid)
-                if events:
-                    cur.executemany(
-                        "INSERT INTO events (session_id, seq, body) VALUES (%s, %s, %s)",
-                        [(sid, e.seq, b) for e, b in zip(events, bodies, strict=True)],
-                    )
-        except psycopg.Error as exc:
-            raise PersistenceError.failed(f"cannot create session {sid!r}", exc) from exc
-
-    @staticmethod
-    def _already(session_id: str) -> PersistenceError:
-        return PersistenceError.already_stored(session_id)
+        return epoch
 
     @staticmethod
     def _exists(conn: psycopg.Connection[Any], session_id: str) -> bool:
@@ -185,35 +187,22 @@ class PostgresPersistence:
         return found is not None
 
     def _reopen(self, sid: str, header: SessionHeader) -> PostgresWriter:
-        conn = self._connect()
-        try:
-            next_seq = self._check_reopen(conn, sid, header)
-        except BaseException:
-            conn.close()
-            raise
-        return PostgresWriter(conn, sid, next_seq)
-
-    def _check_reopen(self, conn: psycopg.Connection[Any], sid: str, header: SessionHeader) -> int:
-        try:
+        with self._connection(f"cannot open session {sid!r}") as conn:
             row = conn.execute("SELECT header FROM sessions WHERE id = %s", (sid,)).fetchone()
             if row is None:
                 raise PersistenceError.not_found(sid)
-            if not self._try_lock(conn, sid):
-                raise PersistenceError.locked(sid)
-            stored = self._decode_header(sid, row[0])
-            if stored != header:
+            if self._decode_header(sid, row[0]) != header:
                 raise PersistenceError.corrupt(
                     sid, "stored header differs from the writer's header"
                 )
             last = conn.execute(
                 "SELECT max(seq), count(*) FROM events WHERE session_id = %s", (sid,)
             ).fetchone()
-        except psycopg.Error as exc:
-            raise PersistenceError.failed(f"cannot open session {sid!r}", exc) from exc
-        assert last is not None
-        if last[0] is not None and int(last[0]) + 1 != int(last[1]):
-            raise PersistenceError.corrupt(sid, "event seqs are not contiguous")
-        return int(last[1])
+            assert last is not None
+            if last[0] is not None and int(last[0]) + 1 != int(last[1]):
+                raise PersistenceError.corrupt(sid, "event seqs are not contiguous")
+            epoch = self._acquire(conn, sid)
+        return PostgresWriter(self._holder, sid, epoch, int(last[1]))
 
     @staticmethod
     def _decode_header(sid: str, text: str) -> SessionHeader:
@@ -274,9 +263,9 @@ class PostgresPersistence:
         with self._connection(f"cannot load session {sid!r}") as conn:
             if not self._exists(conn, sid):
                 raise PersistenceError.not_found(sid)
-            if not self._try_lock(conn, sid):
-                raise PersistenceError.locked(sid)
-            stored = self._read(conn, sid)
+            epoch = self._acquire(conn, sid)
+        try:  # the repair is fenced like any append
+            stored = self._inspect_sync(sid)
             if stored.damaged_middle:
                 raise PersistenceError.corrupt(sid, f"event {len(stored.events)} cannot be decoded")
             raise_if_cancelled(signal, PersistenceError)
@@ -284,13 +273,10 @@ class PostgresPersistence:
             events = stored.events
             if turn is not None:
                 closing = Event(len(events), TurnEnd(turn_id=turn, stop_reason="interrupted"))
-                body = encode_bodies([closing])[0]
-                conn.execute(
-                    "INSERT INTO events (session_id, seq, body) VALUES (%s, %s, %s)",
-                    (sid, closing.seq, body),
-                )
+                PostgresWriter(self._holder, sid, epoch, len(events)).append([closing])
                 events = (*events, closing)
-            # closing the connection releases the lock
+        finally:
+            self._holder.release(sid, epoch)
         return StoredSession(
             stored.header,
             events,
@@ -324,5 +310,28 @@ class PostgresPersistence:
         raise_if_cancelled(signal, PersistenceError)
         return headers
 
+    def _residency_sync(self, session_ids: Sequence[str]) -> dict[str, str]:
+        with self._connection("cannot read session leases") as conn:
+            return leases.residency(conn, session_ids)
+
+    async def residency(
+        self, session_ids: Sequence[str], *, signal: CancelSignal | None = None
+    ) -> dict[str, str]:
+        """``running``/``idle`` of each given session that some host holds a live lease on.
+
+        One query; sessions absent from the result are held by nobody (``ready``).
+        """
+        ids = [validate_session_id(sid) for sid in session_ids]
+        raise_if_cancelled(signal, PersistenceError)
+        if not ids:
+            return {}
+        return await asyncio.to_thread(self._residency_sync, ids)
+
     def close(self) -> None:
-        """Nothing is pooled: every call opens and closes its own connection."""
+        """Stop the heartbeat and close the pool; idempotent. Open writers' leases expire."""
+        self._heartbeat.stop()
+        self._pool.close()
+
+    async def aclose(self) -> None:
+        """``close`` off the event loop (the host calls it at shutdown, after the agents)."""
+        await asyncio.to_thread(self.close)

@@ -12,6 +12,8 @@ Tables (in the configured PostgreSQL schema, ``agent_host`` by default):
   ``host.sessions.codec`` encodes it, stored as ``text``: ``jsonb`` would reject the escape
   ``\\u0000`` that message content may legitimately contain, and text keeps the bytes
   identical to a JSONL line.
+* ``leases`` (version 2): who owns each session, under which epoch, until when; see
+  ``agent_host_postgres.leases``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,19 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
             body text NOT NULL,
             PRIMARY KEY (session_id, seq)
         );
+        """,
+    ),
+    (
+        2,
+        """
+        CREATE TABLE leases (
+            session_id text PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+            owner text,
+            epoch bigint NOT NULL,
+            status text NOT NULL CHECK (status IN ('running', 'idle')),
+            expires_at timestamptz NOT NULL
+        );
+        CREATE INDEX leases_owner ON leases (owner) WHERE owner IS NOT NULL;
         """,
     ),
 )

@@ -1,25 +1,27 @@
-"""The single writer of one PostgreSQL session, and how event bodies are encoded for it.
+"""The single writer of one PostgreSQL session, fenced by its lease epoch.
 
-``append`` inserts its events in one transaction and returns after the commit (acknowledged);
-a failure writes nothing. The writer's connection holds the session's advisory lock until
-``close``.
+``append`` renews the lease and inserts its events in one statement and returns after the
+commit (acknowledged); a failure writes nothing. When the lease was taken over, the statement
+matches nothing: the append fails with ``LOCKED`` and the writer refuses every later append.
+``close`` releases the lease.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import suppress
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import psycopg
 
-from host.sessions.codec import (
-    encode_event,
-)
+from agent_host_postgres import leases
+from host.sessions.codec import encode_event
 from host.sessions.model import Event
 from host.sessions.persistence import PersistenceError, check_append_order
 
-__all__ = ["PostgresWriter", "encode_bodies"]
+__all__ = ["LeaseHolder", "PostgresWriter", "encode_bodies", "lease_lost"]
+
+Connect = Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
 
 
 def encode_bodies(events: Sequence[Event]) -> list[str]:
@@ -30,14 +32,43 @@ def encode_bodies(events: Sequence[Event]) -> list[str]:
     return [encode_event(event).decode("utf-8")[:-1] for event in events]
 
 
+def lease_lost(session_id: str) -> PersistenceError:
+    """``LOCKED``: this host's lease on the session was taken over."""
+    return PersistenceError(
+        PersistenceError.LOCKED,
+        f"session {session_id!r}: this host's lease was taken over by another host; "
+        "it can no longer write to it",
+    )
+
+
+class LeaseHolder:
+    """What a writer needs to write under a lease: connections, the host id, the lease ttl."""
+
+    def __init__(self, connect: Connect, owner: str, ttl: float) -> None:
+        self.connect = connect
+        self.owner = owner
+        self.ttl = ttl
+
+    def release(self, session_id: str, epoch: int) -> None:
+        """Give up the lease ``epoch`` of ``session_id``; never raises (a lease left behind
+        simply expires)."""
+        try:
+            with self.connect() as conn:
+                leases.release(conn, session_id, self.owner, epoch)
+        except Exception:
+            return
+
+
 class PostgresWriter:
     """The writer of one session; see ``SessionWriter`` for what each method promises."""
 
-    def __init__(self, conn: psycopg.Connection[Any], session_id: str, next_seq: int) -> None:
-        self._conn: psycopg.Connection[Any] | None = conn
+    def __init__(self, holder: LeaseHolder, session_id: str, epoch: int, next_seq: int) -> None:
+        self._holder = holder
         self._session_id = session_id
+        self._epoch = epoch
         self._next_seq = next_seq
-        self._broken: str | None = None
+        self._closed = False
+        self._broken: PersistenceError | None = None
 
     @property
     def session_id(self) -> str:
@@ -45,13 +76,18 @@ class PostgresWriter:
         return self._session_id
 
     @property
+    def epoch(self) -> int:
+        """The lease epoch this writer writes under."""
+        return self._epoch
+
+    @property
     def next_seq(self) -> int:
         """The ``seq`` the next appended event must carry."""
         return self._next_seq
 
     def append(self, events: Sequence[Event]) -> None:
-        """Encode all ``events``, check their ``seq``s, insert them in one transaction."""
-        conn = self._check_usable()
+        """Encode all ``events``, check their ``seq``s, insert them under the lease."""
+        self._check_usable()
         if not events:
             return
         check_append_order(self._session_id, self._next_seq, events)
@@ -61,43 +97,61 @@ class PostgresWriter:
             raise PersistenceError.failed(
                 f"cannot encode events of session {self._session_id!r}", exc
             ) from exc
-        rows = [(self._session_id, e.seq, body) for e, body in zip(events, bodies, strict=True)]
+        written = self._insert(events, bodies)
+        if not written:
+            self._broken = lease_lost(self._session_id)
+            self._check_usable()
+        self._next_seq += len(events)
+
+    def _insert(self, events: Sequence[Event], bodies: list[str]) -> bool:
+        holder = self._holder
+        sent = False
         try:
-            with conn.transaction(), conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO events (session_id, seq, body) VALUES (%s, %s, %s)", rows
+            with holder.connect() as conn:
+                sent = True
+                return leases.fenced_insert(
+                    conn,
+                    session_id=self._session_id,
+                    owner=holder.owner,
+                    epoch=self._epoch,
+                    ttl=holder.ttl,
+                    seqs=[e.seq for e in events],
+                    bodies=bodies,
+                    status=leases.status_after(events),
                 )
+        except PersistenceError:
+            raise
         except psycopg.Error as exc:
-            if conn.closed or conn.broken:
-                self._broken = f"the database connection was lost ({exc})"
+            if sent and isinstance(exc, psycopg.OperationalError):
+                # The statement may or may not have committed: never guess, stop writing.
+                self._broken = PersistenceError.failed(
+                    f"writer of session {self._session_id!r} is unusable: the database "
+                    "connection was lost during an append",
+                    exc,
+                )
             raise PersistenceError.failed(
                 f"cannot append to session {self._session_id!r}", exc
             ) from exc
-        self._next_seq += len(events)
 
     def commit(self, durable: bool = False) -> None:
         """Every append is already committed; only checks that the writer is usable."""
         self._check_usable()
 
-    def _check_usable(self) -> psycopg.Connection[Any]:
-        if self._conn is None:
+    def _check_usable(self) -> None:
+        if self._closed:
             raise PersistenceError(
                 PersistenceError.PERSISTENCE_FAILED,
                 f"writer of session {self._session_id!r} is closed",
             )
         if self._broken is not None:
-            raise PersistenceError(
-                PersistenceError.PERSISTENCE_FAILED,
-                f"writer of session {self._session_id!r} is unusable: {self._broken}",
-            )
-        return self._conn
+            raise PersistenceError(self._broken.code, self._broken.message)
 
     def close(self) -> None:
-        """Close the connection, which releases the session lock; idempotent."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with suppress(psycopg.Error):  # the server drops the lock with the connection
-                conn.close()
+        """Release the lease (unless it was lost); idempotent. Never raises."""
+        if self._closed:
+            return
+        self._closed = True
+        self._holder.release(self._session_id, self._epoch)
 
     def __enter__(self) -> PostgresWriter:
         return self

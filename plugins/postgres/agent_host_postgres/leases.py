@@ -1,0 +1,174 @@
+"""Fenced leases: which host owns a session, until when, under which epoch.
+
+One row per session that was ever materialized (table ``leases``): ``owner`` is the host id of
+the holder, or NULL once released; ``epoch`` grows by one at every acquisition and is never
+reset; ``status`` is ``running`` while a turn is open, else ``idle``; ``expires_at`` is set
+from the database clock, so hosts never compare their own clocks.
+
+* **Acquire** succeeds only when nobody holds a live lease (no owner, or expired); it takes the
+  next epoch. A live lease of another host — or of another writer in this host — means
+  ``LOCKED``.
+* **Fencing**: every append renews the lease and inserts its events in one statement that
+  matches ``owner`` *and* ``epoch``; after a takeover the old holder's statement matches
+  nothing and writes nothing, so a paused or partitioned host can never write again.
+* **Heartbeat**: one thread per host renews every lease the host holds, every third of the
+  time to live. A host that stops heartbeating (killed, paused, cut off) loses its leases when
+  they expire; another host may then take them over with a higher epoch.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import psycopg
+
+from host.sessions.model import Event, TurnEnd, TurnStart
+
+log = logging.getLogger(__name__)
+
+ACQUIRE = """
+INSERT INTO leases (session_id, owner, epoch, status, expires_at)
+VALUES (%(sid)s, %(owner)s, 1, 'idle', now() + make_interval(secs => %(ttl)s))
+ON CONFLICT (session_id) DO UPDATE
+   SET owner = EXCLUDED.owner, epoch = leases.epoch + 1, status = 'idle',
+       expires_at = EXCLUDED.expires_at
+ WHERE leases.owner IS NULL OR leases.expires_at <= now()
+RETURNING epoch
+"""
+
+FENCED_INSERT = """
+WITH lease AS (
+    UPDATE leases
+       SET expires_at = greatest(expires_at, now() + make_interval(secs => %(ttl)s)),
+           status = coalesce(%(status)s, status)
+     WHERE session_id = %(sid)s AND owner = %(owner)s AND epoch = %(epoch)s
+ RETURNING 1
+)
+INSERT INTO events (session_id, seq, body)
+SELECT %(sid)s, seq, body
+  FROM unnest(%(seqs)s::bigint[], %(bodies)s::text[]) AS batch (seq, body)
+ WHERE EXISTS (SELECT 1 FROM lease)
+"""
+
+RELEASE = """
+UPDATE leases SET owner = NULL, status = 'idle', expires_at = now()
+ WHERE session_id = %s AND owner = %s AND epoch = %s
+"""
+
+RENEW = """
+UPDATE leases SET expires_at = now() + make_interval(secs => %s)
+ WHERE owner = %s
+"""
+
+RESIDENCY = """
+SELECT session_id, status FROM leases
+ WHERE session_id = ANY(%s) AND owner IS NOT NULL AND expires_at > now()
+"""
+
+
+def new_host_id() -> str:
+    """A host id unique across hosts and restarts, readable in the table: host:pid:random."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def status_after(events: Sequence[Event]) -> str | None:
+    """``running`` if ``events`` leave a turn open, ``idle`` if they close one, else None."""
+    for event in reversed(events):
+        if isinstance(event.body, TurnEnd):
+            return "idle"
+        if isinstance(event.body, TurnStart):
+            return "running"
+    return None
+
+
+class Heartbeat:
+    """A daemon thread that calls ``renew`` every ``interval`` seconds until stopped.
+
+    A failed renewal is logged and retried at the next beat; only expiry loses a lease.
+    """
+
+    def __init__(self, renew: Callable[[], None], interval: float) -> None:
+        self._renew = renew
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def ensure_started(self) -> None:
+        """Start the thread once (idempotent; never after ``stop``)."""
+        with self._lock:
+            if self._thread is None and not self._stop.is_set():
+                self._thread = threading.Thread(
+                    target=self._run, name="agent-host-lease-heartbeat", daemon=True
+                )
+                self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self._renew()
+            except Exception as exc:  # the next beat retries; expiry is the only loss
+                log.warning("lease heartbeat failed: %s", exc)
+
+    def stop(self) -> None:
+        """Stop beating and wait for the thread; idempotent."""
+        with self._lock:
+            self._stop.set()
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join()
+
+
+def acquire(conn: psycopg.Connection[Any], session_id: str, owner: str, ttl: float) -> int | None:
+    """Take the lease of ``session_id`` for ``owner``: its new epoch, or None if held."""
+    row = conn.execute(ACQUIRE, {"sid": session_id, "owner": owner, "ttl": ttl}).fetchone()
+    return None if row is None else int(row[0])
+
+
+def fenced_insert(
+    conn: psycopg.Connection[Any],
+    *,
+    session_id: str,
+    owner: str,
+    epoch: int,
+    ttl: float,
+    seqs: Sequence[int],
+    bodies: Sequence[str],
+    status: str | None,
+) -> bool:
+    """Insert the events if ``owner`` still holds ``epoch`` (renewing it); False if not."""
+    cursor = conn.execute(
+        FENCED_INSERT,
+        {
+            "sid": session_id,
+            "owner": owner,
+            "epoch": epoch,
+            "ttl": ttl,
+            "seqs": list(seqs),
+            "bodies": list(bodies),
+            "status": status,
+        },
+    )
+    return cursor.rowcount == len(seqs)
+
+
+def release(conn: psycopg.Connection[Any], session_id: str, owner: str, epoch: int) -> None:
+    """Give the lease up (no-op when it was already taken over)."""
+    conn.execute(RELEASE, (session_id, owner, epoch))
+
+
+def renew_all(conn: psycopg.Connection[Any], owner: str, ttl: float) -> int:
+    """Extend every lease ``owner`` holds; the number renewed."""
+    return conn.execute(RENEW, (ttl, owner)).rowcount
+
+
+def residency(conn: psycopg.Connection[Any], session_ids: Sequence[str]) -> dict[str, str]:
+    """``running``/``idle`` of each session in ``session_ids`` held by a live lease."""
+    rows = conn.execute(RESIDENCY, (list(session_ids),)).fetchall()
+    return {str(sid): str(status) for sid, status in rows}

@@ -1,0 +1,204 @@
+"""Fenced leases between hosts: exclusivity, takeover after expiry, fencing, heartbeat, status.
+
+Two ``PostgresPersistence`` instances over one schema are two hosts (each has its own host id,
+pool and heartbeat); the paused-process case runs a real second process and SIGSTOPs it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from agent_host_postgres.persistence import PostgresPersistence
+
+from host.sessions.model import Event, MessageEvent, SessionHeader, TurnEnd, TurnStart
+from host.sessions.persistence import PersistenceError
+
+TTL = 1.0
+
+
+@pytest.fixture
+def hosts(dsn: str, schema: str) -> Iterator[tuple[PostgresPersistence, PostgresPersistence]]:
+    a = PostgresPersistence(dsn, schema=schema, lease_ttl=TTL)
+    b = PostgresPersistence(dsn, schema=schema, lease_ttl=TTL)
+    yield a, b
+    a.close()
+    b.close()
+
+
+def expire(dsn: str, schema: str, session_id: str) -> None:
+    """Move a lease's expiry into the past, as a missed heartbeat would."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            f"UPDATE {schema}.leases SET expires_at = now() - interval '1 second'"
+            " WHERE session_id = %s",
+            (session_id,),
+        )
+
+
+def lease_row(dsn: str, schema: str, session_id: str) -> tuple[str | None, int]:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(
+            f"SELECT owner, epoch FROM {schema}.leases WHERE session_id = %s", (session_id,)
+        ).fetchone()
+    assert row is not None
+    return row[0], int(row[1])
+
+
+def message(seq: int, text: str) -> Event:
+    return Event(seq, MessageEvent(role="user", content=text))
+
+
+async def test_a_live_lease_locks_out_other_hosts(hosts) -> None:
+    a, b = hosts
+    header = SessionHeader(id="s1")
+    writer = a.open_writer(header, create=True)
+    for attempt in (
+        lambda: b.open_writer(header, create=False),
+        lambda: a.open_writer(header, create=False),
+    ):
+        with pytest.raises(PersistenceError) as err:
+            attempt()
+        assert err.value.code == "LOCKED"
+    with pytest.raises(PersistenceError) as err:
+        await b.load("s1")
+    assert err.value.code == "LOCKED"
+    writer.close()
+    b.open_writer(header, create=False).close()
+
+
+async def test_takeover_after_expiry_fences_the_old_holder(hosts, dsn, schema) -> None:
+    a, b = hosts
+    header = SessionHeader(id="s1")
+    old = a.open_writer(header, create=True, events=[message(0, "from a")])
+    expire(dsn, schema, "s1")
+    stored = await b.load("s1")
+    new = b.open_writer(stored.header, create=False)
+    assert new.epoch > old.epoch
+    new.append([message(1, "from b")])
+    with pytest.raises(PersistenceError) as err:
+        old.append([message(1, "late from a")])
+    assert err.value.code == "LOCKED" and "taken over" in err.value.message
+    with pytest.raises(PersistenceError) as err:  # and it stays refused
+        old.append([message(1, "again")])
+    assert err.value.code == "LOCKED"
+    old.close()  # releasing a lost lease leaves the new holder's lease alone
+    assert lease_row(dsn, schema, "s1") == (b.host_id, new.epoch)
+    new.append([message(2, "still b")])
+    new.close()
+    contents = [e.body.content for e in (await a.inspect("s1")).events]
+    assert contents == ["from a", "from b", "still b"]
+
+
+async def test_heartbeat_keeps_a_lease_past_its_ttl(hosts) -> None:
+    a, b = hosts
+    header = SessionHeader(id="s1")
+    writer = a.open_writer(header, create=True)
+    time.sleep(TTL * 2.5)
+    with pytest.raises(PersistenceError) as err:
+        b.open_writer(header, create=False)
+    assert err.value.code == "LOCKED"
+    writer.append([message(0, "still mine")])
+    writer.close()
+
+
+async def test_a_closed_host_loses_its_leases_at_expiry(dsn, schema) -> None:
+    a = PostgresPersistence(dsn, schema=schema, lease_ttl=TTL)
+    b = PostgresPersistence(dsn, schema=schema, lease_ttl=TTL)
+    try:
+        header = SessionHeader(id="s1")
+        a.open_writer(header, create=True)  # never closed: the host stops heartbeating
+        a.close()
+        with pytest.raises(PersistenceError) as err:
+            b.open_writer(header, create=False)
+        assert err.value.code == "LOCKED"
+        time.sleep(TTL + 0.3)
+        b.open_writer(header, create=False).close()
+    finally:
+        b.close()
+
+
+async def test_epochs_only_grow(hosts, dsn, schema) -> None:
+    a, b = hosts
+    header = SessionHeader(id="s1")
+    epochs = []
+    for host in (a, b, a, b):
+        writer = host.open_writer(header, create=not epochs)
+        epochs.append(writer.epoch)
+        writer.close()
+        assert lease_row(dsn, schema, "s1") == (None, writer.epoch)
+    assert epochs == sorted(set(epochs))
+
+
+async def test_residency_follows_turns_and_releases(hosts) -> None:
+    a, b = hosts
+    writer = a.open_writer(SessionHeader(id="s1"), create=True)
+    b.open_writer(SessionHeader(id="s2"), create=True).close()
+    assert await b.residency(["s1", "s2", "s3"]) == {"s1": "idle"}
+    writer.append([Event(0, TurnStart(turn_id="t"))])
+    assert await b.residency(["s1", "s2"]) == {"s1": "running"}
+    writer.append([message(1, "x"), Event(2, TurnEnd(turn_id="t", stop_reason="completed"))])
+    assert await b.residency(["s1"]) == {"s1": "idle"}
+    writer.close()
+    assert await b.residency(["s1"]) == {}
+    assert await b.residency([]) == {}
+
+
+async def test_load_repairs_under_a_lease_and_releases_it(hosts, dsn, schema) -> None:
+    a, b = hosts
+    a.open_writer(
+        SessionHeader(id="s1"), create=True, events=[Event(0, TurnStart(turn_id="t"))]
+    ).close()
+    stored = await b.load("s1")
+    assert stored.closed_turn == "t"
+    owner, _ = lease_row(dsn, schema, "s1")
+    assert owner is None  # load takes the lease only for its repair
+
+
+def test_a_paused_process_cannot_write_after_a_takeover(dsn, schema) -> None:
+    """SIGSTOP the holder past expiry, take over, SIGCONT: its next append is refused."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from agent_host_postgres.persistence import PostgresPersistence
+        from host.sessions.model import Event, MessageEvent, SessionHeader
+        from host.sessions.persistence import PersistenceError
+        p = PostgresPersistence({dsn!r}, schema={schema!r}, lease_ttl={TTL})
+        w = p.open_writer(SessionHeader(id="s1", created_at=1), create=True)
+        print("held", flush=True)
+        sys.stdin.readline()
+        try:
+            w.append([Event(0, MessageEvent(role="user", content="after pause"))])
+            print("appended", flush=True)
+        except PersistenceError as exc:
+            print(exc.code, flush=True)
+        """
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    b = PostgresPersistence(dsn, schema=schema, lease_ttl=TTL)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "held"
+        os.kill(child.pid, signal.SIGSTOP)
+        time.sleep(TTL + 0.5)
+        writer = b.open_writer(SessionHeader(id="s1", created_at=1), create=False)
+        writer.append([message(0, "from b")])
+        os.kill(child.pid, signal.SIGCONT)
+        out, _ = child.communicate("\n", timeout=30)
+        assert out.strip() == "LOCKED"
+        writer.close()
+    finally:
+        if child.poll() is None:
+            child.kill()
+        b.close()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(f"SELECT body FROM {schema}.events WHERE session_id = 's1'").fetchall()
+    assert len(rows) == 1 and "from b" in rows[0][0]
