@@ -10,11 +10,13 @@ of ``host.subagents.identity``:
   written back to the index.
 
 Outcomes per candidate: an identity → ``ChildEntry`` (``running`` when live in the store, else
-``inactive``; provider registration plays no part); ``corrupt``/``unsupported`` → a
-``DiagnosticEntry`` (never showing descriptor content); a failed inspection (``NOT_FOUND``,
-``LOCKED``, ``PERSISTENCE_FAILED``, ``OSError``) → one ``unavailable`` diagnostic, not cached,
-so the next listing tries again; an inspection reporting ``CORRUPT``, or returning a header other
-than the enumerated one, → ``corrupt``; a live child with no own descriptor yet → no entry.
+``inactive``, plus the ``lease_status`` a backend with leases reports for it in one query for
+all candidates: another host may hold it; provider registration plays no part);
+``corrupt``/``unsupported`` → a ``DiagnosticEntry`` (never showing descriptor content); a failed
+inspection (``NOT_FOUND``, ``LOCKED``, ``PERSISTENCE_FAILED``, ``OSError``) → one
+``unavailable`` diagnostic, not cached, so the next listing tries again; an inspection reporting
+``CORRUPT``, or returning a header other than the enumerated one, → ``corrupt``; a live child
+with no own descriptor yet → no entry.
 
 Whole-call failures: no session store → ``SUBAGENT_CONTROL_SESSION_STORE_UNAVAILABLE``, no
 projections service → ``SUBAGENT_CONTROL_PROJECTIONS_UNAVAILABLE`` (checked in that order,
@@ -57,13 +59,19 @@ from host.subagents.identity import (
 from host.subagents.index import IdentityIndex
 
 Activity = Literal["running", "inactive"]
+LeaseStatus = Literal["running", "idle"]
 DiagnosticReason = Literal["corrupt", "unsupported", "unavailable"]
 DEFAULT_CONCURRENCY = 8
 
 
 @attrs.frozen
 class ChildEntry:
-    """A listed subagent. ``parent_id``/``depth`` are set by ``list_descendants`` only."""
+    """A listed subagent. ``parent_id``/``depth`` are set by ``list_descendants`` only.
+
+    ``lease_status`` is, for a child not live in this process, ``running``/``idle`` when some
+    host holds a live lease on it (backends with leases, such as PostgreSQL); ``None`` when
+    nobody does or the backend has no leases.
+    """
 
     id: str
     mode: Mode
@@ -72,6 +80,7 @@ class ChildEntry:
     parent_id: str | None = None
     depth: int | None = None
     kind: Literal["child"] = "child"
+    lease_status: LeaseStatus | None = None
 
 
 @attrs.frozen
@@ -178,11 +187,12 @@ class SubagentListing:
             key=SessionHeader.sort_key,
         )
         verdicts, live = await self._resolve(sessions, unit, candidates, signal)
+        leased = await self._lease_statuses(candidates, verdicts, live, signal)
         _check_cancel(signal)
         return [
             entry
             for header in candidates
-            if (entry := _entry(header, verdicts[header.id], header.id in live)) is not None
+            if (entry := _entry(header, verdicts[header.id], header.id in live, leased)) is not None
         ]
 
     async def list_descendants(
@@ -195,12 +205,13 @@ class SubagentListing:
         walk = list(_pre_order(root_id, corpus.values()))
         candidates = [header for header, _depth in walk if _is_candidate(header)]
         verdicts, live = await self._resolve(sessions, unit, candidates, signal)
+        leased = await self._lease_statuses(candidates, verdicts, live, signal)
         _check_cancel(signal)
         out: list[SubagentListEntry] = []
         for header, depth in walk:
             if not _is_candidate(header):
                 continue
-            entry = _entry(header, verdicts[header.id], header.id in live, depth)
+            entry = _entry(header, verdicts[header.id], header.id in live, leased, depth)
             if entry is not None:
                 out.append(entry)
         return out
@@ -241,6 +252,32 @@ class SubagentListing:
         for header in sessions.list():
             corpus[header.id] = header
         return corpus
+
+    async def _lease_statuses(
+        self,
+        candidates: Sequence[SessionHeader],
+        verdicts: dict[str, _Resolved],
+        live: set[str],
+        signal: CancelSignal | None,
+    ) -> dict[str, str]:
+        """Lease status of the listed children not live here: one query, if leases exist.
+
+        A failing query leaves every status unknown (no lease shown); the listing stands.
+        """
+        _check_cancel(signal)
+        residency = getattr(self.persistence, "residency", None)
+        ids = [
+            h.id
+            for h in candidates
+            if h.id not in live and isinstance(verdicts.get(h.id), Identity)
+        ]
+        if residency is None or not ids:
+            return {}
+        try:
+            statuses: dict[str, str] = await residency(ids, signal=signal)
+        except PersistenceError:
+            return {}
+        return statuses
 
     # -- verdicts --------------------------------------------------------------------------
 
@@ -351,9 +388,16 @@ class SubagentListing:
 
 
 def _entry(
-    header: SessionHeader, verdict: _Resolved, live: bool, depth: int | None = None
+    header: SessionHeader,
+    verdict: _Resolved,
+    live: bool,
+    leased: dict[str, str],
+    depth: int | None = None,
 ) -> SubagentListEntry | None:
-    """The entry of one candidate; ``depth`` given (descendants) adds ``parent_id``/``depth``."""
+    """The entry of one candidate; ``depth`` given (descendants) adds ``parent_id``/``depth``.
+
+    ``leased`` maps ids to lease statuses (``_lease_statuses``).
+    """
     if verdict is None:
         return None
     parent = header.parent_session if depth is not None else None
@@ -363,7 +407,13 @@ def _entry(
         return DiagnosticEntry(header.id, verdict.reason, parent, depth)
     assert isinstance(verdict, Identity)
     activity: Activity = "running" if live else "inactive"
-    return ChildEntry(header.id, verdict.mode, activity, verdict.label, parent, depth)
+    lease = leased.get(header.id)
+    lease_status: LeaseStatus | None = (
+        "running" if lease == "running" else ("idle" if lease == "idle" else None)
+    )
+    return ChildEntry(
+        header.id, verdict.mode, activity, verdict.label, parent, depth, lease_status=lease_status
+    )
 
 
 def _pre_order(
@@ -385,4 +435,3 @@ def _pre_order(
         visited.add(header.id)
         yield header, depth
         stack.extend((child, depth + 1) for child in children.get(header.id, ()))
-

@@ -55,10 +55,14 @@ def resolve(args: ListAgentsArgs, exec: ToolExec) -> ListSpec:
     return ListSpec(root_id=exec.agent.id, scope=args.scope)
 
 
-def status_of(agents: Any, child_id: str) -> Status:
-    """``running``/``idle`` from the live registry; ``ready`` when only storage holds it."""
-    live = agents.status(child_id)
-    return "ready" if live is None else live
+def status_of(agents: Any, entry: Any) -> Status:
+    """``running``/``idle`` from the live registry, else from a live lease of another host
+    (``entry.lease_status``); ``ready`` when only storage holds it."""
+    live = agents.status(entry.id)
+    if live is not None:
+        return live  # type: ignore[no-any-return]
+    lease: Status | None = getattr(entry, "lease_status", None)
+    return "ready" if lease is None else lease
 
 
 def project(entries: Sequence[Any], agents: Any, spec: ListSpec) -> list[dict[str, Any]]:
@@ -69,7 +73,7 @@ def project(entries: Sequence[Any], agents: Any, spec: ListSpec) -> list[dict[st
             if entry.mode != "continuable":
                 continue
             row = {"kind": "child", "id": entry.id, "label": entry.label}
-            row["status"] = status_of(agents, entry.id)
+            row["status"] = status_of(agents, entry)
         else:
             row = {"kind": "diagnostic", "id": entry.id, "reason": entry.reason}
         if spec.scope == "descendants":
