@@ -81,25 +81,35 @@ class Inbox:
 
     def followup(self, content: str, source: dict[str, Any] | None = None) -> MessageId:
         """Queue ``content`` as its own next turn; wakes an idle (or parked) agent."""
-        return self._accept("followup", content, source, wake=True)
+        return self.accept("followup", content, source)
 
     def steer(self, content: str, source: dict[str, Any] | None = None) -> MessageId:
         """Join the running turn at its next step, or wake an idle (or parked) agent."""
-        return self._accept("steer", content, source, wake=True)
+        return self.accept("steer", content, source)
 
     def inject(self, content: str, source: dict[str, Any] | None = None) -> MessageId:
         """Add context for the next step without waking anyone."""
-        return self._accept("inject", content, source, wake=False)
+        return self.accept("inject", content, source)
 
-    def _accept(
-        self, delivery: Delivery, content: str, source: dict[str, Any] | None, *, wake: bool
+    def accept(
+        self,
+        delivery: Delivery,
+        content: str,
+        source: dict[str, Any] | None = None,
+        *,
+        message_id: MessageId | None = None,
     ) -> MessageId:
+        """Accept one message by ``delivery`` (as ``followup``/``steer``/``inject`` do).
+
+        ``message_id`` keeps an id the sender already handed out (a message delivered from
+        another host); by default a fresh one is made.
+        """
         if self._closed:
             raise InboxClosedError(self._owner)
-        message = InboxMessage(new_id("msg_"), delivery, content, source)
+        message = InboxMessage(message_id or new_id("msg_"), delivery, content, source)
         self._session.append(InboxAccepted(message.message_id, delivery, content, source))
         self._pending.append(message)
-        if wake:
+        if delivery != "inject":
             self._parked = False
             self._wake()
         return message.message_id

@@ -9,6 +9,7 @@ rollback that fails too raises one ``ExceptionGroup`` holding the original error
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,10 +18,12 @@ import attrs
 from host.agents.agent import DEFAULT_MAX_STEPS, Agent, AgentSession, AgentStatus
 from host.agents.models import Model, ModelRegistry
 from host.agents.prompt import PromptSection, SectionView, section_registry
+from host.agents.remote import RemoteReceiver
 from host.disposal import Disposer, dispose_all
 from host.errors import HostError
 from host.naming import NamedRegistry
 from host.sessions.model import EventBody, SessionHeader, new_id
+from host.sessions.remote import RemoteInbox
 from host.sessions.store import Session, SessionStore
 from host.tools.scope import ToolFilter, ToolView, tool_registry
 from host.tools.tool import Tool
@@ -93,6 +96,10 @@ class AgentRegistry:
         self.sections = sections
         self.ctx = ctx
         self._agents: dict[str, Agent] = {}
+        persistence = getattr(store, "persistence", None)
+        self.remote = (
+            RemoteReceiver(self, persistence) if isinstance(persistence, RemoteInbox) else None
+        )
 
     def get(self, agent_id: str) -> Agent | None:
         """The live agent with this id, or None."""
@@ -134,6 +141,7 @@ class AgentRegistry:
         opts = AgentOptions(
             label, model, tool_filter or ToolFilter(), setup, commit, config, max_steps
         )
+        self._receive_remote()
         header = header if header is not None else SessionHeader(id=new_id("agent_"))
         if header.id in self._agents:
             raise AgentExistsError(header.id)
@@ -164,6 +172,7 @@ class AgentRegistry:
         opts = AgentOptions(
             label, model, tool_filter or ToolFilter(), setup, commit, config, max_steps
         )
+        self._receive_remote()
         if session_id in self._agents:
             raise AgentExistsError(session_id)
         resolved = self.models.resolve(opts.model)
@@ -177,8 +186,14 @@ class AgentRegistry:
         self._transaction(agent, opts, lambda: None, resumed=True)
         return agent
 
+    def _receive_remote(self) -> None:
+        if self.remote is not None:
+            self.remote.ensure_started()
+
     async def aclose(self) -> None:
-        """Host shutdown: dispose every live agent (see ``dispose_all``)."""
+        """Host shutdown: stop receiving from other hosts, dispose every live agent."""
+        if self.remote is not None:
+            await asyncio.to_thread(self.remote.close)
         await self.dispose_all()
 
     async def dispose_all(self) -> None:

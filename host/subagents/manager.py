@@ -17,6 +17,9 @@ happens to an Activation once it exists (admission, settlement, drain) is
 * **Interrupt** — the caller must be a live ancestor by the target's materialization-time
   lineage; only the current turn stops (``keep_inbox``).
 * **Report** — only the exact resident child may report, only to its live direct parent.
+* **Other hosts** — with a backend shared by several hosts (``host.subagents.remote``), a
+  followup for a child another host holds and a report for a parent live on another host are
+  queued for that host instead; this manager also delivers what other hosts queue for it.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from host.agents.registry import AgentExistsError, AgentRegistry
 from host.cancel import CancelSignal
 from host.sessions.model import Event, SessionHeader
 from host.sessions.persistence import PersistenceError, SessionPersistence
+from host.sessions.remote import Delivery as InboxDelivery
+from host.sessions.remote import RemoteInbox
 from host.sessions.store import SessionError
 from host.subagents import texts
 from host.subagents.activation import Activation
@@ -46,6 +51,7 @@ from host.subagents.coldstate import continuable_descriptor_of, inspect_child, s
 from host.subagents.descriptors import ContinuableDescriptor
 from host.subagents.errors import SubagentError
 from host.subagents.index import IdentityIndex
+from host.subagents.remote import RemoteSender
 from host.subagents.residency import Residents
 from host.subagents.setup import ContinuableSetupRegistry
 from host.subagents.types import ChildRequest, ContinuableStart, Delivery, Provider
@@ -75,6 +81,12 @@ class ContinuationManager(Residents):
         self.setup = setup
         self.index = index
         self._locks: dict[str, _LockEntry] = {}
+        persistence = self.persistence
+        self.remote = (
+            RemoteSender(self, persistence) if isinstance(persistence, RemoteInbox) else None
+        )
+        if self.remote is not None and agents.remote is not None:
+            agents.remote.orphans = self.remote.deliver_orphan
 
     @property
     def persistence(self) -> SessionPersistence | None:
@@ -150,12 +162,17 @@ class ContinuationManager(Residents):
         *,
         source: dict[str, Any] | None,
         signal: CancelSignal | None,
+        message_id: MessageId | None = None,
     ) -> MessageId:
-        """Deliver ``content`` as the child's next turn, cold-resuming it once if needed."""
+        """Deliver ``content`` as the child's next turn, cold-resuming it once if needed.
+
+        A child another host holds gets it through that host. ``message_id`` keeps an id
+        already handed out (a queued message this host delivers itself).
+        """
         self._check_admission((a.id for a in self.ancestry(parent)), signal)
         resident = self._residents.get(child_id)
         if resident is not None:
-            return self._deliver(resident, parent, content, source)
+            return self._deliver(resident, parent, content, source, message_id)
         entry = self._locks.setdefault(child_id, _LockEntry())
         entry.users += 1
         try:
@@ -163,10 +180,17 @@ class ContinuationManager(Residents):
                 async with entry.lock:
                     resident = self._residents.get(child_id)
                     if resident is not None:
-                        return self._deliver(resident, parent, content, source)
-                    resident = await self._materialize(parent, child_id, signal)
+                        return self._deliver(resident, parent, content, source, message_id)
+                    descriptor = await self._authorize_cold(parent, child_id, signal)
+                    if self.remote is not None and message_id is None:
+                        queued = await self.remote.send(
+                            child_id, "followup", content, source, parent.id
+                        )
+                        if queued is not None:
+                            return queued
+                    resident = await self._materialize(parent, child_id, descriptor, signal)
                     try:
-                        return self._deliver(resident, parent, content, source)
+                        return self._deliver(resident, parent, content, source, message_id)
                     except BaseException:
                         # Materialized for nothing (e.g. the parent went away meanwhile): with
                         # no turn to end, only a check lets it settle (quietly: no last turn).
@@ -183,12 +207,13 @@ class ContinuationManager(Residents):
         parent: Agent,
         content: str,
         source: dict[str, Any] | None,
+        message_id: MessageId | None = None,
     ) -> MessageId:
         self._authorize_parent(activation.parent_id, parent, activation.id)
         if activation.closing:
             raise texts.closing(activation.id)
         try:
-            return activation.agent.followup(content, source)
+            return activation.agent.inbox.accept("followup", content, source, message_id=message_id)
         except InboxClosedError as error:
             raise texts.closing(activation.id) from error
 
@@ -198,10 +223,11 @@ class ContinuationManager(Residents):
         if self.agents.get(parent_session) is not parent or parent.closed:
             raise texts.stale_parent(child_id)
 
-    async def _materialize(
+    async def _authorize_cold(
         self, parent: Agent, child_id: str, signal: CancelSignal | None
-    ) -> Activation:
-        """Cold resume: authorize against the stored header, then the shared setup path."""
+    ) -> ContinuableDescriptor:
+        """Read a child that is not resident here and authorize ``parent`` against its stored
+        header; its continuable descriptor (by the identity rule)."""
         persistence = self.persistence
         if persistence is None:
             raise texts.persistence_unavailable()
@@ -216,6 +242,16 @@ class ContinuationManager(Residents):
         descriptor = continuable_descriptor_of(stored.events, header)
         if descriptor is None:
             raise texts.not_resumable(child_id)
+        return descriptor
+
+    async def _materialize(
+        self,
+        parent: Agent,
+        child_id: str,
+        descriptor: ContinuableDescriptor,
+        signal: CancelSignal | None,
+    ) -> Activation:
+        """Cold resume of an authorized child through the shared setup path."""
         ancestors = self.ancestry(parent)
         self._check_admission((a.id for a in ancestors), signal)
         agent = await self._resume_agent(child_id, descriptor)
@@ -283,10 +319,11 @@ class ContinuationManager(Residents):
             raise texts.stale_ancestor(target_id)
         target.interrupt(keep_inbox=True)
 
-    def report(
+    async def report(
         self, child: Agent, content: str, *, delivery: Delivery, signal: CancelSignal | None
     ) -> MessageId:
-        """Deliver a report from the exact resident ``child`` to its live direct parent."""
+        """Deliver a report from the exact resident ``child`` to its live direct parent
+        (here, or on the host that holds the parent)."""
         child_id = str(getattr(child, "id", ""))
         activation = self._residents.get(child_id)
         if activation is None or activation.agent is not child:
@@ -299,15 +336,25 @@ class ContinuationManager(Residents):
             raise texts.report_cancelled()
         parent_id = child.session.header.parent_session
         parent = self.agents.get(parent_id) if parent_id is not None else None
+        text = texts.report_text(child_id, content)
+        source = {"kind": REPORT_KIND, "sender_session_id": child_id}
+        inbox_delivery: InboxDelivery = "inject" if delivery == "quiet" else "steer"
+        if parent is None and parent_id is not None and self.remote is not None:
+            queued = await self.remote.send(parent_id, inbox_delivery, text, source, child_id)
+            if queued is not None:
+                return queued
         parent_activation = self._own_activation(parent) if parent is not None else None
         if parent is None or parent.closed or (parent_activation and parent_activation.closing):
             raise texts.parent_unavailable()
-        text = texts.report_text(child_id, content)
-        source = {"kind": REPORT_KIND, "sender_session_id": child_id}
         with self._admitted(parent_activation):
             try:
-                if delivery == "quiet":
-                    return parent.inject(text, source)
-                return parent.steer(text, source)
+                return parent.inbox.accept(inbox_delivery, text, source)
             except InboxClosedError as error:
                 raise texts.parent_unavailable() from error
+
+    async def aclose(self) -> None:
+        """Stop resuming orphans for other hosts, then shut down as ``Residents.aclose`` does."""
+        receiver, sender = self.agents.remote, self.remote
+        if receiver and sender and receiver.orphans == sender.deliver_orphan:
+            receiver.orphans = None
+        await super().aclose()

@@ -247,7 +247,7 @@ class SubagentService:
         manager = self.manager()
         if manager is None:
             raise texts.not_reporter(str(getattr(child, "id", "")))
-        return manager.report(child, content, delivery=delivery, signal=signal)
+        return await manager.report(child, content, delivery=delivery, signal=signal)
 
     async def drain_descendants(self, parent: Agent | str) -> None:
         """Close admission below ``parent`` and release its resident descendants child-first."""

@@ -28,7 +28,7 @@ from typing import Any
 
 import psycopg
 
-from host.sessions.model import Event, TurnEnd, TurnStart
+from host.sessions.model import Event, InboxAccepted, TurnEnd, TurnStart
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,10 @@ WITH lease AS (
            status = coalesce(%(status)s, status)
      WHERE session_id = %(sid)s AND owner = %(owner)s AND epoch = %(epoch)s
  RETURNING 1
+), delivered AS (
+    DELETE FROM remote_inbox
+     WHERE session_id = %(sid)s AND message_id = ANY(%(accepted)s::text[])
+       AND EXISTS (SELECT 1 FROM lease)
 )
 INSERT INTO events (session_id, seq, body)
 SELECT %(sid)s, seq, body
@@ -85,6 +89,11 @@ def status_after(events: Sequence[Event]) -> str | None:
         if isinstance(event.body, TurnStart):
             return "running"
     return None
+
+
+def accepted_ids(events: Sequence[Event]) -> list[str]:
+    """The message ids of the inbox messages ``events`` accept."""
+    return [e.body.message_id for e in events if isinstance(e.body, InboxAccepted)]
 
 
 class Heartbeat:
@@ -141,8 +150,13 @@ def fenced_insert(
     seqs: Sequence[int],
     bodies: Sequence[str],
     status: str | None,
+    accepted: Sequence[str] = (),
 ) -> bool:
-    """Insert the events if ``owner`` still holds ``epoch`` (renewing it); False if not."""
+    """Insert the events if ``owner`` still holds ``epoch`` (renewing it); False if not.
+
+    ``accepted`` are the ids of the inbox messages the events accept: a message waiting for
+    this session in ``remote_inbox`` leaves it in the same statement (delivered exactly once).
+    """
     cursor = conn.execute(
         FENCED_INSERT,
         {
@@ -153,6 +167,7 @@ def fenced_insert(
             "seqs": list(seqs),
             "bodies": list(bodies),
             "status": status,
+            "accepted": list(accepted),
         },
     )
     return cursor.rowcount == len(seqs)

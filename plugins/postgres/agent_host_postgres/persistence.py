@@ -22,7 +22,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+import builtins
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -30,7 +31,7 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from agent_host_postgres import leases
+from agent_host_postgres import leases, remote
 from agent_host_postgres.schema import check_schema_name, migrate
 from agent_host_postgres.writer import LeaseHolder, PostgresWriter, encode_bodies
 from host.cancel import CancelSignal, raise_if_cancelled
@@ -42,6 +43,7 @@ from host.sessions.codec import (
 )
 from host.sessions.model import Event, SessionHeader, TurnEnd, validate_session_id
 from host.sessions.persistence import PersistenceError, StoredSession, open_turn
+from host.sessions.remote import Delivery, RemoteMessage
 
 __all__ = ["PostgresPersistence", "PostgresWriter"]
 
@@ -89,6 +91,8 @@ class PostgresPersistence:
         )
         self._holder = LeaseHolder(self._pool.connection, self.host_id, self.lease_ttl)
         self._heartbeat = leases.Heartbeat(self._renew, self.lease_ttl / 3)
+        self._listeners: list[remote.Listener] = []
+        self.poll_interval = min(1.0, self.lease_ttl / 3)
 
     # -- connections ---------------------------------------------------------------------
 
@@ -327,8 +331,57 @@ class PostgresPersistence:
             return {}
         return await asyncio.to_thread(self._residency_sync, ids)
 
+    # -- cross-host delivery (``host.sessions.remote.RemoteInbox``) ---------------------------
+
+    async def send_remote(
+        self,
+        session_id: str,
+        *,
+        message_id: str,
+        delivery: Delivery,
+        content: str,
+        source: dict[str, Any] | None,
+        sender_session: str | None,
+    ) -> bool:
+        """See ``RemoteInbox.send_remote``: queued and notified in one statement."""
+        sid = validate_session_id(session_id)
+
+        def send() -> bool:
+            with self._connection(f"cannot send a message to session {sid!r}") as conn:
+                return remote.send(
+                    conn,
+                    schema=self.schema,
+                    me=self.host_id,
+                    session_id=sid,
+                    message_id=message_id,
+                    delivery=delivery,
+                    content=content,
+                    source=source,
+                    sender_session=sender_session,
+                )
+
+        return await asyncio.to_thread(send)
+
+    async def pending_remote(self) -> builtins.list[RemoteMessage]:
+        """See ``RemoteInbox.pending_remote``."""
+
+        def read() -> builtins.list[RemoteMessage]:
+            with self._connection("cannot read queued messages") as conn:
+                return remote.pending(conn, self.host_id)
+
+        return await asyncio.to_thread(read)
+
+    def watch(self, wake: Callable[[], None]) -> Callable[[], None]:
+        """See ``RemoteInbox.watch``: a LISTEN thread, polling every ``poll_interval``."""
+        listener = remote.Listener(self.dsn, self.schema, wake, interval=self.poll_interval)
+        self._listeners.append(listener.start())
+        return listener.stop
+
     def close(self) -> None:
-        """Stop the heartbeat and close the pool; idempotent. Open writers' leases expire."""
+        """Stop the heartbeat and listeners, close the pool; idempotent. Open writers'
+        leases expire."""
+        for listener in self._listeners:
+            listener.stop()
         self._heartbeat.stop()
         self._pool.close()
 

@@ -14,6 +14,8 @@ Tables (in the configured PostgreSQL schema, ``agent_host`` by default):
   identical to a JSONL line.
 * ``leases`` (version 2): who owns each session, under which epoch, until when; see
   ``agent_host_postgres.leases``.
+* ``remote_inbox`` (version 3): messages sent to a session another host holds, waiting for
+  that host to accept them; see ``agent_host_postgres.remote``.
 """
 
 from __future__ import annotations
@@ -58,6 +60,23 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
             expires_at timestamptz NOT NULL
         );
         CREATE INDEX leases_owner ON leases (owner) WHERE owner IS NOT NULL;
+        """,
+    ),
+    (
+        3,
+        """
+        CREATE TABLE remote_inbox (
+            seq bigserial PRIMARY KEY,
+            message_id text NOT NULL UNIQUE,
+            session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            delivery text NOT NULL CHECK (delivery IN ('followup', 'steer', 'inject')),
+            content text NOT NULL,
+            source text,
+            sender_host text NOT NULL,
+            sender_session text,
+            created_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX remote_inbox_session ON remote_inbox (session_id, seq);
         """,
     ),
 )

@@ -118,6 +118,7 @@ class PostgresWriter:
                     seqs=[e.seq for e in events],
                     bodies=bodies,
                     status=leases.status_after(events),
+                    accepted=leases.accepted_ids(events),
                 )
         except PersistenceError:
             raise

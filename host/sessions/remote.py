@@ -1,0 +1,67 @@
+"""Messages between hosts: what a backend shared by several hosts offers for delivery.
+
+A backend that several hosts share (PostgreSQL) may implement ``RemoteInbox`` next to
+``SessionPersistence``. A message for a session that another host holds is queued durably
+(``send``) and wakes that host (``watch``); the holder accepts it into the session's inbox
+with the same ``message_id``, and the backend drops it from the queue in the same write that
+appends the acceptance, so it is delivered exactly once. Single-host backends (JSONL) do not
+implement it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import attrs
+
+Delivery = Literal["followup", "steer", "inject"]
+
+
+@attrs.frozen
+class RemoteMessage:
+    """A queued message: for ``session_id``, sent from ``sender_session`` on some host.
+
+    ``orphan`` is true when no host holds the target any more (only the sending host is told
+    about those, so that it can resume the target itself).
+    """
+
+    message_id: str
+    session_id: str
+    delivery: Delivery
+    content: str
+    source: dict[str, Any] | None
+    sender_session: str | None
+    orphan: bool = False
+
+
+@runtime_checkable
+class RemoteInbox(Protocol):
+    """Queue messages for sessions other hosts hold; find the ones this host must deliver."""
+
+    async def send_remote(
+        self,
+        session_id: str,
+        *,
+        message_id: str,
+        delivery: Delivery,
+        content: str,
+        source: dict[str, Any] | None,
+        sender_session: str | None,
+    ) -> bool:
+        """Queue the message if another host holds a live lease on ``session_id``.
+
+        True once the message is durably queued and its holder woken; False (nothing queued)
+        when no other host holds the session, so the caller can deliver it itself.
+        """
+        ...
+
+    async def pending_remote(self) -> list[RemoteMessage]:
+        """Queued messages this host must deliver, oldest first: those for sessions it holds,
+        and orphans it sent (whose target nobody holds any more)."""
+        ...
+
+    def watch(self, wake: Callable[[], None]) -> Callable[[], None]:
+        """Call ``wake()`` (from another thread) whenever messages for this host may be
+        waiting, and periodically in case a wake-up was missed; returns ``stop``."""
+        ...

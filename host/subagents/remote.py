@@ -1,0 +1,67 @@
+"""Subagent messages between hosts (backends shared by several hosts; none with JSONL).
+
+* **Sending** — a followup for a child that another host holds (its lease is live there), or
+  a report for a parent live on another host, is queued durably with a message id made here;
+  that id is what the sender gets back, and the id the message carries in the target's log
+  once that host accepts it (``host.agents.remote``). Authorization happened before, against
+  the durable header, exactly as for a local send.
+* **Orphans** — a queued followup whose target nobody holds any more (its holder released it
+  before accepting) is delivered by the host that sent it: the target is resumed there as an
+  ordinary followup from its still-live parent, under the id already handed out. With no live
+  sender it waits for the next host that resumes the target.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from host.agents.inbox import MessageId
+from host.sessions.model import new_id
+from host.sessions.remote import Delivery, RemoteInbox, RemoteMessage
+
+if TYPE_CHECKING:
+    from host.subagents.manager import ContinuationManager
+
+
+class RemoteSender:
+    """Queues subagent messages for other hosts; resumes its own orphans."""
+
+    def __init__(self, manager: ContinuationManager, inbox: RemoteInbox) -> None:
+        self._manager = manager
+        self._inbox = inbox
+
+    async def send(
+        self,
+        session_id: str,
+        delivery: Delivery,
+        content: str,
+        source: dict[str, Any] | None,
+        sender_session: str | None,
+    ) -> MessageId | None:
+        """Queue for the host holding ``session_id``: the message id, or None if none does."""
+        message_id = new_id("msg_")
+        queued = await self._inbox.send_remote(
+            session_id,
+            message_id=message_id,
+            delivery=delivery,
+            content=content,
+            source=source,
+            sender_session=sender_session,
+        )
+        return message_id if queued else None
+
+    async def deliver_orphan(self, message: RemoteMessage) -> None:
+        """Resume an orphan's target here and give it the message (see module docstring)."""
+        manager = self._manager
+        sender = message.sender_session
+        parent = manager.agents.get(sender) if sender is not None else None
+        if parent is None or parent.closed or message.delivery != "followup":
+            return
+        await manager.followup(
+            parent,
+            message.session_id,
+            message.content,
+            source=message.source,
+            signal=None,
+            message_id=message.message_id,
+        )

@@ -1,0 +1,146 @@
+"""Cross-host delivery on PostgreSQL: the ``remote_inbox`` queue, NOTIFY and a listener.
+
+* **Send**: one statement checks that another host holds a live lease on the target (locking
+  the lease row, so it cannot be released meanwhile), queues the message and ``NOTIFY``s
+  channel ``agent_host_inbox`` with ``<schema> <session id>``; the notification goes out with
+  the commit.
+* **Deliver**: the holder reads what is queued for the sessions it holds (and its own orphans),
+  accepts each message into the session's inbox; the append that records the acceptance also
+  deletes the queued row (``leases.fenced_insert``), so a message is delivered exactly once.
+* **Listen**: one thread per host keeps a connection ``LISTEN``ing and wakes the host on every
+  notification for its schema, and every ``interval`` seconds anyway (a notification missed
+  while reconnecting is then picked up by polling). A lost connection is retried.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+
+from host.sessions.remote import Delivery, RemoteMessage
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "agent_host_inbox"
+
+SEND = """
+WITH holder AS (
+    SELECT 1 FROM leases
+     WHERE session_id = %(sid)s AND owner IS NOT NULL AND owner <> %(me)s
+       AND expires_at > now()
+       FOR SHARE
+), queued AS (
+    INSERT INTO remote_inbox
+        (message_id, session_id, delivery, content, source, sender_host, sender_session)
+    SELECT %(mid)s, %(sid)s, %(delivery)s, %(content)s, %(source)s, %(me)s, %(sender)s
+     WHERE EXISTS (SELECT 1 FROM holder)
+    RETURNING session_id
+)
+SELECT pg_notify(%(channel)s, %(schema)s || ' ' || session_id) FROM queued
+"""
+
+PENDING = """
+SELECT r.message_id, r.session_id, r.delivery, r.content, r.source, r.sender_session,
+       (l.owner IS NULL OR l.expires_at <= now()) AS orphan
+  FROM remote_inbox r LEFT JOIN leases l ON l.session_id = r.session_id
+ WHERE (l.owner = %(me)s AND l.expires_at > now())
+    OR (r.sender_host = %(me)s AND (l.owner IS NULL OR l.expires_at <= now()))
+ ORDER BY r.seq
+"""
+
+
+def send(
+    conn: psycopg.Connection[Any],
+    *,
+    schema: str,
+    me: str,
+    session_id: str,
+    message_id: str,
+    delivery: Delivery,
+    content: str,
+    source: dict[str, Any] | None,
+    sender_session: str | None,
+) -> bool:
+    """Queue and notify if another host holds ``session_id``; False when none does."""
+    cursor = conn.execute(
+        SEND,
+        {
+            "sid": session_id,
+            "me": me,
+            "mid": message_id,
+            "delivery": delivery,
+            "content": content,
+            "source": None if source is None else json.dumps(source),
+            "sender": sender_session,
+            "channel": CHANNEL,
+            "schema": schema,
+        },
+    )
+    return cursor.rowcount == 1
+
+
+def pending(conn: psycopg.Connection[Any], me: str) -> list[RemoteMessage]:
+    """What host ``me`` must deliver, oldest first (see ``RemoteInbox.pending_remote``)."""
+    rows = conn.execute(PENDING, {"me": me}).fetchall()
+    return [
+        RemoteMessage(
+            message_id=mid,
+            session_id=sid,
+            delivery=delivery,
+            content=content,
+            source=None if source is None else json.loads(source),
+            sender_session=sender,
+            orphan=bool(orphan),
+        )
+        for mid, sid, delivery, content, source, sender, orphan in rows
+    ]
+
+
+class Listener:
+    """The thread that ``LISTEN``s for one schema and calls ``wake`` (module docstring)."""
+
+    def __init__(
+        self, dsn: str, schema: str, wake: Callable[[], None], *, interval: float = 1.0
+    ) -> None:
+        self._dsn = dsn
+        self._prefix = f"{schema} "
+        self._wake = wake
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="agent-host-listen", daemon=True)
+
+    def start(self) -> Listener:
+        """Start listening; returns self."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop within one ``interval``; idempotent."""
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout=self._interval + 5)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._listen()
+            except Exception as exc:
+                log.warning("listening for cross-host messages failed, retrying: %s", exc)
+                self._stop.wait(self._interval)
+
+    def _listen(self) -> None:
+        with psycopg.connect(self._dsn, autocommit=True, connect_timeout=10) as conn:
+            conn.execute(f"LISTEN {CHANNEL}")
+            self._wake()  # catch up on what was queued while not listening
+            while not self._stop.is_set():
+                for note in conn.notifies(timeout=self._interval):
+                    if note.payload.startswith(self._prefix):
+                        self._wake()
+                    if self._stop.is_set():
+                        return
+                self._wake()  # the periodic poll
