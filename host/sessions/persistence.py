@@ -38,8 +38,9 @@ class PersistenceError(HostError):
 
     @classmethod
     def failed(cls, action: str, exc: BaseException) -> PersistenceError:
-        """``PERSISTENCE_FAILED``: ``<action>: <cause>``."""
-        return cls(cls.PERSISTENCE_FAILED, f"{action}: {exc}")
+        """``PERSISTENCE_FAILED``: ``<action>: <cause>``, the cause on one line."""
+        cause = " ".join(str(exc).split())
+        return cls(cls.PERSISTENCE_FAILED, f"{action}: {cause}")
 
     @classmethod
     def corrupt(cls, session_id: str, why: str) -> PersistenceError:

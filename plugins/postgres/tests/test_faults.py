@@ -1,0 +1,195 @@
+"""Faults and bad input on PostgreSQL: the database going away mid-run, an older schema,
+hostile connection strings. Each is a clear error, and no acknowledged event is lost."""
+
+from __future__ import annotations
+
+import contextlib
+import selectors
+import socket
+import threading
+from collections.abc import Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+import agent_host_postgres
+import psycopg
+import pytest
+from agent_host_postgres import DSN_ENV
+from agent_host_postgres.persistence import PostgresPersistence
+from agent_host_postgres.schema import LATEST, MIGRATIONS
+from agent_host_postgres.writer import encode_bodies
+
+from host.sessions.codec import encode_header
+from host.sessions.model import Event, MessageEvent, SessionHeader
+from host.sessions.persistence import PersistenceError
+from host.testing import HostHarness
+
+
+class Proxy:
+    """A TCP forwarder to the test server that can be cut (every connection dropped, new
+    ones refused) and restored on the same port: the database 'goes away' and comes back."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        self.port = probe.getsockname()[1]
+        probe.close()
+        self._listener: socket.socket | None = None
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen()
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            with self._lock:
+                self._open += [client, server]
+            threading.Thread(target=self._pump, args=(client, server), daemon=True).start()
+
+    @staticmethod
+    def _pump(a: socket.socket, b: socket.socket) -> None:
+        sel = selectors.DefaultSelector()
+        sel.register(a, selectors.EVENT_READ, b)
+        sel.register(b, selectors.EVENT_READ, a)
+        try:
+            while True:
+                for key, _ in sel.select():
+                    data = key.fileobj.recv(65536)  # type: ignore[union-attr]
+                    if not data:
+                        return
+                    key.data.sendall(data)
+        except (OSError, ValueError):
+            return
+        finally:
+            a.close()
+            b.close()
+
+    def cut(self) -> None:
+        if self._listener is not None:
+            with contextlib.suppress(OSError):  # wakes the thread blocked in accept()
+                self._listener.shutdown(socket.SHUT_RDWR)
+            self._listener.close()
+            self._listener = None
+        with self._lock:
+            for conn in self._open:
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+                conn.close()
+            self._open.clear()
+
+
+@pytest.fixture
+def proxy(dsn: str) -> Iterator[tuple[Proxy, str]]:
+    parts = urlsplit(dsn)
+    proxy = Proxy((parts.hostname or "127.0.0.1", parts.port or 5432))
+    proxy.start()
+    netloc = (
+        f"{parts.username}@127.0.0.1:{proxy.port}" if parts.username else f"127.0.0.1:{proxy.port}"
+    )
+    yield proxy, urlunsplit(parts._replace(netloc=netloc))
+    proxy.cut()
+
+
+def message(seq: int, text: str) -> Event:
+    return Event(seq, MessageEvent(role="user", content=text))
+
+
+async def test_the_database_going_away_mid_run_and_coming_back(proxy, schema) -> None:
+    gate, dsn = proxy
+    persistence = PostgresPersistence(dsn, schema=schema, connect_timeout=2)
+    try:
+        writer = persistence.open_writer(SessionHeader(id="s1", created_at=1), create=True)
+        writer.append([message(0, "before")])
+        gate.cut()
+        with pytest.raises(PersistenceError) as err:
+            writer.append([message(1, "while away")])
+        assert err.value.code == "PERSISTENCE_FAILED"
+        assert "\n" not in err.value.message
+        with pytest.raises(PersistenceError) as err:
+            await persistence.list()
+        assert err.value.code == "PERSISTENCE_FAILED"
+        gate.start()
+        back = await persistence.inspect("s1")  # the pool reconnects by itself
+        assert [e.body.content for e in back.events] == ["before"]
+        writer.append([message(1, "after")])
+        writer.close()
+        stored = await persistence.inspect("s1")
+        assert [e.body.content for e in stored.events] == ["before", "after"]
+    finally:
+        persistence.close()
+
+
+async def test_an_older_schema_is_migrated_and_its_sessions_stay_usable(dsn, schema) -> None:
+    """A database written by the first release (schema version 1, no leases, no queue)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+        conn.execute(f"SET search_path TO {schema}")
+        conn.execute(
+            "CREATE TABLE schema_version (version integer PRIMARY KEY,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        conn.execute(MIGRATIONS[0][1])
+        conn.execute("INSERT INTO schema_version (version) VALUES (1)")
+    header = SessionHeader(id="old", created_at=5)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            f"INSERT INTO {schema}.sessions (id, parent_session, created_at, origin,"
+            " delegation_depth, seed_length, header) VALUES ('old', NULL, 5, NULL, 0, 0, %s)",
+            (encode_header(header).decode().rstrip("\n"),),
+        )
+        conn.execute(
+            f"INSERT INTO {schema}.events (session_id, seq, body) VALUES ('old', 0, %s)",
+            (encode_bodies([message(0, "written by v1")])[0],),
+        )
+    persistence = PostgresPersistence(dsn, schema=schema)
+    try:
+        assert persistence.schema_version == LATEST
+        stored = await persistence.load("old")
+        writer = persistence.open_writer(stored.header, create=False)
+        writer.append([message(1, "written now")])
+        writer.close()
+        contents = [e.body.content for e in (await persistence.inspect("old")).events]
+        assert contents == ["written by v1", "written now"]
+    finally:
+        persistence.close()
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "not a connection string",
+        "host=127.0.0.1 port=1 dbname=x'; DROP TABLE sessions; --",
+        "postgresql://user:s3cret@127.0.0.1:1/db?connect_timeout=1",
+    ],
+)
+async def test_a_hostile_or_broken_dsn_is_one_clear_line(
+    hostile: str, schema: str, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv(DSN_ENV, hostile)
+    harness = HostHarness(
+        ("postgres", agent_host_postgres),
+        data_dir=tmp_path / "data",
+        config={"plugins": {"postgres": {"schema": schema}}},
+        environ={"AGENT_HOST_DISABLE_PLUGINS": "session_persistence"},
+    )
+    try:
+        with pytest.raises(PersistenceError) as err:
+            harness.services.get("session_persistence")
+        assert err.value.code == "PERSISTENCE_FAILED"
+        message_text = err.value.message
+        assert message_text.startswith("cannot prepare the PostgreSQL session store: ")
+        assert "s3cret" not in message_text
+        assert len(message_text.splitlines()) == 1
+    finally:
+        await harness.close()
