@@ -379,12 +379,12 @@ class PostgresPersistence:
 
     def close(self) -> None:
         """Stop the heartbeat and listeners, close the pool; idempotent. Open writers'
-        leases expire."""
+        leases expire.
+
+        The plugin calls it when it deactivates, which the host does after its agents shut
+        down (so their final appends and lease releases still reach the database).
+        """
         for listener in self._listeners:
             listener.stop()
         self._heartbeat.stop()
         self._pool.close()
-
-    async def aclose(self) -> None:
-        """``close`` off the event loop (the host calls it at shutdown, after the agents)."""
-        await asyncio.to_thread(self.close)

@@ -3,11 +3,13 @@ hostile connection strings. Each is a clear error, and no acknowledged event is 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import selectors
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import agent_host_postgres
@@ -22,6 +24,8 @@ from host.sessions.codec import encode_header
 from host.sessions.model import Event, MessageEvent, SessionHeader
 from host.sessions.persistence import PersistenceError
 from host.testing import HostHarness
+
+T = TypeVar("T")
 
 
 class Proxy:
@@ -101,6 +105,21 @@ def proxy(dsn: str) -> Iterator[tuple[Proxy, str]]:
     proxy.cut()
 
 
+async def eventually(call: Callable[[], Awaitable[T]], timeout: float = 30.0) -> T:
+    """``call()``'s result once it stops failing with ``PERSISTENCE_FAILED`` (the pool backs
+    off between reconnection attempts, so the first calls after an outage may still fail)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        try:
+            return await call()
+        except PersistenceError as error:
+            if error.code != "PERSISTENCE_FAILED":
+                raise
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+
+
 def message(seq: int, text: str) -> Event:
     return Event(seq, MessageEvent(role="user", content=text))
 
@@ -120,7 +139,7 @@ async def test_the_database_going_away_mid_run_and_coming_back(proxy, schema) ->
             await persistence.list()
         assert err.value.code == "PERSISTENCE_FAILED"
         gate.start()
-        back = await persistence.inspect("s1")  # the pool reconnects by itself
+        back = await eventually(lambda: persistence.inspect("s1"))  # the pool reconnects
         assert [e.body.content for e in back.events] == ["before"]
         writer.append([message(1, "after")])
         writer.close()
