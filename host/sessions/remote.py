@@ -39,17 +39,8 @@ class RemoteMessage:
 class RemoteInbox(Protocol):
     """Queue messages for sessions other hosts hold; find the ones this host must deliver."""
 
-    async def send_remote(
-        self,
-        session_id: str,
-        *,
-        message_id: str,
-        delivery: Delivery,
-        content: str,
-        source: dict[str, Any] | None,
-        sender_session: str | None,
-    ) -> bool:
-        """Queue the message if another host holds a live lease on ``session_id``.
+    async def send_remote(self, message: RemoteMessage) -> bool:
+        """Queue ``message`` if another host holds a live lease on its session.
 
         True once the message is durably queued and its holder woken; False (nothing queued)
         when no other host holds the session, so the caller can deliver it itself.

@@ -39,16 +39,11 @@ class RemoteSender:
         sender_session: str | None,
     ) -> MessageId | None:
         """Queue for the host holding ``session_id``: the message id, or None if none does."""
-        message_id = new_id("msg_")
-        queued = await self._inbox.send_remote(
-            session_id,
-            message_id=message_id,
-            delivery=delivery,
-            content=content,
-            source=source,
-            sender_session=sender_session,
+        message = RemoteMessage(
+            new_id("msg_"), session_id, delivery, content, source, sender_session
         )
-        return message_id if queued else None
+        queued = await self._inbox.send_remote(message)
+        return message.message_id if queued else None
 
     async def deliver_orphan(self, message: RemoteMessage) -> None:
         """Resume an orphan's target here and give it the message (see module docstring)."""

@@ -43,7 +43,7 @@ from host.sessions.codec import (
 )
 from host.sessions.model import Event, SessionHeader, TurnEnd, validate_session_id
 from host.sessions.persistence import PersistenceError, StoredSession, open_turn
-from host.sessions.remote import Delivery, RemoteMessage
+from host.sessions.remote import RemoteMessage
 
 __all__ = ["PostgresPersistence", "PostgresWriter"]
 
@@ -333,32 +333,13 @@ class PostgresPersistence:
 
     # -- cross-host delivery (``host.sessions.remote.RemoteInbox``) ---------------------------
 
-    async def send_remote(
-        self,
-        session_id: str,
-        *,
-        message_id: str,
-        delivery: Delivery,
-        content: str,
-        source: dict[str, Any] | None,
-        sender_session: str | None,
-    ) -> bool:
+    async def send_remote(self, message: RemoteMessage) -> bool:
         """See ``RemoteInbox.send_remote``: queued and notified in one statement."""
-        sid = validate_session_id(session_id)
+        sid = validate_session_id(message.session_id)
 
         def send() -> bool:
             with self._connection(f"cannot send a message to session {sid!r}") as conn:
-                return remote.send(
-                    conn,
-                    schema=self.schema,
-                    me=self.host_id,
-                    session_id=sid,
-                    message_id=message_id,
-                    delivery=delivery,
-                    content=content,
-                    source=source,
-                    sender_session=sender_session,
-                )
+                return remote.send(conn, schema=self.schema, me=self.host_id, message=message)
 
         return await asyncio.to_thread(send)
 

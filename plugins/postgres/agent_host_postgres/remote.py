@@ -22,7 +22,7 @@ from typing import Any
 
 import psycopg
 
-from host.sessions.remote import Delivery, RemoteMessage
+from host.sessions.remote import RemoteMessage
 
 log = logging.getLogger(__name__)
 
@@ -54,29 +54,18 @@ SELECT r.message_id, r.session_id, r.delivery, r.content, r.source, r.sender_ses
 """
 
 
-def send(
-    conn: psycopg.Connection[Any],
-    *,
-    schema: str,
-    me: str,
-    session_id: str,
-    message_id: str,
-    delivery: Delivery,
-    content: str,
-    source: dict[str, Any] | None,
-    sender_session: str | None,
-) -> bool:
-    """Queue and notify if another host holds ``session_id``; False when none does."""
+def send(conn: psycopg.Connection[Any], *, schema: str, me: str, message: RemoteMessage) -> bool:
+    """Queue and notify if another host holds the message's session; False when none does."""
     cursor = conn.execute(
         SEND,
         {
-            "sid": session_id,
+            "sid": message.session_id,
             "me": me,
-            "mid": message_id,
-            "delivery": delivery,
-            "content": content,
-            "source": None if source is None else json.dumps(source),
-            "sender": sender_session,
+            "mid": message.message_id,
+            "delivery": message.delivery,
+            "content": message.content,
+            "source": None if message.source is None else json.dumps(message.source),
+            "sender": message.sender_session,
             "channel": CHANNEL,
             "schema": schema,
         },
