@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import attrs
 
@@ -46,6 +46,13 @@ from host.sessions.model import Event, SessionHeader
 from host.sessions.persistence import PersistenceError, SessionPersistence
 from host.sessions.projections import ProjectionError, ProjectionUnit, fold_events
 from host.sessions.store import SessionError
+from host.subagents.entries import (
+    Activity,
+    ChildEntry,
+    DiagnosticEntry,
+    LeaseStatus,
+    SubagentListEntry,
+)
 from host.subagents.errors import SubagentError
 from host.subagents.identity import (
     IDENTITY_KEY,
@@ -53,48 +60,11 @@ from host.subagents.identity import (
     Identity,
     IdentityProblem,
     IdentityVerdict,
-    Mode,
     identity_verdict,
 )
 from host.subagents.index import IdentityIndex
 
-Activity = Literal["running", "inactive"]
-LeaseStatus = Literal["running", "idle"]
-DiagnosticReason = Literal["corrupt", "unsupported", "unavailable"]
 DEFAULT_CONCURRENCY = 8
-
-
-@attrs.frozen
-class ChildEntry:
-    """A listed subagent. ``parent_id``/``depth`` are set by ``list_descendants`` only.
-
-    ``lease_status`` is, for a child not live in this process, ``running``/``idle`` when some
-    host holds a live lease on it (backends with leases, such as PostgreSQL); ``None`` when
-    nobody does or the backend has no leases.
-    """
-
-    id: str
-    mode: Mode
-    activity: Activity
-    label: str | None = None
-    parent_id: str | None = None
-    depth: int | None = None
-    kind: Literal["child"] = "child"
-    lease_status: LeaseStatus | None = None
-
-
-@attrs.frozen
-class DiagnosticEntry:
-    """A subagent that cannot be listed, and why (no descriptor content, ever)."""
-
-    id: str
-    reason: DiagnosticReason
-    parent_id: str | None = None
-    depth: int | None = None
-    kind: Literal["diagnostic"] = "diagnostic"
-
-
-SubagentListEntry = ChildEntry | DiagnosticEntry
 
 
 class LiveSession(Protocol):

@@ -89,8 +89,9 @@ if TYPE_CHECKING:  # the runtime below is imported on first use: building the se
     from host.agents.inbox import MessageId
     from host.agents.registry import AgentRegistry
     from host.sessions.model import SessionHeader
+    from host.subagents.entries import SubagentListEntry
     from host.subagents.index import IdentityIndex
-    from host.subagents.listing import SubagentListEntry, SubagentListing
+    from host.subagents.listing import SubagentListing
     from host.subagents.manager import ContinuationManager
     from host.subagents.oneshot import DescriptorFirst, OneShotRun
 

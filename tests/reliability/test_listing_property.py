@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from host.sessions.model import Event, MessageEvent, SessionHeader, SubagentDescriptorEvent
-from host.subagents.listing import ChildEntry, DiagnosticEntry
+from host.subagents.entries import ChildEntry, DiagnosticEntry
 from tests.reliability.support import scale
 from tests.subagents.conftest import World, continuable, one_shot
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from host.cancel import CancelSignal
 from host.sessions.model import Event, MessageEvent, SessionHeader, SubagentDescriptorEvent
+from host.subagents.entries import ChildEntry, DiagnosticEntry
 from host.subagents.errors import SubagentError
-from host.subagents.listing import ChildEntry, DiagnosticEntry
 from tests.subagents.conftest import World, continuable, one_shot
 
 

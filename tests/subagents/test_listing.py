@@ -9,9 +9,10 @@ import pytest
 from host.cancel import CancelSignal
 from host.sessions.model import MessageEvent, PluginEvent, SessionHeader, SubagentDescriptorEvent
 from host.sessions.projections import Projections, ProjectionUnit
+from host.subagents.entries import ChildEntry, DiagnosticEntry
 from host.subagents.errors import SubagentError
 from host.subagents.identity import IDENTITY_KEY, IDENTITY_UNIT, IdentityState
-from host.subagents.listing import ChildEntry, DiagnosticEntry, SubagentListing
+from host.subagents.listing import SubagentListing
 from tests.subagents.conftest import World, continuable, one_shot
 
 
