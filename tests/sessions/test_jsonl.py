@@ -1,4 +1,8 @@
-"""JSONL persistence: exact outcomes for damaged logs, hostile ids, locking and writer rules."""
+"""JSONL persistence: what only files show — damaged logs, bytes on disk, the header cache.
+
+What every backend promises (round trips, missing sessions, locks, repairs of an open turn)
+is in ``tests/persistence_contract``, which runs against JSONL too.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +21,6 @@ from host.sessions.model import (
     PluginEvent,
     SessionHeader,
     SessionIdError,
-    TurnEnd,
 )
 from host.sessions.persistence import PersistenceError
 from tests.session_logs import as_events, turn_bodies, write_session
@@ -130,25 +133,6 @@ async def test_missing_or_wrong_header_is_corrupt(
     assert await persistence.list() == []
 
 
-async def test_header_only(persistence: JsonlPersistence) -> None:
-    header = write_session(persistence, "s1", [])
-    stored = await persistence.load("s1")
-    assert (stored.header, stored.events, stored.repaired_bytes) == (header, (), 0)
-    writer = persistence.open_writer(header, create=False)
-    assert writer.next_seq == 0
-    writer.close()
-
-
-async def test_missing_session(persistence: JsonlPersistence) -> None:
-    for call in (persistence.inspect, persistence.load):
-        with pytest.raises(PersistenceError) as err:
-            await call("nope")
-        assert err.value.code == "NOT_FOUND"
-    with pytest.raises(PersistenceError) as err:
-        persistence.open_writer(SessionHeader(id="nope"), create=False)
-    assert err.value.code == "NOT_FOUND"
-
-
 @pytest.mark.parametrize("bad", HOSTILE_IDS, ids=range(len(HOSTILE_IDS)))
 async def test_hostile_ids_write_nothing(
     persistence: JsonlPersistence, sandbox: Path, bad: str
@@ -164,36 +148,6 @@ async def test_hostile_ids_write_nothing(
         SessionHeader(id=bad)
     assert (tree(sandbox), tree(sandbox.parent)) == before
     assert not (sandbox / "data").exists()
-
-
-async def test_open_turn_closed_by_load_only(persistence: JsonlPersistence) -> None:
-    write_session(persistence, "s1", turn_bodies("t9", close=False))
-    inspected = await persistence.inspect("s1")
-    assert inspected.open_turn == "t9" and len(inspected.events) == 3
-    loaded = await persistence.load("s1")
-    assert loaded.closed_turn == "t9"
-    assert loaded.events[-1] == Event(3, TurnEnd(turn_id="t9", stop_reason="interrupted"))
-    again = await persistence.load("s1")
-    assert again.closed_turn is None and again.events == loaded.events
-
-
-async def test_lock_in_process(persistence: JsonlPersistence) -> None:
-    header = write_session(persistence, "s1", turn_bodies())
-    writer = persistence.open_writer(header, create=False)
-    assert writer.next_seq == 4
-    for attempt in (
-        lambda: persistence.open_writer(header, create=False),
-        lambda: persistence.load("s1"),
-    ):
-        with pytest.raises(PersistenceError) as err:
-            result = attempt()
-            if hasattr(result, "__await__"):
-                await result
-        assert err.value.code == "LOCKED" and "locked" in err.value.message
-    assert len((await persistence.inspect("s1")).events) == 4  # readers never lock
-    writer.close()
-    writer.close()  # idempotent
-    persistence.open_writer(header, create=False).close()
 
 
 async def test_create_twice(persistence: JsonlPersistence) -> None:
