@@ -11,9 +11,10 @@ from the database clock, so hosts never compare their own clocks.
 * **Fencing**: every append renews the lease and inserts its events in one statement that
   matches ``owner`` *and* ``epoch``; after a takeover the old holder's statement matches
   nothing and writes nothing, so a paused or partitioned host can never write again.
-* **Heartbeat**: one thread per host renews every lease the host holds, every third of the
-  time to live. A host that stops heartbeating (killed, paused, cut off) loses its leases when
-  they expire; another host may then take them over with a higher epoch.
+* **Heartbeat**: one thread per host renews the leases of its open writers, every third of
+  the time to live (and retries releases that failed). A host that stops heartbeating
+  (killed, paused, cut off) loses its leases when they expire; another host may then take
+  them over with a higher epoch.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import psycopg
@@ -31,6 +33,8 @@ import psycopg
 from host.sessions.model import Event, InboxAccepted, TurnEnd, TurnStart
 
 log = logging.getLogger(__name__)
+
+Connect = Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
 
 ACQUIRE = """
 INSERT INTO leases (session_id, owner, epoch, status, expires_at)
@@ -66,8 +70,9 @@ UPDATE leases SET owner = NULL, status = 'idle', expires_at = now()
 """
 
 RENEW = """
-UPDATE leases SET expires_at = now() + make_interval(secs => %s)
- WHERE owner = %s
+UPDATE leases SET expires_at = now() + make_interval(secs => %(ttl)s)
+ WHERE owner = %(owner)s
+   AND (session_id, epoch) IN (SELECT * FROM unnest(%(sids)s::text[], %(epochs)s::bigint[]))
 """
 
 RESIDENCY = """
@@ -126,12 +131,12 @@ class Heartbeat:
                 log.warning("lease heartbeat failed: %s", exc)
 
     def stop(self) -> None:
-        """Stop beating and wait for the thread; idempotent."""
+        """Stop beating and wait (boundedly) for the thread; idempotent."""
         with self._lock:
             self._stop.set()
             thread, self._thread = self._thread, None
         if thread is not None:
-            thread.join()
+            thread.join(timeout=self._interval + 10)
 
 
 def acquire(conn: psycopg.Connection[Any], session_id: str, owner: str, ttl: float) -> int | None:
@@ -178,9 +183,65 @@ def release(conn: psycopg.Connection[Any], session_id: str, owner: str, epoch: i
     conn.execute(RELEASE, (session_id, owner, epoch))
 
 
-def renew_all(conn: psycopg.Connection[Any], owner: str, ttl: float) -> int:
-    """Extend every lease ``owner`` holds; the number renewed."""
-    return conn.execute(RENEW, (ttl, owner)).rowcount
+def renew(conn: psycopg.Connection[Any], owner: str, ttl: float, held: dict[str, int]) -> int:
+    """Extend the leases ``held`` (session id → epoch) if ``owner`` still holds them."""
+    params = {"ttl": ttl, "owner": owner, "sids": list(held), "epochs": list(held.values())}
+    return conn.execute(RENEW, params).rowcount
+
+
+class LeaseHolder:
+    """This host's leases: the ones its writers hold, which the heartbeat renews, and the
+    ones it failed to release (the database was unreachable), which the heartbeat retries.
+
+    Only leases of open writers are renewed, so a lease whose release failed still expires.
+    Thread-safe: the heartbeat thread calls ``beat``.
+    """
+
+    def __init__(self, connect: Connect, owner: str, ttl: float) -> None:
+        self.connect = connect
+        self.owner = owner
+        self.ttl = ttl
+        self._held: dict[str, int] = {}
+        self._unreleased: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def acquire(self, conn: psycopg.Connection[Any], session_id: str) -> int | None:
+        """Take the lease of ``session_id`` on ``conn`` (see ``acquire``); call ``hold``
+        once the acquisition is committed."""
+        return acquire(conn, session_id, self.owner, self.ttl)
+
+    def hold(self, session_id: str, epoch: int) -> None:
+        """Renew the lease ``epoch`` of ``session_id`` from now on (until ``release``)."""
+        with self._lock:
+            self._held[session_id] = epoch
+
+    def release(self, session_id: str, epoch: int) -> None:
+        """Stop renewing and give the lease up; never raises (a failed release is retried by
+        the next ``beat``, and the lease expires meanwhile)."""
+        with self._lock:
+            if self._held.get(session_id) == epoch:
+                del self._held[session_id]
+        try:
+            with self.connect() as conn:
+                release(conn, session_id, self.owner, epoch)
+        except Exception:
+            with self._lock:
+                self._unreleased[session_id] = epoch
+
+    def beat(self) -> None:
+        """Renew the held leases and retry the failed releases (one connection)."""
+        with self._lock:
+            held, unreleased = dict(self._held), dict(self._unreleased)
+        if not held and not unreleased:
+            return
+        with self.connect() as conn:
+            if held:
+                renew(conn, self.owner, self.ttl, held)
+            for session_id, epoch in unreleased.items():
+                release(conn, session_id, self.owner, epoch)
+                with self._lock:
+                    if self._unreleased.get(session_id) == epoch:
+                        del self._unreleased[session_id]
 
 
 def residency(conn: psycopg.Connection[Any], session_ids: Sequence[str]) -> dict[str, str]:

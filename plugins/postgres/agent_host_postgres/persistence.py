@@ -33,7 +33,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from agent_host_postgres import leases, remote
 from agent_host_postgres.schema import check_schema_name, migrate
-from agent_host_postgres.writer import LeaseHolder, PostgresWriter, encode_bodies
+from agent_host_postgres.writer import PostgresWriter, encode_bodies
 from host.cancel import CancelSignal, raise_if_cancelled
 from host.sessions.codec import (
     CodecError,
@@ -89,8 +89,8 @@ class PostgresPersistence:
             name=f"agent-host-{self.schema}",
             open=True,
         )
-        self._holder = LeaseHolder(self._pool.connection, self.host_id, self.lease_ttl)
-        self._heartbeat = leases.Heartbeat(self._renew, self.lease_ttl / 3)
+        self._holder = leases.LeaseHolder(self._pool.connection, self.host_id, self.lease_ttl)
+        self._heartbeat = leases.Heartbeat(self._holder.beat, self.lease_ttl / 3)
         self._listeners: list[remote.Listener] = []
         self.poll_interval = min(1.0, self.lease_ttl / 3)
 
@@ -110,12 +110,10 @@ class PostgresPersistence:
         except psycopg.Error as exc:
             raise PersistenceError.failed(action, exc) from exc
 
-    def _renew(self) -> None:
-        with self._pool.connection() as conn:
-            leases.renew_all(conn, self.host_id, self.lease_ttl)
-
     def _acquire(self, conn: psycopg.Connection[Any], session_id: str) -> int:
-        epoch = leases.acquire(conn, session_id, self.host_id, self.lease_ttl)
+        """The new epoch of ``session_id``'s lease (``LOCKED`` if held); the caller calls
+        ``self._holder.hold`` once the acquisition is committed."""
+        epoch = self._holder.acquire(conn, session_id)
         if epoch is None:
             raise PersistenceError.locked(session_id)
         self._heartbeat.ensure_started()
@@ -148,6 +146,7 @@ class PostgresPersistence:
                 )
         with self._connection(f"cannot create session {sid!r}") as conn:
             epoch = self._insert_new(conn, header, header_line, events, bodies)
+        self._holder.hold(sid, epoch)
         return PostgresWriter(self._holder, sid, epoch, len(events))
 
     def _insert_new(
@@ -199,13 +198,18 @@ class PostgresPersistence:
                 raise PersistenceError.corrupt(
                     sid, "stored header differs from the writer's header"
                 )
-            last = conn.execute(
-                "SELECT max(seq), count(*) FROM events WHERE session_id = %s", (sid,)
-            ).fetchone()
-            assert last is not None
-            if last[0] is not None and int(last[0]) + 1 != int(last[1]):
-                raise PersistenceError.corrupt(sid, "event seqs are not contiguous")
-            epoch = self._acquire(conn, sid)
+            epoch = self._acquire(conn, sid)  # before counting: nobody appends meanwhile
+            self._holder.hold(sid, epoch)
+            try:
+                last = conn.execute(
+                    "SELECT max(seq), count(*) FROM events WHERE session_id = %s", (sid,)
+                ).fetchone()
+                assert last is not None
+                if last[0] is not None and int(last[0]) + 1 != int(last[1]):
+                    raise PersistenceError.corrupt(sid, "event seqs are not contiguous")
+            except BaseException:
+                self._holder.release(sid, epoch)
+                raise
         return PostgresWriter(self._holder, sid, epoch, int(last[1]))
 
     @staticmethod
@@ -268,6 +272,7 @@ class PostgresPersistence:
             if not self._exists(conn, sid):
                 raise PersistenceError.not_found(sid)
             epoch = self._acquire(conn, sid)
+            self._holder.hold(sid, epoch)
         try:  # the repair is fenced like any append
             stored = self._inspect_sync(sid)
             if stored.damaged_middle:

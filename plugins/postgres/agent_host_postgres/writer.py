@@ -8,20 +8,17 @@ matches nothing: the append fails with ``LOCKED`` and the writer refuses every l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
-from typing import Any
+from collections.abc import Sequence
 
 import psycopg
 
 from agent_host_postgres import leases
+from agent_host_postgres.leases import LeaseHolder
 from host.sessions.codec import encode_event
 from host.sessions.model import Event
 from host.sessions.persistence import PersistenceError, check_append_order
 
 __all__ = ["LeaseHolder", "PostgresWriter", "encode_bodies", "lease_lost"]
-
-Connect = Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
 
 
 def encode_bodies(events: Sequence[Event]) -> list[str]:
@@ -39,24 +36,6 @@ def lease_lost(session_id: str) -> PersistenceError:
         f"session {session_id!r}: this host's lease was taken over by another host; "
         "it can no longer write to it",
     )
-
-
-class LeaseHolder:
-    """What a writer needs to write under a lease: connections, the host id, the lease ttl."""
-
-    def __init__(self, connect: Connect, owner: str, ttl: float) -> None:
-        self.connect = connect
-        self.owner = owner
-        self.ttl = ttl
-
-    def release(self, session_id: str, epoch: int) -> None:
-        """Give up the lease ``epoch`` of ``session_id``; never raises (a lease left behind
-        simply expires)."""
-        try:
-            with self.connect() as conn:
-                leases.release(conn, session_id, self.owner, epoch)
-        except Exception:
-            return
 
 
 class PostgresWriter:
@@ -120,8 +99,6 @@ class PostgresWriter:
                     status=leases.status_after(events),
                     accepted=leases.accepted_ids(events),
                 )
-        except PersistenceError:
-            raise
         except psycopg.Error as exc:
             if sent and isinstance(exc, psycopg.OperationalError):
                 # The statement may or may not have committed: never guess, stop writing.

@@ -212,3 +212,32 @@ async def test_a_hostile_or_broken_dsn_is_one_clear_line(
         assert len(message_text.splitlines()) == 1
     finally:
         await harness.close()
+
+
+async def test_a_release_that_failed_is_retried_and_never_renewed(proxy, dsn, schema) -> None:
+    """The database is away when a writer closes: the lease is not kept alive by the
+    heartbeat, and once the database is back the release goes through."""
+    gate, via_proxy = proxy
+    a = PostgresPersistence(via_proxy, schema=schema, connect_timeout=1, lease_ttl=1.0)
+    b = PostgresPersistence(dsn, schema=schema, lease_ttl=1.0)
+    try:
+        writer = a.open_writer(SessionHeader(id="s1", created_at=1), create=True)
+        gate.cut()
+        writer.close()  # the release cannot reach the database; close still returns
+        gate.start()
+
+        def owner() -> object:
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                row = conn.execute(
+                    f"SELECT owner FROM {schema}.leases WHERE session_id = 's1'"
+                ).fetchone()
+            return None if row is None else row[0]
+
+        deadline = asyncio.get_running_loop().time() + 20
+        while owner() is not None:
+            assert asyncio.get_running_loop().time() < deadline, "lease never released"
+            await asyncio.sleep(0.1)
+        b.open_writer(SessionHeader(id="s1", created_at=1), create=False).close()
+    finally:
+        a.close()
+        b.close()
