@@ -8,6 +8,8 @@ for, keeping the id its sender already handed out (the backend drops the queued 
 same write, so it is delivered once). A message whose target no host holds any more (an
 orphan, only ever shown to the host that sent it) goes to the ``orphans`` handler — the
 subagent service resumes the target there — or waits for the next host that resumes it.
+A message for a resident subagent goes through the ``residents`` handler first, which applies
+the subagent service's admission rules (a child closing or draining refuses it for now).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 OrphanHandler = Callable[[RemoteMessage], Awaitable[None]]
+ResidentHandler = Callable[[RemoteMessage], bool | None]
 
 
 class RemoteReceiver:
@@ -36,6 +39,7 @@ class RemoteReceiver:
         self.agents = agents
         self.inbox = inbox
         self.orphans: OrphanHandler | None = None
+        self.residents: ResidentHandler | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: Callable[[], None] | None = None
         self._closed = False
@@ -88,6 +92,8 @@ class RemoteReceiver:
             if self.orphans is not None:
                 await self.orphans(message)
             return
+        if self.residents is not None and self.residents(message) is not None:
+            return  # a resident child took it, or refused it for now (it stays queued)
         agent = self.agents.get(message.session_id)
         if agent is None or agent.closed:
             return  # held here but not live (being loaded or released): a later pass

@@ -17,6 +17,10 @@ import attrs
 
 Delivery = Literal["followup", "steer", "inject"]
 
+QUEUED_PREFIX = "rmsg_"
+"""Every queued message's id starts with it (local messages' ids start with ``msg_``), so a
+backend can tell which accepted messages must leave its queue in the same write."""
+
 
 @attrs.frozen
 class RemoteMessage:

@@ -35,7 +35,7 @@ from host.cancel import CancelSignal
 from host.sessions.model import Event, SessionHeader
 from host.sessions.persistence import PersistenceError, SessionPersistence
 from host.sessions.remote import Delivery as InboxDelivery
-from host.sessions.remote import RemoteInbox
+from host.sessions.remote import RemoteInbox, RemoteMessage
 from host.sessions.store import SessionError
 from host.subagents import texts
 from host.subagents.activation import Activation
@@ -87,6 +87,7 @@ class ContinuationManager(Residents):
         )
         if self.remote is not None and agents.remote is not None:
             agents.remote.orphans = self.remote.deliver_orphan
+            agents.remote.residents = self.accept_remote
 
     @property
     def persistence(self) -> SessionPersistence | None:
@@ -352,8 +353,30 @@ class ContinuationManager(Residents):
             except InboxClosedError as error:
                 raise texts.parent_unavailable() from error
 
+    def accept_remote(self, message: RemoteMessage) -> bool | None:
+        """Accept a message another host queued for a resident child of this manager.
+
+        None: the target is no resident child (the receiver delivers it as to any agent).
+        False: refused for now (closing, or admission closed): it stays queued and, once the
+        child is released, its sender resumes it. True: accepted, under its queued id.
+        """
+        activation = self._residents.get(message.session_id)
+        if activation is None:
+            return None
+        if activation.closing or self.draining_for((activation.id, *activation.ancestor_ids)):
+            return False
+        with self._admitted(activation):
+            try:
+                activation.agent.inbox.accept(
+                    message.delivery, message.content, message.source, message_id=message.message_id
+                )
+            except InboxClosedError:
+                return False
+        return True
+
     async def aclose(self) -> None:
-        """Stop resuming orphans for other hosts, then shut down as ``Residents.aclose`` does."""
+        """Stop resuming orphans, then shut down as ``Residents.aclose`` does (from then on
+        ``accept_remote`` refuses: admission is closed)."""
         receiver, sender = self.agents.remote, self.remote
         if receiver and sender and receiver.orphans == sender.deliver_orphan:
             receiver.orphans = None

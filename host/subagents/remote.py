@@ -8,19 +8,23 @@
 * **Orphans** — a queued followup whose target nobody holds any more (its holder released it
   before accepting) is delivered by the host that sent it: the target is resumed there as an
   ordinary followup from its still-live parent, under the id already handed out. With no live
-  sender it waits for the next host that resumes the target.
+  sender it waits for the next host that resumes the target. A queued *report* whose parent
+  nobody holds any more waits the same way: it is delivered when the parent is resumed.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from host.agents.inbox import MessageId
 from host.sessions.model import new_id
-from host.sessions.remote import Delivery, RemoteInbox, RemoteMessage
+from host.sessions.remote import QUEUED_PREFIX, Delivery, RemoteInbox, RemoteMessage
 
 if TYPE_CHECKING:
     from host.subagents.manager import ContinuationManager
+
+MAX_RETRY_DELAY = 60.0
 
 
 class RemoteSender:
@@ -29,6 +33,7 @@ class RemoteSender:
     def __init__(self, manager: ContinuationManager, inbox: RemoteInbox) -> None:
         self._manager = manager
         self._inbox = inbox
+        self._backoff: dict[str, tuple[float, float]] = {}  # message id → (retry at, delay)
 
     async def send(
         self,
@@ -40,23 +45,37 @@ class RemoteSender:
     ) -> MessageId | None:
         """Queue for the host holding ``session_id``: the message id, or None if none does."""
         message = RemoteMessage(
-            new_id("msg_"), session_id, delivery, content, source, sender_session
+            new_id(QUEUED_PREFIX), session_id, delivery, content, source, sender_session
         )
         queued = await self._inbox.send_remote(message)
         return message.message_id if queued else None
 
     async def deliver_orphan(self, message: RemoteMessage) -> None:
-        """Resume an orphan's target here and give it the message (see module docstring)."""
+        """Resume an orphan's target here and give it the message (see module docstring).
+
+        A failing attempt (say the target cannot be resumed) is retried with a growing delay
+        (1 s doubling up to a minute) rather than at every poll.
+        """
         manager = self._manager
         sender = message.sender_session
         parent = manager.agents.get(sender) if sender is not None else None
         if parent is None or parent.closed or message.delivery != "followup":
             return
-        await manager.followup(
-            parent,
-            message.session_id,
-            message.content,
-            source=message.source,
-            signal=None,
-            message_id=message.message_id,
-        )
+        now = time.monotonic()
+        retry_at, delay = self._backoff.get(message.message_id, (now, 0.5))
+        if now < retry_at:
+            return
+        try:
+            await manager.followup(
+                parent,
+                message.session_id,
+                message.content,
+                source=message.source,
+                signal=None,
+                message_id=message.message_id,
+            )
+        except Exception:
+            delay = min(delay * 2, MAX_RETRY_DELAY)
+            self._backoff[message.message_id] = (now + delay, delay)
+            raise
+        self._backoff.pop(message.message_id, None)

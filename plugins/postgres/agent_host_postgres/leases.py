@@ -31,6 +31,7 @@ from typing import Any
 import psycopg
 
 from host.sessions.model import Event, InboxAccepted, TurnEnd, TurnStart
+from host.sessions.remote import QUEUED_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -55,13 +56,17 @@ WITH lease AS (
  RETURNING 1
 ), delivered AS (
     DELETE FROM remote_inbox
-     WHERE session_id = %(sid)s AND message_id = ANY(%(accepted)s::text[])
+     WHERE session_id = %(sid)s AND message_id = ANY(%(queued)s::text[])
        AND EXISTS (SELECT 1 FROM lease)
+ RETURNING 1
+), inserted AS (
+    INSERT INTO events (session_id, seq, body)
+    SELECT %(sid)s, seq, body
+      FROM unnest(%(seqs)s::bigint[], %(bodies)s::text[]) AS batch (seq, body)
+     WHERE EXISTS (SELECT 1 FROM lease)
+    RETURNING 1
 )
-INSERT INTO events (session_id, seq, body)
-SELECT %(sid)s, seq, body
-  FROM unnest(%(seqs)s::bigint[], %(bodies)s::text[]) AS batch (seq, body)
- WHERE EXISTS (SELECT 1 FROM lease)
+SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM delivered)
 """
 
 RELEASE = """
@@ -96,9 +101,17 @@ def status_after(events: Sequence[Event]) -> str | None:
     return None
 
 
-def accepted_ids(events: Sequence[Event]) -> list[str]:
-    """The message ids of the inbox messages ``events`` accept."""
-    return [e.body.message_id for e in events if isinstance(e.body, InboxAccepted)]
+def queued_ids(events: Sequence[Event]) -> list[str]:
+    """The ids of the queued messages (``QUEUED_PREFIX``) whose acceptance ``events`` record."""
+    return [
+        e.body.message_id
+        for e in events
+        if isinstance(e.body, InboxAccepted) and e.body.message_id.startswith(QUEUED_PREFIX)
+    ]
+
+
+class AlreadyDelivered(Exception):
+    """A queued message in the batch is no longer queued: another holder accepted it."""
 
 
 class Heartbeat:
@@ -155,27 +168,34 @@ def fenced_insert(
     seqs: Sequence[int],
     bodies: Sequence[str],
     status: str | None,
-    accepted: Sequence[str] = (),
+    queued: Sequence[str] = (),
 ) -> bool:
     """Insert the events if ``owner`` still holds ``epoch`` (renewing it); False if not.
 
-    ``accepted`` are the ids of the inbox messages the events accept: a message waiting for
-    this session in ``remote_inbox`` leaves it in the same statement (delivered exactly once).
+    ``queued`` are the ids of queued messages the events accept: they leave ``remote_inbox``
+    in the same statement, and if one of them is not there any more (another holder accepted
+    it first) nothing is written and ``AlreadyDelivered`` is raised — exactly once.
     """
-    cursor = conn.execute(
-        FENCED_INSERT,
-        {
-            "sid": session_id,
-            "owner": owner,
-            "epoch": epoch,
-            "ttl": ttl,
-            "seqs": list(seqs),
-            "bodies": list(bodies),
-            "status": status,
-            "accepted": list(accepted),
-        },
-    )
-    return cursor.rowcount == len(seqs)
+    params = {
+        "sid": session_id,
+        "owner": owner,
+        "epoch": epoch,
+        "ttl": ttl,
+        "seqs": list(seqs),
+        "bodies": list(bodies),
+        "status": status,
+        "queued": list(queued),
+    }
+    if not queued:
+        row = conn.execute(FENCED_INSERT, params).fetchone()
+        return row is not None and row[0] == len(seqs)
+    with conn.transaction():
+        row = conn.execute(FENCED_INSERT, params).fetchone()
+        if row is None or row[0] != len(seqs):
+            return False  # the lease is gone: nothing was written or deleted
+        if row[1] != len(queued):
+            raise AlreadyDelivered(session_id)  # rolls the statement back
+    return True
 
 
 def release(conn: psycopg.Connection[Any], session_id: str, owner: str, epoch: int) -> None:

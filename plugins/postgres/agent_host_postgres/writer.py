@@ -97,8 +97,13 @@ class PostgresWriter:
                     seqs=[e.seq for e in events],
                     bodies=bodies,
                     status=leases.status_after(events),
-                    accepted=leases.accepted_ids(events),
+                    queued=leases.queued_ids(events),
                 )
+        except leases.AlreadyDelivered as exc:
+            raise PersistenceError.failed(
+                f"cannot append to session {self._session_id!r}",
+                RuntimeError("a queued message in the batch was already delivered"),
+            ) from exc
         except psycopg.Error as exc:
             if sent and isinstance(exc, psycopg.OperationalError):
                 # The statement may or may not have committed: never guess, stop writing.

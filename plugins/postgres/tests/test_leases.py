@@ -18,8 +18,16 @@ import psycopg
 import pytest
 from agent_host_postgres.persistence import PostgresPersistence
 
-from host.sessions.model import Event, MessageEvent, SessionHeader, TurnEnd, TurnStart
+from host.sessions.model import (
+    Event,
+    InboxAccepted,
+    MessageEvent,
+    SessionHeader,
+    TurnEnd,
+    TurnStart,
+)
 from host.sessions.persistence import PersistenceError
+from host.sessions.remote import RemoteMessage
 
 TTL = 1.0
 
@@ -202,3 +210,34 @@ def test_a_paused_process_cannot_write_after_a_takeover(dsn, schema) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         rows = conn.execute(f"SELECT body FROM {schema}.events WHERE session_id = 's1'").fetchall()
     assert len(rows) == 1 and "from b" in rows[0][0]
+
+
+async def test_a_queued_message_is_accepted_at_most_once(hosts, dsn, schema) -> None:
+    """Accepting a queued message removes it in the same statement; accepting it again (as
+    a second holder racing the first would) writes nothing."""
+    a, b = hosts
+    target = a.open_writer(SessionHeader(id="s1"), create=True)
+    b.open_writer(SessionHeader(id="sender"), create=True).close()
+    queued = RemoteMessage("rmsg_1", "s1", "followup", "hi", {"kind": "test"}, "sender")
+    assert await b.send_remote(queued) is True
+    assert [m.message_id for m in await a.pending_remote()] == ["rmsg_1"]
+    accept = Event(0, InboxAccepted("rmsg_1", "followup", "hi", {"kind": "test"}))
+    target.append([accept])
+    assert await a.pending_remote() == []
+    with pytest.raises(PersistenceError) as err:
+        target.append([Event(1, InboxAccepted("rmsg_1", "followup", "hi", None))])
+    assert err.value.code == "PERSISTENCE_FAILED" and "already delivered" in err.value.message
+    target.append([message(1, "still writable")])  # the refusal wrote nothing
+    target.close()
+    assert [e.seq for e in (await b.inspect("s1")).events] == [0, 1]
+
+
+async def test_nothing_is_queued_for_a_session_nobody_else_holds(hosts) -> None:
+    a, b = hosts
+    a.open_writer(SessionHeader(id="s1"), create=True).close()
+    mine = a.open_writer(SessionHeader(id="s2"), create=True)
+    for target in ("s1", "s2"):  # released, and held by the sender itself
+        message_ = RemoteMessage(f"rmsg_{target}", target, "followup", "x", None, None)
+        assert await a.send_remote(message_) is False
+    assert await b.pending_remote() == [] and await a.pending_remote() == []
+    mine.close()
