@@ -113,6 +113,7 @@ class _Unavailable:
 _UNAVAILABLE = _Unavailable()
 _NO_LIVE_UNIT = frozenset({ProjectionError.UNKNOWN_PROJECTION, SessionError.NOT_LIVE})
 _Resolved = IdentityVerdict | _Unavailable
+_LEASE_STATUSES: dict[str, LeaseStatus] = {"running": "running", "idle": "idle"}
 
 
 def _check_cancel(signal: CancelSignal | None) -> None:
@@ -377,10 +378,7 @@ def _entry(
         return DiagnosticEntry(header.id, verdict.reason, parent, depth)
     assert isinstance(verdict, Identity)
     activity: Activity = "running" if live else "inactive"
-    lease = leased.get(header.id)
-    lease_status: LeaseStatus | None = (
-        "running" if lease == "running" else ("idle" if lease == "idle" else None)
-    )
+    lease_status = _LEASE_STATUSES.get(leased.get(header.id, ""))
     return ChildEntry(
         header.id, verdict.mode, activity, verdict.label, parent, depth, lease_status=lease_status
     )
