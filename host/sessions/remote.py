@@ -10,7 +10,7 @@ implement it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
@@ -49,6 +49,10 @@ class RemoteInbox(Protocol):
         True once the message is durably queued and its holder woken; False (nothing queued)
         when no other host holds the session, so the caller can deliver it itself.
         """
+        ...
+
+    async def residency(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """``running``/``idle`` of each given session that some host holds a live lease on."""
         ...
 
     async def pending_remote(self) -> list[RemoteMessage]:

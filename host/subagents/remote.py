@@ -50,6 +50,10 @@ class RemoteSender:
         queued = await self._inbox.send_remote(message)
         return message.message_id if queued else None
 
+    async def lease_statuses(self, session_ids: list[str]) -> dict[str, str]:
+        """``running``/``idle`` of the given sessions some host holds."""
+        return await self._inbox.residency(session_ids)
+
     async def deliver_orphan(self, message: RemoteMessage) -> None:
         """Resume an orphan's target here and give it the message (see module docstring).
 

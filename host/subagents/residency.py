@@ -39,6 +39,14 @@ log = logging.getLogger(__name__)
 SETTLED_KIND = "subagent-settled"
 
 
+def settlement(activation: Activation) -> tuple[str, dict[str, str]]:
+    """The settlement notice of a settled ``activation`` and its ``source``."""
+    last = activation.last
+    assert last is not None
+    text = texts.settlement_notice(activation.id, last.stop_reason, last.last_answer)
+    return text, {"kind": SETTLED_KIND, "sender_session_id": activation.id}
+
+
 class Residents:
     """The resident Activations over one agent registry (module docstring)."""
 
@@ -177,20 +185,21 @@ class Residents:
             parent_activation.children.discard(activation.id)
         activation.mark_done()
         try:
-            if notify and activation.last is not None:
-                self._notify_parent(activation, parent_activation)
+            notice = notify and activation.last is not None
+            if notice and not self._notify_parent(activation, parent_activation):
+                await self._notify_elsewhere(activation)
         finally:  # a notice that failed to append must not leave the parent unchecked
             if parent_activation is not None:
                 self._schedule_check(parent_activation)
 
-    def _notify_parent(self, activation: Activation, parent_activation: Activation | None) -> None:
+    def _notify_parent(self, activation: Activation, parent_activation: Activation | None) -> bool:
+        """Give the live parent here the settlement notice; False when it is not live here."""
         last = activation.last
         parent_id = activation.parent_id
         parent = self.agents.get(parent_id) if parent_id is not None else None
         if last is None or parent is None or parent.closed:
-            return
-        text = texts.settlement_notice(activation.id, last.stop_reason, last.last_answer)
-        source = {"kind": SETTLED_KIND, "sender_session_id": activation.id}
+            return False
+        text, source = settlement(activation)
         owner = (
             parent_activation if parent_activation and parent_activation.agent is parent else None
         )
@@ -202,6 +211,10 @@ class Residents:
                     parent.steer(text, source)
             except InboxClosedError:
                 log.info("parent of subagent %s closed before its settlement notice", activation.id)
+        return True
+
+    async def _notify_elsewhere(self, activation: Activation) -> None:
+        """The settlement notice for a parent that is not live here (none by default)."""
 
     # -- drain and shutdown ------------------------------------------------------------------
 

@@ -162,3 +162,23 @@ async def test_an_orphaned_message_is_delivered_by_its_sender(hosts: Hosts, dsn,
         ("user", "for you"),
         ("assistant", "resumed on b"),
     ]
+
+
+async def test_a_child_settling_on_one_host_notifies_its_parent_on_another(hosts: Hosts) -> None:
+    a, b = hosts
+    parent_a = await a.root()
+    child, release = await held_child(a, parent_a, "c")
+    parent_b = await parent_moved_to(a, b, parent_a)
+    b.model.script("root", say("noted"))
+
+    release.set()  # the child's turn ends and it settles on a
+
+    def notices() -> list[InboxAccepted]:
+        return [m for m in accepted(parent_b) if (m.source or {}).get("kind") == "subagent-settled"]
+
+    await until(lambda: len(notices()) == 1)
+    notice = notices()[0]
+    assert notice.delivery == "followup"  # the parent was idle
+    assert notice.source == {"kind": "subagent-settled", "sender_session_id": child.id}
+    assert notice.content.startswith(f"Background subagent {child.id} ")
+    assert "c done" in notice.content
