@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from host.agents.prompt import PromptSection, section_registry
 from host.builtins import builtin_candidates
 from host.errors import ConfigError
 from host.naming import NamedRegistry
@@ -17,11 +16,14 @@ from host.plugins.config import CONFIG_FILE, plugin_tables, read_config_file
 from host.plugins.discovery import PluginCandidate, discover
 from host.plugins.lifecycle import PluginManager
 from host.plugins.registrars import Registrars
-from host.plugins.reload import ReloadOutcome, reload_plugin
 from host.plugins.selection import Selection
 from host.profiles.library import ProfileLibrary
 from host.services import Services
 from host.tools.tool import Tool
+
+if TYPE_CHECKING:  # imported where used: prompt values by the first section, reload by ``dev``
+    from host.agents.prompt import PromptSection
+    from host.plugins.reload import ReloadOutcome
 
 DEFAULT_DATA_DIR = ".agent-host"
 
@@ -48,7 +50,7 @@ class Host:
         self.settings = settings or HostSettings()
         self.services = Services()
         self.tools = NamedRegistry[Tool]("tool")
-        self.prompt_sections = section_registry()
+        self.prompt_sections: NamedRegistry[PromptSection] = NamedRegistry("prompt section")
         self.profiles = ProfileLibrary()
         self.warnings: list[str] = []
         self.services.register("settings", self.settings, owner="host")
@@ -56,7 +58,7 @@ class Host:
         self.services.register("prompt_sections", self.prompt_sections, owner="host")
         self.services.register("profiles", self.profiles, owner="host")
         registrars = Registrars(
-            self.services, self.tools, self.prompt_sections, PromptSection, self.profiles
+            self.services, self.tools, self.prompt_sections, prompt_section, self.profiles
         )
         self.plugins = PluginManager(
             self.services,
@@ -108,6 +110,8 @@ class Host:
 
     def reload(self, name: str) -> ReloadOutcome:
         """Reload one plugin's code in process; on failure the previous version keeps running."""
+        from host.plugins.reload import reload_plugin
+
         return reload_plugin(self.plugins, name)
 
     def plugin_rows(self) -> list[dict[str, Any]]:
@@ -124,6 +128,13 @@ class Host:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def prompt_section(name: str, text: str, order: int) -> PromptSection:
+    """The section a ``register_prompt_sections`` call adds (its module loads with the first)."""
+    from host.agents.prompt import PromptSection
+
+    return PromptSection(name, text, order)
 
 
 def tool_row(tool: Tool, owner: str | None) -> dict[str, Any]:

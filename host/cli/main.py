@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from host import __version__
 from host.app import Host, open_host
@@ -21,9 +23,49 @@ from host.errors import HostError
 Command = Callable[[Host, argparse.Namespace], int]
 
 
+def terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: ``$COLUMNS``, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help formatter, sized to the terminal the way it does, without ``shutil``.
+
+    argparse builds a formatter for every argument it adds (to check its metavar), and the
+    stock one imports ``shutil``, which imports the bz2 and lzma modules, to read the width.
+    """
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        width = terminal_columns() - 2 if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """An ``argparse.ArgumentParser`` using ``HelpFormatter``; its sub-parsers are of this class."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser: global options, then one sub-command."""
-    parser = argparse.ArgumentParser(prog="agent-host", description=__doc__)
+    parser = ArgumentParser(prog="agent-host", description=__doc__)
     parser.add_argument("--version", action="version", version=f"agent-host {__version__}")
     parser.add_argument("--config", type=Path, help="configuration file (agent-host.toml)")
     parser.add_argument("--data-dir", type=Path, help="where sessions live (.agent-host)")

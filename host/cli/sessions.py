@@ -7,14 +7,12 @@ write: looking at a session that another host is running is safe.
 from __future__ import annotations
 
 import argparse
-import datetime
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from host.app import Host
 from host.cli import render
 from host.errors import HostError
-from host.serialization import unstructure
 
 if TYPE_CHECKING:
     from host.sessions.model import SessionHeader
@@ -40,6 +38,8 @@ def _persistence(host: Host) -> Any:
 
 
 def _when(header: SessionHeader) -> str:
+    import datetime
+
     moment = datetime.datetime.fromtimestamp(header.created_at / 1e9, tz=datetime.UTC)
     return moment.strftime("%Y-%m-%d %H:%M:%S")
 
@@ -48,6 +48,7 @@ async def run(host: Host, args: argparse.Namespace) -> int:
     """Run the chosen ``sessions`` action."""
     from host.cli.style import Style
     from host.cli.transcript import render_events
+    from host.serialization import unstructure
 
     persistence = _persistence(host)
     if args.sessions_command == "show":

@@ -2,7 +2,9 @@
 
 A plugin declares an attrs ``Config`` class; its table is validated strictly (no coercion of
 ``"5"`` into 5, no unknown keys) and structured with the host's cattrs converter, defaults
-applied. A bad value is one line naming the plugin, the key and the expected type.
+applied. A bad value is one line naming the plugin, the key and the expected type. Without a
+table (or with an empty one) the defaults are the whole configuration: ``Config()`` is what
+structuring would build, so the converter is not involved.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from host.errors import ConfigError
-from host.serialization import converter
 from host.tools.schema import schema_for, validate
 
 CONFIG_FILE = "agent-host.toml"
@@ -53,6 +54,10 @@ def structure_config(plugin: str, config_cls: type | None, table: dict[str, Any]
     if problems:
         raise ConfigError(f"[plugins.{plugin}] {problems[0]}")
     try:
+        if not values:
+            return config_cls()
+        from host.serialization import converter  # cattrs' JSON converter: only for a table
+
         return converter.structure(values, config_cls)
     except Exception as error:  # a validator on the Config class rejected a value
         raise ConfigError(f"[plugins.{plugin}] {_innermost(error)}") from None

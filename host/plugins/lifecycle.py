@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from types import FunctionType, MethodType, ModuleType
+from typing import Any, cast
 
 import pluggy
 
@@ -33,6 +34,55 @@ def describe_error(error: BaseException) -> str:
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
+# Attributes the module type answers itself (data descriptors): for these, and only these,
+# ``inspect.getattr_static`` on a module does not return what the module's ``__dict__`` holds.
+_MODULE_TYPE_NAMES = frozenset(
+    name
+    for klass in ModuleType.__mro__
+    for name, value in vars(klass).items()
+    if hasattr(type(value), "__set__") or hasattr(type(value), "__delete__")
+)
+_METHODS = (staticmethod, classmethod, MethodType)
+
+
+class HookManager(pluggy.PluginManager):
+    """The pluggy manager, with a cheap path for the common plugin: a module.
+
+    pluggy looks every name of a plugin up with ``inspect.getattr_static`` to find its hook
+    implementations, which costs more than registering a small module otherwise. In a module
+    (``getattr_static`` returns what its ``__dict__`` holds), a plain function's options are
+    its marker and anything that is not a function or method is skipped; the rest (static,
+    class and bound methods, other plugin objects) goes through pluggy's own parsing.
+    """
+
+    def __init__(self, project_name: str) -> None:
+        super().__init__(project_name)
+        self._marker = f"{project_name}_impl"
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> pluggy.HookimplOpts | None:
+        """pluggy's parsing, short-cut for the attributes of a plain module."""
+        if type(plugin) is ModuleType and name not in _MODULE_TYPE_NAMES:
+            value = plugin.__dict__.get(name)
+            if isinstance(value, FunctionType):
+                opts = getattr(value, self._marker, None)
+                return cast(pluggy.HookimplOpts, opts) if isinstance(opts, dict) else None
+            if not isinstance(value, _METHODS):
+                return None
+        return super().parse_hookimpl_opts(plugin, name)
+
+    def unknown_hooks(self, plugin: Any) -> list[str]:
+        """Names of hooks without a specification that ``plugin`` implements."""
+        return [
+            caller.name
+            for caller in vars(self.hook).values()
+            if caller.spec is None and any(i.plugin is plugin for i in caller.get_hookimpls())
+        ]
+
+    def impls_of(self, plugin: Any, hook: str) -> list[pluggy.HookImpl]:
+        """The implementations of ``hook`` that ``plugin`` registered, in calling order."""
+        return [i for i in getattr(self.hook, hook).get_hookimpls() if i.plugin is plugin]
+
+
 class PluginManager:
     """Owns the pluggy manager, one record per plugin, and the activation loop."""
 
@@ -48,11 +98,12 @@ class PluginManager:
         self.registrars = registrars
         self.selection = selection
         self.config_tables = config_tables or {}
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm = HookManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.records: dict[str, PluginRecord] = {}
         self._busy = False
         self._dirty = False
+        self._leaving: list[str] | None = None  # while closing: names to take out of pluggy
         self._unsubscribe = services.subscribe(self._on_service_change)
 
     # -- loading ---------------------------------------------------------------------------
@@ -138,21 +189,25 @@ class PluginManager:
         record.state, record.error = "active", None
 
     def _check_hooks(self, record: PluginRecord) -> None:
-        for caller in self.pm.get_hookcallers(record.obj) or ():
-            if caller.spec is None:
-                raise AttributeError(f"unknown hook {caller.name!r}")
+        unknown = self.pm.unknown_hooks(record.obj)
+        if unknown:
+            raise AttributeError(f"unknown hook {unknown[0]!r}")
 
     def _call(self, record: PluginRecord, hook: str, scope: Scope) -> None:
+        impls = self.pm.impls_of(record.obj, hook)
+        if not impls:
+            return
         available: dict[str, Any] = {"ctx": self.services, "config": record.config, "scope": scope}
         registrar: Callable[..., Any] | None = self.registrars.for_hook(hook, record, scope)
         if registrar is not None:
             available["register"] = registrar
-        for impl in getattr(self.pm.hook, hook).get_hookimpls():
-            if impl.plugin is record.obj:
-                impl.function(**{name: available[name] for name in impl.argnames})
+        for impl in impls:
+            impl.function(**{name: available[name] for name in impl.argnames})
 
     def _unregister(self, name: str) -> None:
-        if self.pm.get_plugin(name) is not None:
+        if self._leaving is not None:
+            self._leaving.append(name)
+        elif self.pm.get_plugin(name) is not None:
             self.pm.unregister(name=name)
 
     # -- deactivation ----------------------------------------------------------------------
@@ -233,15 +288,23 @@ class PluginManager:
         return True
 
     def close(self) -> None:
-        """Deactivate every plugin, last activated first; aggregate disposal failures."""
+        """Deactivate every plugin, last activated first; aggregate disposal failures.
+
+        The deactivated plugins leave pluggy together at the end, first registered first:
+        pluggy finds a plugin by scanning its registrations from the oldest, so taking them
+        out newest first would scan all the remaining ones every time.
+        """
         failures: list[Exception] = []
-        self._busy = True
+        leaving: list[str] = []
+        self._busy, self._leaving = True, leaving
         try:
             for record in reversed(list(self.records.values())):
                 if record.state == "active" and not self._deactivate(record, "inactive"):
                     failures.append(RuntimeError(f"{record.name}: {record.error}"))
         finally:
-            self._busy = False
+            self._busy, self._leaving = False, None
             self._unsubscribe()
+            for name in reversed(leaving):
+                self._unregister(name)
         if failures:
             raise ExceptionGroup("closing plugins failed", failures)

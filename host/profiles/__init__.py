@@ -6,11 +6,34 @@ come from the built-ins, the user's ``~/.agent-host/agents/``, the project's
 ones by name (``host.profiles.sources``). The delegation tool resolves its ``subagent_type``
 argument with ``host.profiles.matching.resolve``. The ``profiles`` service is a
 ``ProfileLibrary``. See docs/profiles.md.
+
+Names are imported from their modules on first use: the host imports
+``host.profiles.library`` at start-up, and the profile values are needed only once profiles
+are read.
 """
 
 from __future__ import annotations
 
-from host.profiles.library import ProfileLibrary
-from host.profiles.model import Diagnostic, Profile, ProfileError, ProfileSet
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from host.profiles.library import ProfileLibrary
+    from host.profiles.model import Diagnostic, Profile, ProfileError, ProfileSet
+
+_SOURCES = {
+    "Diagnostic": "host.profiles.model",
+    "Profile": "host.profiles.model",
+    "ProfileError": "host.profiles.model",
+    "ProfileLibrary": "host.profiles.library",
+    "ProfileSet": "host.profiles.model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _SOURCES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_SOURCES[name]), name)
+
 
 __all__ = ["Diagnostic", "Profile", "ProfileError", "ProfileLibrary", "ProfileSet"]

@@ -4,7 +4,8 @@ Loading (``load``) re-reads the user and project directories each time it is ask
 delegation tool asks at every start and whenever it describes itself), so a changed file
 affects the next start and never a child already running; an unchanged set of files is served
 from a cache keyed on the files' metadata. This module stays import-light (it is on the host's
-start-up path); parsing is imported on first load.
+start-up path); parsing, and the profile values (``host.profiles.model``), are imported on
+first use.
 """
 
 from __future__ import annotations
@@ -14,10 +15,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 if TYPE_CHECKING:
-    from host.profiles.model import Profile, ProfileSet
+    from host.profiles.model import Locations, Profile, ProfileSet
     from host.subagents.descriptors import ToolFilterSpec
 
 HOME_ENV = "AGENT_HOST_HOME"
@@ -25,17 +24,11 @@ DIR_NAME = ".agent-host"
 AGENTS = "agents"
 
 
-@attrs.frozen
-class Locations:
-    """Where user-level and project-level profiles live."""
-
-    user: Path
-    project: Path
-
-
 def locations(environ: Mapping[str, str], cwd: Path) -> Locations:
     """User: ``$AGENT_HOST_HOME/agents``, else ``~/.agent-host/agents`` (``HOME``);
     project: ``.agent-host/agents`` under ``cwd``."""
+    from host.profiles.model import Locations
+
     home = environ.get(HOME_ENV)
     if home:
         user = Path(home) / AGENTS

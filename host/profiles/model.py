@@ -1,7 +1,9 @@
-"""The values of the profiles feature: a profile, a diagnostic, and a loaded set of profiles."""
+"""The values of the profiles feature: a profile, a diagnostic, a loaded set of profiles, and
+where user and project profiles live."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 import attrs
@@ -10,6 +12,14 @@ from host.errors import HostError
 
 Source = Literal["built-in", "user", "project", "plugin"]
 SOURCES: tuple[Source, ...] = ("built-in", "user", "project", "plugin")
+
+
+@attrs.frozen
+class Locations:
+    """Where user-level and project-level profiles live."""
+
+    user: Path
+    project: Path
 
 
 @attrs.frozen

@@ -19,8 +19,7 @@ from typing import Any
 
 import attrs
 
-from host.profiles.library import Locations
-from host.profiles.model import Diagnostic, Profile, ProfileSet, Shadowed, Source
+from host.profiles.model import Diagnostic, Locations, Profile, ProfileSet, Shadowed, Source
 from host.profiles.parsing import Invalid, check_name, parse_profile
 from host.subagents.descriptors import ToolFilterSpec
 

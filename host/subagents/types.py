@@ -7,10 +7,9 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from host.subagents.descriptors import ToolFilterSpec
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the descriptors (and their converter) load when used
     from host.sessions.model import StopReason
+    from host.subagents.descriptors import ToolFilterSpec
 
 Delivery = Literal["quiet", "next-step"]
 Seeding = Literal["fresh", "fork"]

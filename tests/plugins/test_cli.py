@@ -147,3 +147,51 @@ def test_unknown_plugin_names_warn_on_stderr(tmp_path):
 def test_version(tmp_path):
     result = run("--version", cwd=tmp_path)
     assert result.stdout.strip() == "agent-host 0.1.0"
+
+
+def test_help_is_what_the_stock_argparse_formatter_prints(monkeypatch):
+    import argparse
+
+    from host.cli import main
+
+    def helps(parser: argparse.ArgumentParser) -> list[str]:
+        texts = [parser.format_help()]
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    texts += helps(sub)
+        return texts
+
+    for columns in ("50", "200"):
+        monkeypatch.setenv("COLUMNS", columns)
+        ours = helps(main.build_parser())
+        with monkeypatch.context() as stock:
+            stock.setattr(main, "ArgumentParser", argparse.ArgumentParser)
+            assert ours == helps(main.build_parser())
+
+
+def test_listing_plugins_leaves_the_heavier_modules_unimported(tmp_path):
+    """What ``plugins --json`` needs stays light: no cattrs converter, profile values, reload
+    machinery, prompt values or ``shutil`` (argparse's formatter would import it)."""
+    code = (
+        "import sys, io, contextlib\n"
+        "from host.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()): main(['plugins', '--json'])\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HOST_")}
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=environ, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = set(result.stdout.split())
+    assert "host.plugins.lifecycle" in loaded
+    unwanted = {
+        "host.serialization",
+        "host.profiles.model",
+        "host.plugins.reload",
+        "host.agents.prompt",
+        "host.subagents.descriptors",
+        "shutil",
+    }
+    assert loaded & unwanted == set()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import attrs
 import pytest
 
@@ -106,3 +108,25 @@ def test_a_config_class_validator_message_reaches_the_user(tmp_path):
     row = host.plugin_rows()[-1]
     assert row["state"] == "failed"
     assert row["error"] == "ConfigError: [plugins.forecast] 'days' must be > 0: 0"
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "host.builtins.models",
+        "host.builtins.session_persistence",
+        "agent_host_example",
+        "agent_host_openai",
+        "agent_host_postgres",
+        "agent_host_subagent",
+        "tool_subagent_report.plugin",
+    ],
+)
+def test_defaults_without_a_table_are_what_structuring_builds(module):
+    from host.plugins.config import structure_config
+    from host.serialization import converter
+
+    config_cls = importlib.import_module(module).Config
+    expected = converter.structure({}, config_cls)
+    assert structure_config("p", config_cls, None) == expected
+    assert structure_config("p", config_cls, {}) == expected

@@ -54,3 +54,23 @@ def test_zip_archives_on_the_path_are_read_through_importlib_metadata(tmp_path, 
     assert (zipped.distribution, zipped.version) == ("zipped", "0.9")
     assert zipped.load().requires == ()
     sys.modules.pop("zipped_plugin", None)
+
+
+def test_crlf_metadata_files_read_as_importlib_metadata_reads_them(tmp_path, monkeypatch):
+    info = tmp_path / "crlf_dist-1.5.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_bytes(
+        b"Metadata-Version: 2.1\r\nName: crlf-dist\r\nVersion: 1.5\r\n\r\nDescription \xc3\xa9\r\n"
+    )
+    (info / "entry_points.txt").write_bytes(
+        f"[console_scripts]\r\nx = y\r\n\r\n[{GROUP}]\r\ncrlf = crlf_plugin:obj\r\n".encode()
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    expected = [
+        (ep.name, ep.value, ep.dist.name, ep.dist.version)
+        for ep in entry_points(group=GROUP)
+        if ep.name == "crlf"
+    ]
+    found = [c for c in discover() if c.name == "crlf"]
+    assert [(c.name, c.entry_point, c.distribution, c.version) for c in found] == expected
+    assert expected == [("crlf", "crlf_plugin:obj", "crlf-dist", "1.5")]

@@ -15,7 +15,6 @@ from typing import Any, Literal
 import attrs
 
 from host import hookimpl
-from host.agents.prompt import PromptSection
 from host.disposal import Disposer, Scope, dispose_all
 from host.errors import HostError
 from host.tools import Tool, ToolExec, ToolResult, tool
@@ -90,6 +89,8 @@ def make_contribution(config: Config) -> Callable[[Any], Disposer]:
     report = make_report_tool(config)
 
     def contribute(setup: Any) -> Disposer:
+        from host.agents.prompt import PromptSection  # with the first child, not at activation
+
         installed: list[Disposer] = []
         section = PromptSection("subagent_report", GUIDANCE, order=50)
         installed.append(setup.sections.register(section.name, section, owner=OWNER))

@@ -23,16 +23,19 @@ from host.errors import ConfigError
 if TYPE_CHECKING:
     from agent_host_openai.convert import MALFORMED_ARGUMENTS_KEY
     from agent_host_openai.model import OpenAIModel, OpenAIModelError
+    from agent_host_openai.settings import Settings
 
 _LAZY = {
     "OpenAIModel": "agent_host_openai.model",
     "OpenAIModelError": "agent_host_openai.model",
     "MALFORMED_ARGUMENTS_KEY": "agent_host_openai.convert",
+    "Settings": "agent_host_openai.settings",
 }
 
 
 def __getattr__(name: str) -> Any:
-    """The model (with httpx) and the converter load on first use, not at plugin load."""
+    """The model (with httpx), the converter and the resolved settings load on first use, not
+    at plugin load (without a configured server there are no settings)."""
     if name in _LAZY:
         import importlib
 
@@ -95,32 +98,6 @@ class Config:
                 raise ConfigError(f"[plugins.openai] {problem}")
 
 
-@attrs.frozen
-class Settings:
-    """The resolved configuration of the one model this plugin registers."""
-
-    name: str
-    base_url: str
-    model: str
-    api_key: str | None
-    api_key_env: str
-    timeout: float
-    max_retries: int
-
-    def build(self) -> OpenAIModel:
-        """The model these settings describe (httpx is imported here, on first use)."""
-        from agent_host_openai.model import OpenAIModel
-
-        return OpenAIModel(
-            base_url=self.base_url,
-            model=self.model,
-            api_key=self.api_key,
-            api_key_env=self.api_key_env,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-        )
-
-
 def _env(environ: Mapping[str, str], name: str) -> str | None:
     value = environ.get(name, "").strip()
     return value or None
@@ -152,6 +129,8 @@ def resolve_settings(config: Config, environ: Mapping[str, str]) -> Settings | N
         raise ConfigError(f"{where}: {base_url!r} names no host")
     if port is not None and not 0 < port < 65536:
         raise ConfigError(f"{where}: {base_url!r} has an invalid port")
+    from agent_host_openai.settings import Settings
+
     return Settings(
         name=config.name,
         base_url=base_url,

@@ -24,8 +24,6 @@ import attrs
 
 from host import hookimpl
 from host.errors import HostError
-from host.subagents.descriptors import ToolFilterSpec
-from host.subagents.types import ChildRequest, RunResult
 from host.tools import Tool, ToolExec, ToolResult, tool
 
 
@@ -38,9 +36,11 @@ def _combine_filters(
 
     return combine_filters(first, second)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the subagent values are imported where they are built, not at load
     from host.profiles.model import Profile, ProfileSet
     from host.sessions.model import SessionHeader
+    from host.subagents.descriptors import ToolFilterSpec
+    from host.subagents.types import ChildRequest, RunResult
 
 requires = ("subagents",)
 
@@ -74,6 +74,8 @@ class ToolInstance:
         """The filter every child of this tool is cut down to (None: no restriction)."""
         if self.allow is None and not self.deny:
             return None
+        from host.subagents.descriptors import ToolFilterSpec
+
         return ToolFilterSpec(allow=self.allow, deny=list(self.deny) or None)
 
 
@@ -175,6 +177,9 @@ def child_request(
     args: SubagentArgs, profile: Profile | None, deployment: ToolFilterSpec | None
 ) -> ChildRequest:
     """What to ask the subagent service for: the task, plus the profile cut to ``deployment``."""
+    from host.subagents.descriptors import ToolFilterSpec
+    from host.subagents.types import ChildRequest
+
     if profile is None:
         return ChildRequest(prompt=args.prompt, label=args.description, tool_filter=deployment)
     own = None
