@@ -58,9 +58,31 @@ class HookManager(pluggy.PluginManager):
     def __init__(self, project_name: str) -> None:
         super().__init__(project_name)
         self._marker = f"{project_name}_impl"
+        self._hooks: dict[int, set[str]] = {}  # id(plugin) → the hooks it implements
+        self._parsing: set[str] = set()
+
+    def register(self, plugin: Any, name: str | None = None) -> str | None:
+        """pluggy's ``register``, remembering which hooks ``plugin`` implements."""
+        self._parsing = set()
+        registered = super().register(plugin, name)
+        self._hooks[id(plugin)] = self._parsing
+        return registered
+
+    def unregister(self, plugin: Any = None, name: str | None = None) -> Any:
+        """pluggy's ``unregister``, forgetting the plugin's hooks."""
+        removed = super().unregister(plugin, name)
+        if removed is not None:
+            self._hooks.pop(id(removed), None)
+        return removed
 
     def parse_hookimpl_opts(self, plugin: Any, name: str) -> pluggy.HookimplOpts | None:
         """pluggy's parsing, short-cut for the attributes of a plain module."""
+        opts = self._parse(plugin, name)
+        if opts is not None:
+            self._parsing.add(opts.get("specname") or name)
+        return opts
+
+    def _parse(self, plugin: Any, name: str) -> pluggy.HookimplOpts | None:
         if type(plugin) is ModuleType and name not in _MODULE_TYPE_NAMES:
             value = plugin.__dict__.get(name)
             if isinstance(value, FunctionType):
@@ -80,6 +102,8 @@ class HookManager(pluggy.PluginManager):
 
     def impls_of(self, plugin: Any, hook: str) -> list[pluggy.HookImpl]:
         """The implementations of ``hook`` that ``plugin`` registered, in calling order."""
+        if hook not in self._hooks.get(id(plugin), ()):
+            return []
         return [i for i in getattr(self.hook, hook).get_hookimpls() if i.plugin is plugin]
 
 

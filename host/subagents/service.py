@@ -74,15 +74,7 @@ from host.cancel import CancelSignal
 from host.disposal import Disposer
 from host.subagents import texts
 from host.subagents.errors import SubagentError
-from host.subagents.providers import ProviderRegistry
 from host.subagents.setup import ContinuableSetupRegistry, Contribution
-from host.subagents.types import (
-    ChildRequest,
-    ContinuableStart,
-    Delivery,
-    Provider,
-    SubagentRun,
-)
 
 if TYPE_CHECKING:  # the runtime below is imported on first use: building the service is cheap
     from host.agents.agent import Agent
@@ -94,6 +86,14 @@ if TYPE_CHECKING:  # the runtime below is imported on first use: building the se
     from host.subagents.listing import SubagentListing
     from host.subagents.manager import ContinuationManager
     from host.subagents.oneshot import DescriptorFirst, OneShotRun
+    from host.subagents.providers import ProviderRegistry
+    from host.subagents.types import (
+        ChildRequest,
+        ContinuableStart,
+        Delivery,
+        Provider,
+        SubagentRun,
+    )
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ class SubagentService:
 
     def __init__(self, ctx: ServiceLookup) -> None:
         self.ctx = ctx
-        self.providers = ProviderRegistry()
+        self._providers: ProviderRegistry | None = None
         self.setup = ContinuableSetupRegistry()
         self._manager: ContinuationManager | None = None
         self._indexes: dict[Path, IdentityIndex] = {}
@@ -123,6 +123,16 @@ class SubagentService:
         self._unit: tuple[Any, Disposer] | None = None
 
     # -- registration ----------------------------------------------------------------------
+
+    @property
+    def providers(self) -> ProviderRegistry:
+        """The providers, ``spawn`` and ``fork`` first (built on first use: registering a
+        setup contribution, all a plugin may do at activation, needs none of it)."""
+        if self._providers is None:
+            from host.subagents.providers import ProviderRegistry
+
+            self._providers = ProviderRegistry()
+        return self._providers
 
     def register_provider(self, provider: Provider) -> Disposer:
         """Add a provider; ``DUPLICATE_PROVIDER`` if its name is taken."""
@@ -192,6 +202,8 @@ class SubagentService:
                 return await run.result()
             finally:
                 self._runs.discard(run)
+
+        from host.subagents.types import SubagentRun
 
         return SubagentRun(child.id, result)
 
