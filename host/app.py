@@ -117,7 +117,12 @@ class Host:
     def plugin_rows(self) -> list[dict[str, Any]]:
         """One row per plugin, as ``agent-host plugins --json`` prints them."""
         present = set(self.services.names())
-        return [record.describe(present) for record in self.plugins.records.values()]
+        rows = [record.describe(present) for record in self.plugins.records.values()]
+        for row in rows:  # a built-in standing aside for another provider serves nothing
+            row["services"] = [
+                n for n in row["services"] if self.services.provider(n) == row["name"]
+            ]
+        return rows
 
     def tool_rows(self) -> list[dict[str, Any]]:
         """One row per global tool: name, description, JSON Schema, owning plugin."""

@@ -35,23 +35,79 @@ class ServiceUnavailable(HostError):
         self.name = name
 
 
+class _Default:
+    """A default provider of one name, serving or waiting behind another provider."""
+
+    def __init__(self, service: Any, owner: str) -> None:
+        self.service = service
+        self.owner = owner
+        self.remove: Callable[[], bool] = lambda: False
+
+
 class Services:
-    """Named services with strict (``get``, attribute) and optional (``find``) lookup."""
+    """Named services with strict (``get``, attribute) and optional (``find``) lookup.
+
+    A provider registered with ``default=True`` (what the host's built-in plugins provide)
+    steps aside when another provider registers the same name and comes back when that one
+    withdraws; the name stays present throughout (listeners hear it registered again).
+    """
 
     def __init__(self) -> None:
         self._services = NamedRegistry[Any]("service")
         self._listeners: list[ChangeListener] = []
+        self._serving: dict[str, _Default] = {}
+        self._waiting: dict[str, _Default] = {}
 
-    def register(self, name: str, service: Any, *, owner: str) -> Disposer:
-        """Provide ``name``; a second provider raises. The disposer withdraws it."""
+    def register(self, name: str, service: Any, *, owner: str, default: bool = False) -> Disposer:
+        """Provide ``name``; a second provider raises unless the first is a default, which
+        then steps aside until this one withdraws. The disposer withdraws it."""
+        if default:
+            return self._register_default(name, _Default(service, owner))
+        if name in self._serving:
+            self._step_aside(name)
         remove = self._services.register(name, service, owner=owner)
         self._notify(name, True)
 
         def dispose() -> None:
             if remove():
-                self._notify(name, False)
+                waiting = self._waiting.pop(name, None)
+                if waiting is not None:
+                    self._serve(name, waiting)  # the name never goes away
+                else:
+                    self._notify(name, False)
 
         return dispose
+
+    def _register_default(self, name: str, entry: _Default) -> Disposer:
+        if name in self._services:
+            self._waiting[name] = entry  # another provider came first: wait behind it
+        else:
+            self._serve(name, entry)
+
+        def dispose() -> None:
+            if self._serving.get(name) is entry:
+                del self._serving[name]
+                entry.remove()
+                self._notify(name, False)
+            elif self._waiting.get(name) is entry:
+                del self._waiting[name]
+
+        return dispose
+
+    def _serve(self, name: str, entry: _Default) -> None:
+        entry.remove = self._services.register(name, entry.service, owner=entry.owner)
+        self._serving[name] = entry
+        self._notify(name, True)
+
+    def _step_aside(self, name: str) -> None:
+        entry = self._serving.pop(name)
+        entry.service = self._services.get(name)  # as built so far, if it was Lazy
+        entry.remove()
+        self._waiting[name] = entry  # the replacement registers (and notifies) right away
+
+    def displaces_default(self, name: str) -> bool:
+        """True while a default provider serves ``name`` (another provider would replace it)."""
+        return name in self._serving
 
     def get(self, name: str) -> Any:
         """The service ``name``; raises ``ServiceUnavailable`` when absent."""

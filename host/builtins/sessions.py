@@ -13,6 +13,7 @@ from host.plugins.hookspecs import hookimpl
 from host.services import Lazy
 
 requires: tuple[str, ...] = ()
+uses = ("session_persistence", "projections")
 
 
 @hookimpl

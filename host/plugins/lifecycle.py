@@ -107,6 +107,14 @@ class HookManager(pluggy.PluginManager):
         return [i for i in getattr(self.hook, hook).get_hookimpls() if i.plugin is plugin]
 
 
+def _service_names(obj: Any, attribute: str) -> tuple[str, ...]:
+    """A plugin's ``requires`` or ``uses``: a tuple of service names (default empty)."""
+    names = getattr(obj, attribute, ())
+    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{attribute} must be a tuple of service names")
+    return tuple(names)
+
+
 class PluginManager:
     """Owns the pluggy manager, one record per plugin, and the activation loop."""
 
@@ -156,15 +164,14 @@ class PluginManager:
 
         Raises (and changes nothing) when the object is unusable.
         """
-        requires = getattr(obj, "requires", ())
-        if isinstance(requires, str) or not all(isinstance(r, str) for r in requires):
-            raise TypeError("requires must be a tuple of service names")
-        effective = tuple(requires)
+        requires = _service_names(obj, "requires")
+        uses = _service_names(obj, "uses")
+        effective = requires
         if self._implements(obj, "register_models") and "models" not in effective:
             effective += ("models",)
         table = self.config_tables.get(record.name)
         config = structure_config(record.name, getattr(obj, "Config", None), table)
-        record.obj, record.requires, record.config = obj, effective, config
+        record.obj, record.requires, record.uses, record.config = obj, effective, uses, config
 
     @staticmethod
     def _implements(obj: Any, hook: str) -> bool:
@@ -211,6 +218,25 @@ class PluginManager:
             record.state, record.error = "failed", describe_error(error)
             return
         record.state, record.error = "active", None
+        self._refresh_dependents(record)
+
+    def _refresh_dependents(self, record: PluginRecord) -> None:
+        """Restart (deactivate now; reconcile activates again) the plugins that would keep
+        using something else than what ``record`` just provided: those that ``uses`` one of
+        its services, and those that require a service it took over from a built-in."""
+        provided, displaced = set(record.services), set(record.displaced)
+        record.displaced = []
+        restart = [
+            other
+            for other in self.records.values()
+            if other is not record
+            and other.state == "active"
+            and (provided & set(other.uses) or displaced & set(other.requires))
+        ]
+        for other in reversed(restart):
+            if other.state == "active":
+                self._deactivate(other, "inactive")
+        self._dirty = self._dirty or bool(restart)
 
     def _check_hooks(self, record: PluginRecord) -> None:
         unknown = self.pm.unknown_hooks(record.obj)
@@ -266,7 +292,7 @@ class PluginManager:
                 if (
                     other.state == "active"
                     and other is not record
-                    and provided & set(other.requires)
+                    and provided & (set(other.requires) | set(other.uses))
                 ):
                     self._deactivate(other, "inactive")
         record.state = "inactive"  # before disposal, so service withdrawals find it settled
@@ -283,6 +309,7 @@ class PluginManager:
         scope, record.scope = record.scope, None
         record.tools.clear()
         record.services.clear()
+        record.displaced.clear()
         if scope is not None:
             scope.dispose()
 

@@ -16,19 +16,23 @@ PluginState = Literal["active", "inactive", "failed", "blocked"]
 class PluginRecord:
     """One plugin's lifecycle. ``state`` moves inactive → active → inactive …, or to failed.
 
+    ``uses`` names services it uses when present (it restarts when their provider changes).
     ``missing`` lists required services that are absent while inactive; ``error`` is a one-line
-    description while failed or blocked; ``tools`` names the global tools it registered.
+    description while failed or blocked; ``tools`` names the global tools it registered,
+    ``services`` the services, and ``displaced`` those a built-in provided until then.
     """
 
     candidate: PluginCandidate
     state: PluginState = "inactive"
     obj: Any = None
     requires: tuple[str, ...] = ()
+    uses: tuple[str, ...] = ()
     config: Any = None
     error: str | None = None
     scope: Scope | None = None
     tools: list[str] = attrs.field(factory=list)
     services: list[str] = attrs.field(factory=list)
+    displaced: list[str] = attrs.field(factory=list)
 
     @property
     def name(self) -> str:

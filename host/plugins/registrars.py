@@ -42,7 +42,12 @@ class Registrars:
         if hook == "register_services":
 
             def register_service(name: str, service: Any) -> None:
-                scope.add(self.services.register(name, service, owner=record.name))
+                builtin = record.candidate.builtin
+                if not builtin and self.services.displaces_default(name):
+                    record.displaced.append(name)
+                scope.add(
+                    self.services.register(name, service, owner=record.name, default=builtin)
+                )
                 record.services.append(name)
 
             return register_service

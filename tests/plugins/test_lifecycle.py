@@ -258,3 +258,85 @@ def test_disposal_failures_are_aggregated_and_everything_is_attempted(tmp_path):
     assert row(host, "messy")["state"] == "failed"
     assert "RuntimeError: last; RuntimeError: first" in str(row(host, "messy")["error"])
     assert len(caught.value.exceptions) == 1
+
+
+def test_a_builtin_provider_steps_aside_and_returns(tmp_path):
+    """A built-in's service is a default: another plugin providing the same name replaces it
+    (plugins that use or require it restart on the new one) and blocking that plugin brings
+    the built-in back."""
+    from host import hookimpl
+
+    class Builtin:
+        @staticmethod
+        @hookimpl
+        def register_services(register):
+            register("weather", "builtin sun")
+
+    class Replacement:
+        @staticmethod
+        @hookimpl
+        def register_services(register):
+            register("weather", "installed rain")
+
+    class User:
+        uses = ("weather",)
+        seen: list[object] = []
+
+        @staticmethod
+        @hookimpl
+        def activate(ctx, scope):
+            User.seen.append(ctx.find("weather"))
+
+    host = Host(HostSettings(data_dir=tmp_path / "data"))
+    host.add_plugins([from_object("builtin", Builtin, builtin=True), from_object("user", User)])
+    host.add_plugins([from_object("replacement", Replacement)])
+    host.start()
+    assert host.services.get("weather") == "installed rain"
+    assert User.seen[-1] == "installed rain"
+    assert row(host, "builtin")["state"] == "active" and row(host, "builtin")["services"] == []
+    assert row(host, "replacement")["services"] == ["weather"]
+
+    host.plugins.block("replacement")
+    assert host.services.get("weather") == "builtin sun"
+    assert User.seen[-1] == "builtin sun"
+    assert row(host, "builtin")["services"] == ["weather"]
+
+    host.plugins.unblock("replacement")
+    assert host.services.get("weather") == "installed rain"
+    assert User.seen[-1] == "installed rain"
+    host.close()
+    assert "weather" not in host.services.names()
+
+
+def test_two_installed_providers_of_one_name_still_conflict(tmp_path):
+    from host import hookimpl
+
+    class First:
+        @staticmethod
+        @hookimpl
+        def register_services(register):
+            register("weather", 1)
+
+    class Second:
+        @staticmethod
+        @hookimpl
+        def register_services(register):
+            register("weather", 2)
+
+    host = Host(HostSettings(data_dir=tmp_path / "data"))
+    host.add_plugins([from_object("first", First), from_object("second", Second)])
+    host.start()
+    assert host.services.get("weather") == 1
+    assert row(host, "second")["state"] == "failed"
+    assert "weather" in str(row(host, "second")["error"])
+
+
+def test_uses_must_name_services(tmp_path):
+    class Bad:
+        uses = "weather"
+
+    host = Host(HostSettings(data_dir=tmp_path / "data"))
+    host.add_plugins([from_object("bad", Bad)])
+    host.start()
+    assert row(host, "bad")["state"] == "failed"
+    assert "uses must be a tuple of service names" in str(row(host, "bad")["error"])

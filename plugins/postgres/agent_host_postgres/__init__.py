@@ -1,16 +1,13 @@
 """The ``postgres`` plugin: session persistence on PostgreSQL instead of JSONL files.
 
-Configuration: ``[plugins.postgres] dsn = "postgresql://…"`` (and optionally ``schema``),
-overlaid by the environment variable ``AGENT_HOST_POSTGRES_DSN`` (a set, non-empty value
-wins over the file). Without a DSN the plugin stays active and provides nothing, so the
-built-in JSONL store keeps serving.
+Configuration: ``[plugins.postgres] dsn = "postgresql://…"`` (and optionally ``schema``,
+``lease_ttl``, ``pool_size``), overlaid by the environment variable ``AGENT_HOST_POSTGRES_DSN``
+(a set, non-empty value wins over the file). Without a DSN the plugin stays active and provides
+nothing, so the built-in JSONL store keeps serving.
 
-With a DSN it provides the ``session_persistence`` service. The built-in
-``session_persistence`` plugin (JSONL) provides the same name and a service has exactly one
-provider, so the built-in must be blocked: ``AGENT_HOST_DISABLE_PLUGINS=session_persistence``
-or ``--no-plugin session_persistence``. If it is not, this plugin fails to activate with an
-error saying so (the host and JSONL keep working). Blocking this plugin (and unblocking the
-built-in) brings JSONL back. See README.md.
+With a DSN it provides the ``session_persistence`` service. The built-in JSONL provider is a
+default: it steps aside (the plugins that use the service restart on PostgreSQL) and comes back
+when this plugin is blocked or deactivates. See README.md, "Running several hosts".
 """
 
 from __future__ import annotations
@@ -101,13 +98,6 @@ def register_services(register: Callable[[str, Any], None], ctx: Any, config: Co
         raise ConfigError(f"plugins.postgres.lease_ttl must be > 0, not {config.lease_ttl!r}")
     if config.pool_size < 1:
         raise ConfigError(f"plugins.postgres.pool_size must be >= 1, not {config.pool_size!r}")
-    if "session_persistence" in ctx.names():
-        raise ConfigError(
-            "plugins.postgres: a PostgreSQL DSN is configured but the built-in JSONL "
-            "session_persistence is active: block it with "
-            "AGENT_HOST_DISABLE_PLUGINS=session_persistence or --no-plugin session_persistence",
-        )
-
     def build() -> Any:
         from agent_host_postgres.persistence import PostgresPersistence
 

@@ -118,7 +118,6 @@ class MultiHost:
             ("subagent_report", report_plugin),
             data_dir=data_dir,
             config={"plugins": {"postgres": {"schema": schema, "lease_ttl": ttl}}},
-            environ={"AGENT_HOST_DISABLE_PLUGINS": "session_persistence"},
         )
         self.services = self.host.services
         self.persistence = self.services.session_persistence

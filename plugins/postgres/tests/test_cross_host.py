@@ -23,7 +23,6 @@ from host.subagents.types import ChildRequest
 from host.testing import HostHarness
 from tool_subagent_control import root as control_root
 
-BLOCK_JSONL = {"AGENT_HOST_DISABLE_PLUGINS": "session_persistence"}
 Hosts = tuple[HostHarness, HostHarness]
 
 
@@ -37,7 +36,6 @@ async def hosts(dsn: str, schema: str, tmp_path, monkeypatch) -> AsyncIterator[H
             ("subagent_report", report_plugin),
             data_dir=tmp_path / name,
             config={"plugins": {"postgres": {"schema": schema}}},
-            environ=BLOCK_JSONL,
         )
         for name in ("a", "b")
     ]

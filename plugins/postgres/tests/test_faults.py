@@ -200,7 +200,6 @@ async def test_a_hostile_or_broken_dsn_is_one_clear_line(
         ("postgres", agent_host_postgres),
         data_dir=tmp_path / "data",
         config={"plugins": {"postgres": {"schema": schema}}},
-        environ={"AGENT_HOST_DISABLE_PLUGINS": "session_persistence"},
     )
     try:
         with pytest.raises(PersistenceError) as err:

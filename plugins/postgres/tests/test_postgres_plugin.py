@@ -16,7 +16,6 @@ from host.sessions.persistence import PersistenceError
 from host.testing import HostHarness
 
 PLUGIN = ("postgres", agent_host_postgres)
-BLOCK_JSONL = {"AGENT_HOST_DISABLE_PLUGINS": "session_persistence"}
 
 
 def row(host, name="postgres"):
@@ -41,20 +40,28 @@ def test_without_a_dsn_jsonl_keeps_serving(make_host) -> None:
     assert isinstance(host.services.get("session_persistence"), JsonlPersistence)
 
 
-def test_a_dsn_with_jsonl_active_fails_clearly(make_host) -> None:
-    host = make_host(
-        PLUGIN, config={"plugins": {"postgres": {"dsn": "postgresql://x@127.0.0.1:1/x"}}}
-    )
-    assert row(host)["state"] == "failed"
-    assert "--no-plugin session_persistence" in row(host)["error"]
+def test_a_dsn_replaces_jsonl_and_blocking_the_plugin_brings_it_back(
+    make_host, dsn: str, schema: str
+) -> None:
+    host = make_host(PLUGIN, config={"plugins": {"postgres": {"dsn": dsn, "schema": schema}}})
+    assert row(host)["state"] == "active" and row(host)["services"] == ["session_persistence"]
+    assert row(host, "session_persistence")["services"] == []  # standing aside
+    assert isinstance(host.services.get("session_persistence"), PostgresPersistence)
+    assert isinstance(host.services.get("sessions").persistence, PostgresPersistence)
+
+    host.plugins.block("postgres")
+
     assert isinstance(host.services.get("session_persistence"), JsonlPersistence)
+    assert isinstance(host.services.get("sessions").persistence, JsonlPersistence)
+    assert row(host, "session_persistence")["services"] == ["session_persistence"]
+    host.plugins.unblock("postgres")
+    assert isinstance(host.services.get("sessions").persistence, PostgresPersistence)
 
 
 def test_a_bad_schema_name_fails_clearly(make_host) -> None:
     host = make_host(
         PLUGIN,
         config={"plugins": {"postgres": {"dsn": "postgresql://x@127.0.0.1:1/x", "schema": "a;b"}}},
-        environ=BLOCK_JSONL,
     )
     assert row(host)["state"] == "failed" and "schema" in row(host)["error"]
 
@@ -76,7 +83,6 @@ async def test_host_sessions_live_in_postgres(
         PLUGIN,
         data_dir=tmp_path / "data",
         config={"plugins": {"postgres": {"schema": schema}}},
-        environ=BLOCK_JSONL,
     )
     try:
         assert row(harness.host)["state"] == "active"
