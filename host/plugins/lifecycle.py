@@ -226,6 +226,8 @@ class PluginManager:
         its services, and those that require a service it took over from a built-in."""
         provided, displaced = set(record.services), set(record.displaced)
         record.displaced = []
+        if not provided:
+            return
         restart = [
             other
             for other in self.records.values()
