@@ -14,7 +14,9 @@ one discarded warm-up run of each first so bytecode caches are written):
   for both the host run and the floor run.
 
 The host command is the console script next to ``sys.executable`` (what a user runs); the
-floor is ``sys.executable -c "import pluggy, attrs, cattrs, asyncio"``. Both run in a clean
+floor is ``sys.executable -c "import pluggy, attrs, cattrs, asyncio"``. With extra
+distributions a third command, the floor plus importing their N modules (no host at all), shows
+how much of the overhead the plugins' own imports are. Both run in a clean
 environment (no ``AGENT_HOST_*`` variables) from an empty temporary working directory, so no
 ``agent-host.toml`` is read. Times are ``time.perf_counter`` around ``subprocess.run``.
 """
@@ -105,22 +107,30 @@ def check_output(stdout: str, expect_extra: int) -> int:
     return len(rows)
 
 
+def imports_command(extra: int) -> list[str]:
+    """The floor plus importing the ``extra`` plugin modules, and nothing of the host."""
+    code = f"{FLOOR_CODE}\nfor i in range({extra}):\n    __import__(f'bench_plugin_{{i:03d}}')"
+    return [sys.executable, "-c", code]
+
+
 def measure(runs: int, cwd: Path, pythonpath: Path | None, extra: int) -> dict[str, object]:
     env = clean_env(pythonpath)
-    host, floor = host_command(), floor_command()
+    commands = {"host": host_command(), "floor": floor_command()}
+    if extra:
+        commands["imports"] = imports_command(extra)
     # Warm-up (discarded): writes __pycache__ for the tiny plugins, checks the output.
-    timed(floor, env, cwd)
-    _, out = timed(host, env, cwd)
-    n_rows = check_output(out, extra)
-    host_ms: list[float] = []
-    floor_ms: list[float] = []
+    for name, cmd in commands.items():
+        _, out = timed(cmd, env, cwd)
+        if name == "host":
+            n_rows = check_output(out, extra)
+    times: dict[str, list[float]] = {name: [] for name in commands}
     for i in range(runs):
-        pair = [(host, host_ms), (floor, floor_ms)]
+        order = list(commands.items())
         if i % 2:
-            pair.reverse()
-        for cmd, sink in pair:
-            sink.append(timed(cmd, env, cwd)[0])
-    return {"rows": n_rows, "host": host_ms, "floor": floor_ms}
+            order.reverse()
+        for name, cmd in order:
+            times[name].append(timed(cmd, env, cwd)[0])
+    return {"rows": n_rows, **times}
 
 
 def summarize(name: str, data: dict[str, object]) -> dict[str, float | str | int]:
@@ -180,8 +190,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         results.append(summarize("installed", measure(args.runs, cwd, None, 0)))
         site = tmp_path / "site"
         write_extra(site, args.extra)
-        results.append(summarize(f"+{args.extra} dists", measure(args.runs, cwd, site, args.extra)))
+        extra_data = measure(args.runs, cwd, site, args.extra)
+        results.append(summarize(f"+{args.extra} dists", extra_data))
     print_table(results, args.runs)
+    imports = extra_data.get("imports")
+    if isinstance(imports, list):
+        i_min, i_med = min(imports), statistics.median(imports)
+        r = results[-1]
+        print(
+            f"\nbaseline without the host: floor + importing the {args.extra} plugin modules: "
+            f"min {i_min:.1f}, median {i_med:.1f} ms (Δ over the floor "
+            f"{i_min - float(r['floor_min']):+.1f} / {i_med - float(r['floor_med']):+.1f}); "
+            f"the host over it: {float(r['host_min']) - i_min:+.1f} / "
+            f"{float(r['host_med']) - i_med:+.1f} ms (min / median)"
+        )
     worst = max(float(r["diff_med"]) for r in results)
     verdict = "within" if worst <= TARGET_MS else "exceeds"
     print(f"\nworst median overhead: {worst:+.1f} ms ({verdict} the {TARGET_MS:.0f} ms target)")
