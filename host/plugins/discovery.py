@@ -24,6 +24,8 @@ import attrs
 
 GROUP = "agent_host.plugins"
 _SUFFIXES = (".dist-info", ".egg-info")
+_SEPARATORS = re.compile(r"[-_.]+")
+_CHUNK = 1 << 16
 
 
 @attrs.frozen
@@ -69,14 +71,15 @@ def _scan_directory(path: str, group: str, seen: set[str]) -> Iterator[PluginCan
         names = sorted(os.listdir(path))
     except OSError:
         return
+    prefix = os.path.join(path, "")
     for name in names:
         if not name.endswith(_SUFFIXES):
             continue
         key = _normalize(name.rsplit(".", 1)[0].split("-", 1)[0])
         if key in seen:
             continue
-        info = os.path.join(path, name)
-        entries = _read_group(os.path.join(info, "entry_points.txt"), group)
+        info = prefix + name + os.sep
+        entries = _read_group(info + "entry_points.txt", group)
         if entries is None:
             continue
         seen.add(key)
@@ -111,14 +114,22 @@ def _candidate(name: str, value: str, dist: str | None, version: str | None) -> 
 def _read_text(path: str) -> str | None:
     """A metadata file's UTF-8 text, or None when it is missing, unreadable or not UTF-8.
 
-    An unbuffered binary read decoded in one go: a scan opens hundreds of these small files,
-    and text-mode file objects cost more than the reads themselves.
+    Read through the file descriptor and decoded in one go: a scan opens hundreds of these
+    small files, and file objects cost more than the reads themselves.
     """
     try:
-        with open(path, "rb", buffering=0) as file:
-            return file.read().decode("utf-8")
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, _CHUNK)
+        while chunk := os.read(fd, _CHUNK):
+            data += chunk
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+    finally:
+        os.close(fd)
 
 
 def _read_group(path: str, group: str) -> list[tuple[str, str]] | None:
@@ -140,10 +151,11 @@ def _read_group(path: str, group: str) -> list[tuple[str, str]] | None:
 
 
 def _name_and_version(info: str) -> tuple[str | None, str | None]:
-    """``Name`` and ``Version`` from the header lines of METADATA (or PKG-INFO)."""
+    """``Name`` and ``Version`` from the header lines of METADATA (or PKG-INFO) in ``info``,
+    a metadata directory's path ending with a separator."""
     name = version = None
     for file_name in ("METADATA", "PKG-INFO"):
-        text = _read_text(os.path.join(info, file_name))
+        text = _read_text(info + file_name)
         if text is None:
             continue
         for line in text.splitlines():
@@ -158,7 +170,7 @@ def _name_and_version(info: str) -> tuple[str | None, str | None]:
 
 
 def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
+    return _SEPARATORS.sub("_", name).lower()
 
 
 def from_object(name: str, obj: Any, *, builtin: bool = False) -> PluginCandidate:

@@ -8,7 +8,7 @@ import, a hook or the activation raises, whatever it registered is disposed and 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import FunctionType, MethodType, ModuleType
 from typing import Any, cast
@@ -58,53 +58,82 @@ class HookManager(pluggy.PluginManager):
     def __init__(self, project_name: str) -> None:
         super().__init__(project_name)
         self._marker = f"{project_name}_impl"
-        self._hooks: dict[int, set[str]] = {}  # id(plugin) → the hooks it implements
-        self._parsing: set[str] = set()
+        # id(plugin) → hook → the plugin's implementations of it, in pluggy's order
+        self._impls: dict[int, dict[str, list[pluggy.HookImpl]]] = {}
+        self._parsing: dict[str, int] = {}  # hook → implementations found while registering
 
     def register(self, plugin: Any, name: str | None = None) -> str | None:
-        """pluggy's ``register``, remembering which hooks ``plugin`` implements."""
-        self._parsing = set()
+        """pluggy's ``register``, remembering the implementations of ``plugin`` per hook."""
+        self._parsing = {}
         registered = super().register(plugin, name)
-        self._hooks[id(plugin)] = self._parsing
+        self._impls[id(plugin)] = {
+            hook: self._registered(plugin, hook, count) for hook, count in self._parsing.items()
+        }
         return registered
 
+    def _registered(self, plugin: Any, hook: str, count: int) -> list[pluggy.HookImpl]:
+        """The ``count`` implementations of ``hook`` by ``plugin``, just registered.
+
+        Searched from the end: pluggy puts a new implementation after all others but wrappers
+        and ``tryfirst`` ones, so this stops after a few of them instead of reading them all.
+        """
+        found: list[pluggy.HookImpl] = []
+        for impl in reversed(getattr(self.hook, hook).get_hookimpls()):
+            if impl.plugin is plugin:
+                found.append(impl)
+                if len(found) == count:
+                    break
+        found.reverse()
+        return found
+
     def unregister(self, plugin: Any = None, name: str | None = None) -> Any:
-        """pluggy's ``unregister``, forgetting the plugin's hooks."""
+        """pluggy's ``unregister``, forgetting the plugin's implementations."""
         removed = super().unregister(plugin, name)
         if removed is not None:
-            self._hooks.pop(id(removed), None)
+            self._impls.pop(id(removed), None)
         return removed
 
     def parse_hookimpl_opts(self, plugin: Any, name: str) -> pluggy.HookimplOpts | None:
         """pluggy's parsing, short-cut for the attributes of a plain module."""
-        opts = self._parse(plugin, name)
-        if opts is not None:
-            self._parsing.add(opts.get("specname") or name)
-        return opts
-
-    def _parse(self, plugin: Any, name: str) -> pluggy.HookimplOpts | None:
+        opts: pluggy.HookimplOpts | None
         if type(plugin) is ModuleType and name not in _MODULE_TYPE_NAMES:
             value = plugin.__dict__.get(name)
             if isinstance(value, FunctionType):
-                opts = getattr(value, self._marker, None)
-                return cast(pluggy.HookimplOpts, opts) if isinstance(opts, dict) else None
-            if not isinstance(value, _METHODS):
+                marker = getattr(value, self._marker, None)
+                if not isinstance(marker, dict):
+                    return None
+                opts = cast(pluggy.HookimplOpts, marker)
+            elif isinstance(value, _METHODS):
+                opts = super().parse_hookimpl_opts(plugin, name)
+            else:
                 return None
-        return super().parse_hookimpl_opts(plugin, name)
+        else:
+            opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is not None:
+            hook = opts.get("specname") or name
+            self._parsing[hook] = self._parsing.get(hook, 0) + 1
+        return opts
 
     def unknown_hooks(self, plugin: Any) -> list[str]:
         """Names of hooks without a specification that ``plugin`` implements."""
+        hooks = self._impls.get(id(plugin), {})
         return [
             caller.name
             for caller in vars(self.hook).values()
-            if caller.spec is None and any(i.plugin is plugin for i in caller.get_hookimpls())
+            if caller.spec is None and caller.name in hooks
         ]
 
-    def impls_of(self, plugin: Any, hook: str) -> list[pluggy.HookImpl]:
-        """The implementations of ``hook`` that ``plugin`` registered, in calling order."""
-        if hook not in self._hooks.get(id(plugin), ()):
-            return []
-        return [i for i in getattr(self.hook, hook).get_hookimpls() if i.plugin is plugin]
+    def implementations(self, plugin: Any) -> Mapping[str, Sequence[pluggy.HookImpl]]:
+        """The hooks ``plugin`` registered implementations of, each with those in calling
+        order (empty when it is not registered)."""
+        return self._impls.get(id(plugin), {})
+
+
+def _hook_manager() -> HookManager:
+    """A pluggy manager knowing the host's hooks, without plugins."""
+    manager = HookManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    return manager
 
 
 def _service_names(obj: Any, attribute: str) -> tuple[str, ...]:
@@ -130,8 +159,7 @@ class PluginManager:
         self.registrars = registrars
         self.selection = selection
         self.config_tables = config_tables or {}
-        self.pm = HookManager(hookspecs.PROJECT)
-        self.pm.add_hookspecs(hookspecs)
+        self.pm = _hook_manager()
         self.records: dict[str, PluginRecord] = {}
         self._busy = False
         self._dirty = False
@@ -211,8 +239,11 @@ class PluginManager:
             self.pm.register(record.obj, name=record.name)
             scope.add(lambda: self._unregister(record.name))
             self._check_hooks(record)
+            implementations = self.pm.implementations(record.obj)
             for hook in hookspecs.ACTIVATION_ORDER:
-                self._call(record, hook, scope)
+                impls = implementations.get(hook)
+                if impls:
+                    self._call(record, hook, impls, scope)
         except Exception as error:
             self._dispose_scope(record)
             record.state, record.error = "failed", describe_error(error)
@@ -245,10 +276,9 @@ class PluginManager:
         if unknown:
             raise AttributeError(f"unknown hook {unknown[0]!r}")
 
-    def _call(self, record: PluginRecord, hook: str, scope: Scope) -> None:
-        impls = self.pm.impls_of(record.obj, hook)
-        if not impls:
-            return
+    def _call(
+        self, record: PluginRecord, hook: str, impls: Sequence[pluggy.HookImpl], scope: Scope
+    ) -> None:
         available: dict[str, Any] = {"ctx": self.services, "config": record.config, "scope": scope}
         registrar: Callable[..., Any] | None = self.registrars.for_hook(hook, record, scope)
         if registrar is not None:
@@ -343,9 +373,10 @@ class PluginManager:
     def close(self) -> None:
         """Deactivate every plugin, last activated first; aggregate disposal failures.
 
-        The deactivated plugins leave pluggy together at the end, first registered first:
-        pluggy finds a plugin by scanning its registrations from the oldest, so taking them
-        out newest first would scan all the remaining ones every time.
+        The deactivated plugins leave pluggy together at the end. pluggy's ``unregister``
+        reads every registration of the plugin's hooks, so when they are all that pluggy
+        holds, an empty manager replaces it; otherwise they leave first registered first
+        (pluggy finds a plugin by scanning its registrations from the oldest).
         """
         failures: list[Exception] = []
         leaving: list[str] = []
@@ -357,7 +388,10 @@ class PluginManager:
         finally:
             self._busy, self._leaving = False, None
             self._unsubscribe()
-            for name in reversed(leaving):
-                self._unregister(name)
+            if set(leaving) >= {name for name, _ in self.pm.list_name_plugin()}:
+                self.pm = _hook_manager()
+            else:
+                for name in reversed(leaving):
+                    self._unregister(name)
         if failures:
             raise ExceptionGroup("closing plugins failed", failures)

@@ -79,7 +79,7 @@ def test_registration_finds_the_same_implementations(plugin):
         manager.register(plugin, name="sample")
     for hook in hookspecs.ACTIVATION_ORDER:
         expected = [i.function for i in getattr(stock.hook, hook).get_hookimpls()]
-        assert [i.function for i in ours.impls_of(plugin, hook)] == expected
+        assert [i.function for i in ours.implementations(plugin).get(hook, ())] == expected
 
 
 def test_unknown_hook_in_a_module_fails_the_plugin(tmp_path):
@@ -117,3 +117,63 @@ def test_close_takes_every_plugin_out_of_pluggy_and_a_restart_works(tmp_path):
     assert {r["state"] for r in host.plugin_rows() if r["name"].startswith("counted_")} == {
         "active"
     }
+
+
+def ordered_plugin(index: int, **options: bool) -> types.ModuleType:
+    """A module implementing ``activate`` with the given pluggy ordering options."""
+    module = types.ModuleType(f"ordered_{index}")
+    wrapper = options.get("wrapper") or options.get("hookwrapper")
+
+    def activate(ctx):  # type: ignore[no-untyped-def]
+        if wrapper:
+            yield
+
+    module.activate = hookimpl(**options)(activate)  # type: ignore[attr-defined]
+    return module
+
+
+ORDERINGS = [
+    {},
+    {"tryfirst": True},
+    {"trylast": True},
+    {"wrapper": True},
+    {"hookwrapper": True},
+    {"wrapper": True, "tryfirst": True},
+    {"wrapper": True, "trylast": True},
+]
+
+
+SEQUENCES = [(ORDERINGS[i:] + ORDERINGS[:i]) * 2 + [{}] for i in range(len(ORDERINGS))] + [
+    [{}, {"tryfirst": True}, {}, {"trylast": True}, {}, {}],
+]
+
+
+@pytest.mark.parametrize("sequence", SEQUENCES)
+def test_implementations_are_ordered_as_pluggy_orders_them(sequence):
+    plugins = [ordered_plugin(i, **options) for i, options in enumerate(sequence)]
+    ours, stock = HookManager(hookspecs.PROJECT), pluggy.PluginManager(hookspecs.PROJECT)
+    for manager in (ours, stock):
+        manager.add_hookspecs(hookspecs)
+        for plugin in plugins:
+            manager.register(plugin, name=plugin.__name__)
+    assert [i.plugin for i in ours.hook.activate.get_hookimpls()] == [
+        i.plugin for i in stock.hook.activate.get_hookimpls()
+    ]
+    for plugin in plugins:
+        assert list(ours.implementations(plugin)["activate"]) == [
+            i for i in ours.hook.activate.get_hookimpls() if i.plugin is plugin
+        ]
+
+
+def test_close_keeps_what_was_registered_in_pluggy_by_other_means(tmp_path):
+    module = types.ModuleType("counted")
+    module.activate = hookimpl(lambda scope: None)  # type: ignore[attr-defined]
+    outsider = types.ModuleType("outsider")
+    outsider.activate = hookimpl(lambda ctx: None)  # type: ignore[attr-defined]
+    host = Host(HostSettings(data_dir=tmp_path))
+    host.add_plugins([from_object("counted", module)])
+    host.start()
+    host.plugins.pm.register(outsider, name="outsider")
+    host.close()
+    assert host.plugins.pm.get_plugins() == {outsider}
+    assert [i.plugin for i in host.plugins.pm.hook.activate.get_hookimpls()] == [outsider]
