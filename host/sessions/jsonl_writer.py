@@ -9,7 +9,7 @@ from typing import Literal
 
 from host.sessions.codec import encode_events
 from host.sessions.model import Event
-from host.sessions.persistence import PersistenceError, check_append_order
+from host.sessions.persistence import PersistenceError, encode_append
 
 FsyncPolicy = Literal["never", "turn", "always"]
 SUFFIX = ".jsonl"
@@ -51,13 +51,7 @@ class JsonlWriter:
         self._check_usable()
         if not events:
             return
-        check_append_order(self._session_id, self._next_seq, events)
-        try:
-            data = encode_events(events)
-        except Exception as exc:
-            raise PersistenceError.failed(
-                f"cannot encode events of session {self._session_id!r}", exc
-            ) from exc
+        data = encode_append(self._session_id, self._next_seq, events, encode_events)
         self._write(data)
         self._next_seq += len(events)
         if self._policy == "always":

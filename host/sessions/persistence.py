@@ -8,14 +8,16 @@ id raises ``SessionIdError`` before anything touches storage) and reports failur
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
 
 import attrs
 
 from host.cancel import CancelSignal
 from host.errors import HostError
 from host.sessions.model import Event, SessionHeader, TurnEnd, TurnStart
+
+T = TypeVar("T")
 
 
 class PersistenceError(HostError):
@@ -66,8 +68,14 @@ class PersistenceError(HostError):
         )
 
 
-def check_append_order(session_id: str, next_seq: int, events: Sequence[Event]) -> None:
-    """Raise ``PERSISTENCE_FAILED`` unless ``events`` are numbered ``next_seq``, ``+1``, …"""
+def encode_append(
+    session_id: str,
+    next_seq: int,
+    events: Sequence[Event],
+    encode: Callable[[Sequence[Event]], T],
+) -> T:
+    """What every writer does before writing anything: check that ``events`` are numbered
+    ``next_seq``, ``+1``, … and encode them all (``PERSISTENCE_FAILED`` if either fails)."""
     for offset, event in enumerate(events):
         if event.seq != next_seq + offset:
             raise PersistenceError(
@@ -75,6 +83,12 @@ def check_append_order(session_id: str, next_seq: int, events: Sequence[Event]) 
                 f"session {session_id!r}: event seq {event.seq} out of order "
                 f"(expected {next_seq + offset})",
             )
+    try:
+        return encode(events)
+    except Exception as exc:
+        raise PersistenceError.failed(
+            f"cannot encode events of session {session_id!r}", exc
+        ) from exc
 
 
 @attrs.frozen

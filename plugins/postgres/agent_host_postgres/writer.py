@@ -16,7 +16,7 @@ from agent_host_postgres import leases
 from agent_host_postgres.leases import LeaseHolder
 from host.sessions.codec import encode_event
 from host.sessions.model import Event
-from host.sessions.persistence import PersistenceError, check_append_order
+from host.sessions.persistence import PersistenceError, encode_append
 
 __all__ = ["LeaseHolder", "PostgresWriter", "encode_bodies", "lease_lost"]
 
@@ -69,13 +69,7 @@ class PostgresWriter:
         self._check_usable()
         if not events:
             return
-        check_append_order(self._session_id, self._next_seq, events)
-        try:
-            bodies = encode_bodies(events)
-        except Exception as exc:
-            raise PersistenceError.failed(
-                f"cannot encode events of session {self._session_id!r}", exc
-            ) from exc
+        bodies = encode_append(self._session_id, self._next_seq, events, encode_bodies)
         written = self._insert(events, bodies)
         if not written:
             self._broken = lease_lost(self._session_id)
