@@ -53,6 +53,7 @@ class PluginRecord:
             "builtin": self.candidate.builtin,
             "state": self.state,
             "requires": list(self.requires),
+            "uses": list(self.uses),
             "missing": self.missing(present) if self.state == "inactive" else [],
             "error": self.error,
             "tools": list(self.tools),

@@ -62,6 +62,7 @@ def test_discovery_keeps_distribution_and_version(site, unique, tmp_path):
         "builtin": False,
         "state": "active",
         "requires": [],
+        "uses": [],
         "missing": [],
         "error": None,
         "tools": ["echo"],
@@ -295,6 +296,7 @@ def test_a_builtin_provider_steps_aside_and_returns(tmp_path):
     assert User.seen[-1] == "installed rain"
     assert row(host, "builtin")["state"] == "active" and row(host, "builtin")["services"] == []
     assert row(host, "replacement")["services"] == ["weather"]
+    assert row(host, "user")["uses"] == ["weather"]
 
     host.plugins.block("replacement")
     assert host.services.get("weather") == "builtin sun"
