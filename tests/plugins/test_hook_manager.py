@@ -11,7 +11,7 @@ from host import hookimpl
 from host.app import Host, HostSettings
 from host.plugins import hookspecs
 from host.plugins.discovery import from_object
-from host.plugins.lifecycle import HookManager
+from host.plugins.hookmanager import HookManager
 
 
 @hookimpl
