@@ -25,7 +25,6 @@ happens to an Activation once it exists (admission, settlement, drain) is
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn
 
@@ -33,7 +32,6 @@ from host.agents.agent import Agent
 from host.agents.inbox import InboxClosedError, MessageId
 from host.agents.registry import AgentExistsError, AgentRegistry
 from host.cancel import CancelSignal
-from host.errors import HostError
 from host.sessions.model import Event, SessionHeader
 from host.sessions.persistence import PersistenceError, SessionPersistence
 from host.sessions.remote import Delivery as InboxDelivery
@@ -54,11 +52,9 @@ from host.subagents.descriptors import ContinuableDescriptor
 from host.subagents.errors import SubagentError
 from host.subagents.index import IdentityIndex
 from host.subagents.remote import RemoteSender
-from host.subagents.residency import Residents, settlement
+from host.subagents.residency import Residents
 from host.subagents.setup import ContinuableSetupRegistry
 from host.subagents.types import ChildRequest, ContinuableStart, Delivery, Provider
-
-log = logging.getLogger(__name__)
 
 START_KIND = "subagent-start"
 REPORT_KIND = "subagent-report"
@@ -358,20 +354,9 @@ class ContinuationManager(Residents):
                 raise texts.parent_unavailable() from error
 
     async def _notify_elsewhere(self, activation: Activation) -> None:
-        """Queue the settlement notice for a parent live on another host (a steer while its
-        lease says it is running, else a followup, as for a local parent)."""
-        parent_id = activation.parent_id
-        if self.remote is None or parent_id is None:
-            return
-        text, source = settlement(activation)
-        try:
-            statuses = await self.remote.lease_statuses([parent_id])
-            delivery: InboxDelivery = (
-                "steer" if statuses.get(parent_id) == "running" else "followup"
-            )
-            await self.remote.send(parent_id, delivery, text, source, activation.id)
-        except HostError as error:
-            log.warning("settlement notice of %s not sent: %s", activation.id, error.message)
+        """The settlement notice for a parent live on another host (``RemoteSender``)."""
+        if self.remote is not None:
+            await self.remote.notify_settled(activation)
 
     def accept_remote(self, message: RemoteMessage) -> bool | None:
         """Accept a message another host queued for a resident child of this manager.

@@ -14,15 +14,21 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
 from host.agents.inbox import MessageId
+from host.errors import HostError
 from host.sessions.model import new_id
 from host.sessions.remote import QUEUED_PREFIX, Delivery, RemoteInbox, RemoteMessage
+from host.subagents.residency import settlement
 
 if TYPE_CHECKING:
+    from host.subagents.activation import Activation
     from host.subagents.manager import ContinuationManager
+
+log = logging.getLogger(__name__)
 
 MAX_RETRY_DELAY = 60.0
 
@@ -50,9 +56,20 @@ class RemoteSender:
         queued = await self._inbox.send_remote(message)
         return message.message_id if queued else None
 
-    async def lease_statuses(self, session_ids: list[str]) -> dict[str, str]:
-        """``running``/``idle`` of the given sessions some host holds."""
-        return await self._inbox.residency(session_ids)
+    async def notify_settled(self, activation: Activation) -> None:
+        """Queue ``activation``'s settlement notice for its parent on another host: a steer
+        while the parent's lease says it is running, else a followup (as for a local parent).
+        A failure is logged; settling goes on."""
+        parent_id = activation.parent_id
+        if parent_id is None:
+            return
+        text, source = settlement(activation)
+        try:
+            statuses = await self._inbox.residency([parent_id])
+            delivery: Delivery = "steer" if statuses.get(parent_id) == "running" else "followup"
+            await self.send(parent_id, delivery, text, source, activation.id)
+        except HostError as error:
+            log.warning("settlement notice of %s not sent: %s", activation.id, error.message)
 
     async def deliver_orphan(self, message: RemoteMessage) -> None:
         """Resume an orphan's target here and give it the message (see module docstring).
