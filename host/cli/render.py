@@ -8,8 +8,14 @@ from typing import Any
 
 
 def to_json(rows: Sequence[dict[str, Any]]) -> str:
-    """A top-level JSON array of objects with snake_case keys."""
-    return json.dumps(list(rows), indent=2, ensure_ascii=False)
+    """A top-level JSON array of objects with snake_case keys, one object per line.
+
+    Not indented: ``indent`` makes ``json`` use its pure-Python encoder, which costs more than
+    the rest of listing a few hundred plugins; one line per row stays readable and diffable.
+    """
+    if not rows:
+        return "[]"
+    return "[\n" + ",\n".join(json.dumps(row, ensure_ascii=False) for row in rows) + "\n]"
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
