@@ -78,11 +78,11 @@ def _scan_directory(path: str, group: str, seen: set[str]) -> Iterator[PluginCan
         key = _normalize(name.rsplit(".", 1)[0].split("-", 1)[0])
         if key in seen:
             continue
+        seen.add(key)
         info = prefix + name + os.sep
         entries = _read_group(info + "entry_points.txt", group)
         if entries is None:
             continue
-        seen.add(key)
         dist, version = _name_and_version(info)
         for ep_name, value in entries:
             yield _candidate(ep_name, value, dist, version)

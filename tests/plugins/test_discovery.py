@@ -41,6 +41,19 @@ def test_first_distribution_of_a_name_on_the_path_wins(tmp_path, monkeypatch):
     assert (twin.entry_point, twin.version) == ("twin_a", "2.0")
 
 
+def test_a_first_distribution_without_plugins_hides_a_later_copy_with_some(tmp_path, monkeypatch):
+    """As in importlib.metadata: the later copy (an upgrade's leftover, say) is not consulted."""
+    from tests.distributions import write_distribution
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    write_distribution(first, "stale", version="2.0", entry_points={}, modules={})
+    write_distribution(second, "stale", version="1.0", entry_points={"old": "old_a"}, modules={})
+    monkeypatch.syspath_prepend(str(second))
+    monkeypatch.syspath_prepend(str(first))
+    assert [ep for ep in entry_points(group=GROUP) if ep.name == "old"] == []
+    assert [c for c in discover() if c.name == "old"] == []
+
+
 def test_zip_archives_on_the_path_are_read_through_importlib_metadata(tmp_path, monkeypatch):
     archive = tmp_path / "zipped.zip"
     with zipfile.ZipFile(archive, "w") as zf:
