@@ -19,7 +19,10 @@ def write_distribution(
     modules: dict[str, str],
     group: str = "agent_host.plugins",
 ) -> None:
-    """Write ``modules`` (name → source) and the dist-info of ``name`` into ``site``."""
+    """Write ``modules`` (name → source) and the dist-info of ``name`` into ``site``.
+
+    Without ``entry_points`` the distribution has no ``entry_points.txt``, as most don't.
+    """
     site.mkdir(parents=True, exist_ok=True)
     for module, source in modules.items():
         (site / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
@@ -28,6 +31,7 @@ def write_distribution(
     (info / "METADATA").write_text(
         f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8"
     )
-    lines = [f"[{group}]"] + [f"{ep} = {target}" for ep, target in entry_points.items()]
-    (info / "entry_points.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if entry_points:
+        lines = [f"[{group}]"] + [f"{ep} = {target}" for ep, target in entry_points.items()]
+        (info / "entry_points.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (info / "RECORD").write_text("", encoding="utf-8")
