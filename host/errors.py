@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import sys
+
 
 class HostError(Exception):
     """Base of every error the host raises on purpose: a stable ``code`` and a message."""
@@ -20,3 +23,20 @@ class ConfigError(HostError):
 
     def __init__(self, message: str) -> None:
         super().__init__("CONFIG", message)
+
+
+def log_failure(logger: logging.Logger, message: str, *args: object) -> None:
+    """Log the exception being handled under ``message`` (%-style ``args``).
+
+    A ``HostError``, or a group of them, is one line, ``message: text (CODE)`` (distinct texts
+    joined by ``; ``): the host raised it on purpose and its text says all there is (a lost
+    lease, a full disk). Anything else keeps its traceback.
+    """
+    error = sys.exc_info()[1]
+    members = error.exceptions if isinstance(error, BaseExceptionGroup) else (error,)
+    readable = [member for member in members if isinstance(member, HostError)]
+    if readable and len(readable) == len(members):
+        texts = dict.fromkeys(f"{member.message} ({member.code})" for member in readable)
+        logger.error(message + ": %s", *args, "; ".join(texts))
+    else:
+        logger.exception(message, *args)

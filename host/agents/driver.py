@@ -24,7 +24,7 @@ from host.agents.inbox import Inbox
 from host.agents.models import ModelRequest, ModelResponse, ToolSpec
 from host.cancel import CancelSignal
 from host.disposal import Disposer
-from host.errors import HostError
+from host.errors import HostError, log_failure
 from host.sessions.model import MessageEvent, StopReason, ToolCall, TurnEnd, TurnStart, new_id
 from host.tools.execute import run_tool
 from host.tools.tool import ToolExec, ToolResult
@@ -135,7 +135,7 @@ class Driver:
             except asyncio.CancelledError:
                 raise
             except Exception:  # the session refused TurnStart: stop; the messages stay queued
-                log.exception("agent %s cannot start a turn", self._agent.id)
+                log_failure(log, "agent %s cannot start a turn", self._agent.id)
                 return
 
     async def _turn(self) -> None:
@@ -160,7 +160,7 @@ class Driver:
         except _ModelFailed as failure:
             stop, error = "error", str(failure)
         except Exception as failure:  # a broken session or tool layer must not kill the agent
-            log.exception("turn %s of agent %s failed", turn_id, self._agent.id)
+            log_failure(log, "turn %s of agent %s failed", turn_id, self._agent.id)
             stop, error = "error", f"{type(failure).__name__}: {failure}"
         self._end(TurnOutcome(self._agent.id, turn_id, stop, self.last_answer, error))
 
@@ -170,7 +170,7 @@ class Driver:
             session.append(TurnEnd(outcome.turn_id, outcome.stop_reason, outcome.error))
             session.commit(durable=True)
         except Exception:
-            log.exception("could not record the end of turn %s", outcome.turn_id)
+            log_failure(log, "could not record the end of turn %s", outcome.turn_id)
         for listener in list(self._listeners):
             try:
                 listener(outcome)

@@ -25,6 +25,7 @@ from host.agents.models import Model, ModelRequest, ModelResponse
 from host.agents.registry import AgentSetup
 from host.cancel import CancelSignal
 from host.disposal import Disposer
+from host.errors import log_failure
 from host.sessions.model import SessionHeader
 from host.subagents.children import descriptor_event
 from host.subagents.descriptors import OneShotDescriptor
@@ -121,7 +122,7 @@ class OneShotRun:
             try:
                 self.wrapper.ensure_appended()
             except Exception:
-                log.exception("one-shot child %s could not record its descriptor", self.id)
+                log_failure(log, "one-shot child %s could not record its descriptor", self.id)
         if not self._outcome.done():
             self._outcome.set_result(
                 RunResult(self.id, outcome.stop_reason, outcome.last_answer, outcome.error)

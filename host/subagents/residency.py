@@ -30,6 +30,7 @@ from host.agents.agent import Agent
 from host.agents.driver import TurnOutcome
 from host.agents.inbox import InboxClosedError
 from host.agents.registry import AgentRegistry
+from host.errors import log_failure
 from host.subagents import texts
 from host.subagents.activation import Activation
 from host.subagents.descriptors import ContinuableDescriptor
@@ -173,11 +174,11 @@ class Residents:
         try:
             activation.agent.session.commit(durable=True)
         except Exception:
-            log.exception("final checkpoint of subagent %s failed", activation.id)
+            log_failure(log, "final checkpoint of subagent %s failed", activation.id)
         try:
             await activation.agent.dispose()
         except Exception:
-            log.exception("disposing subagent %s failed", activation.id)
+            log_failure(log, "disposing subagent %s failed", activation.id)
         if self._residents.get(activation.id) is activation:
             del self._residents[activation.id]
         parent_activation = self._residents.get(activation.parent_id or "")

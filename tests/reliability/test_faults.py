@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import resource
 import signal
 from pathlib import Path
@@ -31,7 +32,7 @@ from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import Event, InboxAccepted, MessageEvent, SessionHeader
 from host.sessions.persistence import PersistenceError
 from host.tools import Tool, ToolExec, tool
-from tests.reliability.faulty import DISABLE_BUILTIN, Faulty, FaultyPlugin
+from tests.reliability.faulty import BOOM, DISABLE_BUILTIN, Faulty, FaultyPlugin
 from tests.reliability.hosts import QUIET, Tree
 
 
@@ -312,5 +313,29 @@ async def test_a_report_can_arrive_although_its_caller_never_learns_it(tmp_path:
             if isinstance(e.body, MessageEvent) and e.body.role == "tool"
         ]
         assert calls and not set(calls) & set(results)  # the child never saw its success
+    finally:
+        await tree.aclose()
+
+
+async def test_a_log_that_refuses_writes_mid_turn_is_logged_one_line_each(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A persistence error (a full disk, a lost lease) is the host's own readable error: each
+    failure it causes is one log line with the error's text and code, not a traceback."""
+    tree, faulty = faulty_tree(tmp_path)
+    try:
+        r = await tree.root("R")
+        t = await tree.child(r, "T")  # its model call waits for tree.release
+        faulty.fail_append.add(t.id)
+        with caplog.at_level(logging.WARNING, logger="host"):
+            tree.release.set()
+            await tree.settled(t.id, r)
+        failures = [rec for rec in caplog.records if rec.levelno >= logging.ERROR]
+        turn = failures[0].args[0] if failures and failures[0].args else None
+        assert [rec.getMessage() for rec in failures] == [
+            f"turn {turn} of agent {t.id} failed: {BOOM} (PERSISTENCE_FAILED)",
+            f"could not record the end of turn {turn}: {BOOM} (PERSISTENCE_FAILED)",
+        ]
+        assert all(rec.exc_info is None for rec in failures)
     finally:
         await tree.aclose()
