@@ -77,12 +77,13 @@ class RemoteSender:
         A failing attempt (say the target cannot be resumed) is retried with a growing delay
         (1 s doubling up to a minute) rather than at every poll.
         """
+        now = time.monotonic()
+        self._forget_stale(now)
         manager = self._manager
         sender = message.sender_session
         parent = manager.agents.get(sender) if sender is not None else None
         if parent is None or parent.closed or message.delivery != "followup":
             return
-        now = time.monotonic()
         retry_at, delay = self._backoff.get(message.message_id, (now, 0.5))
         if now < retry_at:
             return
@@ -100,3 +101,13 @@ class RemoteSender:
             self._backoff[message.message_id] = (now + delay, delay)
             raise
         self._backoff.pop(message.message_id, None)
+
+    def _forget_stale(self, now: float) -> None:
+        """Drop the delays of messages no pass has come back to for two maximal delays.
+
+        Orphans are seen at every pass (at least once a second), so such a message is no longer
+        queued: another host delivered it, or its target was resumed elsewhere.
+        """
+        horizon = now - 2 * MAX_RETRY_DELAY
+        for message_id in [m for m, (retry_at, _) in self._backoff.items() if retry_at < horizon]:
+            del self._backoff[message_id]
