@@ -359,7 +359,9 @@ class PostgresPersistence:
 
     def watch(self, wake: Callable[[], None]) -> Callable[[], None]:
         """See ``RemoteInbox.watch``: a LISTEN thread, polling every ``poll_interval``."""
-        listener = remote.Listener(self.dsn, self.schema, wake, interval=self.poll_interval)
+        listener = remote.Listener(
+            self.dsn, self.schema, self.host_id, wake, interval=self.poll_interval
+        )
         self._listeners.append(listener.start())
         return listener.stop
 

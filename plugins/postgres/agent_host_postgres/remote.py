@@ -2,14 +2,15 @@
 
 * **Send**: one statement checks that another host holds a live lease on the target (locking
   the lease row, so it cannot be released meanwhile), queues the message and ``NOTIFY``s
-  channel ``agent_host_inbox`` with ``<schema> <session id>``; the notification goes out with
-  the commit.
+  channel ``agent_host_inbox`` with ``<schema> <holder's host id>``; the notification goes out
+  with the commit, and only the holder acts on it.
 * **Deliver**: the holder reads what is queued for the sessions it holds (and its own orphans),
   accepts each message into the session's inbox; the append that records the acceptance also
   deletes the queued row (``leases.fenced_insert``), so a message is delivered exactly once.
 * **Listen**: one thread per host keeps a connection ``LISTEN``ing and wakes the host on every
-  notification for its schema, and every ``interval`` seconds anyway (a notification missed
-  while reconnecting is then picked up by polling). A lost connection is retried.
+  notification naming it, and every ``interval`` seconds anyway (a notification missed while
+  reconnecting is then picked up by polling; so are orphans, which nobody notifies). A lost
+  connection is retried. Other hosts' notifications cost a look at the payload, no query.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -27,10 +29,11 @@ from host.sessions.remote import RemoteMessage
 log = logging.getLogger(__name__)
 
 CHANNEL = "agent_host_inbox"
+STOP_LATENCY = 0.2  # seconds: how often the listener looks up from its connection to stop
 
 SEND = """
 WITH holder AS (
-    SELECT 1 FROM leases
+    SELECT owner FROM leases
      WHERE session_id = %(sid)s AND owner IS NOT NULL AND owner <> %(me)s
        AND expires_at > now()
        FOR SHARE
@@ -41,7 +44,7 @@ WITH holder AS (
      WHERE EXISTS (SELECT 1 FROM holder)
     RETURNING session_id
 )
-SELECT pg_notify(%(channel)s, %(schema)s || ' ' || session_id) FROM queued
+SELECT pg_notify(%(channel)s, %(schema)s || ' ' || holder.owner) FROM queued, holder
 """
 
 PENDING = """
@@ -91,13 +94,14 @@ def pending(conn: psycopg.Connection[Any], me: str) -> list[RemoteMessage]:
 
 
 class Listener:
-    """The thread that ``LISTEN``s for one schema and calls ``wake`` (module docstring)."""
+    """The thread that ``LISTEN``s for host ``me`` of one schema and calls ``wake`` (module
+    docstring)."""
 
     def __init__(
-        self, dsn: str, schema: str, wake: Callable[[], None], *, interval: float = 1.0
+        self, dsn: str, schema: str, me: str, wake: Callable[[], None], *, interval: float = 1.0
     ) -> None:
         self._dsn = dsn
-        self._prefix = f"{schema} "
+        self._payload = f"{schema} {me}"
         self._wake = wake
         self._interval = interval
         self._stop = threading.Event()
@@ -109,10 +113,10 @@ class Listener:
         return self
 
     def stop(self) -> None:
-        """Stop within one ``interval``; idempotent."""
+        """Stop (within ``STOP_LATENCY`` while connected); idempotent."""
         self._stop.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout=self._interval + 5)
+            self._thread.join(timeout=self._interval + 15)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -126,10 +130,13 @@ class Listener:
         with psycopg.connect(self._dsn, autocommit=True, connect_timeout=10) as conn:
             conn.execute(f"LISTEN {CHANNEL}")
             self._wake()  # catch up on what was queued while not listening
+            next_poll = time.monotonic() + self._interval
             while not self._stop.is_set():
-                for note in conn.notifies(timeout=self._interval):
-                    if note.payload.startswith(self._prefix):
+                for note in conn.notifies(timeout=min(STOP_LATENCY, self._interval)):
+                    if note.payload == self._payload:
                         self._wake()
                     if self._stop.is_set():
                         return
-                self._wake()  # the periodic poll
+                if time.monotonic() >= next_poll:
+                    self._wake()  # the periodic poll
+                    next_poll = time.monotonic() + self._interval

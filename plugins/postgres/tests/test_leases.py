@@ -11,8 +11,9 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
@@ -241,3 +242,38 @@ async def test_nothing_is_queued_for_a_session_nobody_else_holds(hosts) -> None:
         assert await a.send_remote(message_) is False
     assert await b.pending_remote() == [] and await a.pending_remote() == []
     mine.close()
+
+
+async def test_a_queued_message_wakes_only_the_host_holding_its_target(dsn, schema) -> None:
+    """The notification names the holder: another listening host is not woken (it would run
+    a query for nothing)."""
+    a, b, c = (PostgresPersistence(dsn, schema=schema, lease_ttl=30.0) for _ in range(3))
+    wakes = {"a": 0, "c": 0}
+    woken_by_message = threading.Event()
+
+    def waker(name: str) -> Callable[[], None]:
+        def wake() -> None:
+            wakes[name] += 1
+            if name == "a" and wakes[name] == 2:
+                woken_by_message.set()
+
+        return wake
+
+    try:
+        target = a.open_writer(SessionHeader(id="s1"), create=True)
+        for host, name in ((a, "a"), (c, "c")):
+            host.poll_interval = 60.0  # no periodic wake during the test
+            host.watch(waker(name))
+        deadline = time.monotonic() + 10
+        while min(wakes.values()) < 1:  # each listener wakes once when it starts listening
+            assert time.monotonic() < deadline, "listeners did not start"
+            time.sleep(0.01)
+        queued = RemoteMessage("rmsg_1", "s1", "followup", "hi", None, None)
+        assert await b.send_remote(queued) is True
+        assert woken_by_message.wait(10)
+        time.sleep(0.5)  # c got the same notification at the same time, had it acted on it
+        assert wakes == {"a": 2, "c": 1}
+        target.close()
+    finally:
+        for host in (a, b, c):
+            host.close()
