@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Iterator
 
 
 class HostError(Exception):
@@ -28,15 +29,29 @@ class ConfigError(HostError):
 def log_failure(logger: logging.Logger, message: str, *args: object) -> None:
     """Log the exception being handled under ``message`` (%-style ``args``).
 
-    A ``HostError``, or a group of them, is one line, ``message: text (CODE)`` (distinct texts
-    joined by ``; ``): the host raised it on purpose and its text says all there is (a lost
-    lease, a full disk). Anything else keeps its traceback.
+    A ``HostError``, or a group (nested or not) of only them, is one line, ``message: text
+    (CODE)`` with distinct texts joined by ``; ``: the host raised it on purpose and its text
+    says what happened (a lost lease, a full disk); its traceback is added only while ``logger``
+    is enabled for DEBUG. Anything else always keeps its traceback.
     """
     error = sys.exc_info()[1]
-    members = error.exceptions if isinstance(error, BaseExceptionGroup) else (error,)
-    readable = [member for member in members if isinstance(member, HostError)]
-    if readable and len(readable) == len(members):
-        texts = dict.fromkeys(f"{member.message} ({member.code})" for member in readable)
-        logger.error(message + ": %s", *args, "; ".join(texts))
+    if error is None:
+        logger.error(message, *args)
+        return
+    leaves = list(_leaves(error))
+    readable = [leaf for leaf in leaves if isinstance(leaf, HostError)]
+    if len(readable) == len(leaves):
+        texts = dict.fromkeys(f"{leaf.message} ({leaf.code})" for leaf in readable)
+        debug = logger.isEnabledFor(logging.DEBUG)
+        logger.error(message + ": %s", *args, "; ".join(texts), exc_info=debug)
     else:
         logger.exception(message, *args)
+
+
+def _leaves(error: BaseException) -> Iterator[BaseException]:
+    """The exceptions in ``error``: itself, or every member of a group, groups flattened."""
+    if isinstance(error, BaseExceptionGroup):
+        for member in error.exceptions:
+            yield from _leaves(member)
+    else:
+        yield error

@@ -1,13 +1,14 @@
 """Entry point of ``agent-host``: parse arguments, open a host, run one command.
 
 User errors print one line (``agent-host: error: …``) and exit 2; ``--debug`` shows the
-traceback instead.
+traceback instead, and adds it to the host's one-line error logs.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import sys
 import traceback
@@ -161,6 +162,8 @@ COMMANDS: dict[str, Command] = {
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
+    if args.debug:  # the host's one-line error logs carry their tracebacks
+        logging.getLogger("host").setLevel(logging.DEBUG)
     try:
         if args.command == "demo":
             from host.cli import demo
