@@ -223,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--extra", type=int, default=300, help="extra tiny distributions (default 300)"
     )
     args = parser.parse_args(argv)
+    if args.extra < 1:
+        parser.error("--extra must be at least 1")
     print(f"python: {sys.executable} ({sys.version.split()[0]}), cpus: {os.cpu_count()}")
     print(f"host:   {' '.join(host_command())}")
     print(f"floor:  {sys.executable} -c {FLOOR_CODE!r}")

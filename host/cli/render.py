@@ -18,6 +18,11 @@ def to_json(rows: Sequence[dict[str, Any]]) -> str:
     return "[\n" + ",\n".join(json.dumps(row, ensure_ascii=False) for row in rows) + "\n]"
 
 
+def to_json_document(value: Any) -> str:
+    """One JSON document (a whole session, say), indented for reading."""
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A left-aligned text table with a header rule; cells are shown as given."""
     widths = [len(h) for h in headers]

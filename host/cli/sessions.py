@@ -55,7 +55,8 @@ async def run(host: Host, args: argparse.Namespace) -> int:
         stored = await persistence.inspect(args.session_id)
         if args.json:
             events = [{"seq": e.seq, **unstructure(e.body)} for e in stored.events]
-            print(render.to_json([{"header": unstructure(stored.header), "events": events}]))
+            document = [{"header": unstructure(stored.header), "events": events}]
+            print(render.to_json_document(document))
         else:
             print(f"session {stored.header.id} ({_when(stored.header)})")
             print("\n".join(render_events(stored.events, Style.for_stream())))

@@ -98,7 +98,7 @@ class RemoteSender:
             )
         except Exception:
             delay = min(delay * 2, MAX_RETRY_DELAY)
-            self._backoff[message.message_id] = (now + delay, delay)
+            self._backoff[message.message_id] = (time.monotonic() + delay, delay)
             raise
         self._backoff.pop(message.message_id, None)
 
