@@ -1,10 +1,10 @@
 """How session events cross the host's one cattrs converter: strict, fast, built on first use.
 
 Importing ``host.sessions.model`` installs these hooks (it imports this module last). The
-generated cattrs hooks are strict (strings must be strings); hand-written fast paths take the
-exact shape the encoder writes and hand anything else to the generated hook, so accepted values
-and errors are the same; and all of it is generated on first use, not at import, so commands
-that never touch an event do not pay for it.
+generated cattrs hooks are strict (strings must be strings); hand-written fast paths
+(``host.sessions.fast_paths``) take the exact shape the encoder writes and hand anything else to
+the generated hook, so accepted values and errors are the same; and all of it is generated on
+first use, not at import, so commands that never touch an event do not pay for it.
 """
 
 from __future__ import annotations
@@ -18,20 +18,8 @@ from cattrs.gen import make_dict_structure_fn, override
 from cattrs.strategies import configure_tagged_union
 
 from host.serialization import converter
-from host.sessions.model import (
-    EVENT_BODY_TYPES,
-    Delivery,
-    Event,
-    EventBody,
-    InboxAccepted,
-    MessageEvent,
-    PluginEvent,
-    Role,
-    StopReason,
-    ToolCall,
-    TurnEnd,
-    TurnStart,
-)
+from host.sessions import fast_paths
+from host.sessions.model import EVENT_BODY_TYPES, Event, EventBody, ToolCall
 
 
 def _kind_tag(cls: type) -> str:
@@ -80,150 +68,6 @@ def _register_body_hooks() -> None:
         converter.register_structure_hook(cls, hook)
 
 
-# -- hand-written fast paths -------------------------------------------------------------------
-#
-# Cold loads structure one body per log line, and cattrs' generated hooks (a function call per
-# field, a kwargs dict, a key-set difference) cost more than parsing the JSON. The hooks below
-# handle the shape the encoder writes — every field present (``omit_if_default=False``), each
-# value of the exact JSON type the strict hooks above demand — and hand anything else to the
-# generated hook unchanged, so accepted values, results and errors are exactly the generated
-# hook's. They are registered on the one shared converter.
-
-_ROLES = frozenset(get_args(Role))
-_STOP_REASONS = frozenset(get_args(StopReason))
-_DELIVERIES = frozenset(get_args(Delivery))
-
-
-def _field_names(cls: type) -> frozenset[str]:
-    return frozenset(field.name for field in attrs.fields(cls))
-
-
-def _install_fast_hooks() -> None:
-    str_ = str
-    dict_ = dict
-    none = None
-
-    def fast(cls: type, build: Callable[[dict[str, Any]], Any]) -> None:
-        slow = converter.get_structure_hook(cls)
-        names = _field_names(cls)
-        count = len(names)
-
-        def hook(data: Any, _type: Any) -> Any:
-            if type(data) is dict_ and len(data) == count and data.keys() == names:
-                made = build(data)
-                if made is not none:
-                    return made
-            return slow(data, _type)
-
-        hook.__name__ = f"structure_{cls.__name__}_fast"
-        converter.register_structure_hook(cls, hook)
-
-    def tool_call(d: dict[str, Any]) -> ToolCall | None:
-        i, n, a = d["id"], d["name"], d["arguments"]
-        if type(i) is str_ and type(n) is str_ and type(a) is dict_:
-            return ToolCall(i, n, a)
-        return None
-
-    fast(ToolCall, tool_call)
-    call_names = _field_names(ToolCall)
-
-    def message(d: dict[str, Any]) -> MessageEvent | None:
-        role, content, mid, source = d["role"], d["content"], d["message_id"], d["source"]
-        calls, call_id, is_error = d["tool_calls"], d["tool_call_id"], d["is_error"]
-        if not (
-            type(role) is str_
-            and role in _ROLES
-            and type(content) is str_
-            and type(mid) is str_
-            and (source is none or type(source) is dict_)
-            and (call_id is none or type(call_id) is str_)
-            and type(is_error) is bool
-            and d["kind"] == "message"
-            and type(d["kind"]) is str_
-        ):
-            return None
-        if calls:
-            if type(calls) is not list:
-                return None
-            built = []
-            for c in calls:
-                if type(c) is not dict_ or len(c) != 3 or c.keys() != call_names:
-                    return None
-                one = tool_call(c)
-                if one is None:
-                    return None
-                built.append(one)
-            tool_calls: tuple[ToolCall, ...] = tuple(built)
-        elif type(calls) is list:
-            tool_calls = ()
-        else:
-            return None
-        return MessageEvent(
-            role,  # type: ignore[arg-type]
-            content,
-            mid,
-            source,
-            tool_calls,
-            call_id,
-            is_error,
-            d["structured"],
-        )
-
-    fast(MessageEvent, message)
-
-    def turn_start(d: dict[str, Any]) -> TurnStart | None:
-        turn = d["turn_id"]
-        if type(turn) is str_ and d["kind"] == "turn/start" and type(d["kind"]) is str_:
-            return TurnStart(turn)
-        return None
-
-    fast(TurnStart, turn_start)
-
-    def turn_end(d: dict[str, Any]) -> TurnEnd | None:
-        turn, reason, error = d["turn_id"], d["stop_reason"], d["error"]
-        if (
-            type(turn) is str_
-            and type(reason) is str_
-            and reason in _STOP_REASONS
-            and (error is none or type(error) is str_)
-            and d["kind"] == "turn/end"
-            and type(d["kind"]) is str_
-        ):
-            return TurnEnd(turn, reason, error)  # type: ignore[arg-type]
-        return None
-
-    fast(TurnEnd, turn_end)
-
-    def inbox_accepted(d: dict[str, Any]) -> InboxAccepted | None:
-        mid, delivery, content, source = d["message_id"], d["delivery"], d["content"], d["source"]
-        if (
-            type(mid) is str_
-            and type(delivery) is str_
-            and delivery in _DELIVERIES
-            and type(content) is str_
-            and (source is none or type(source) is dict_)
-            and d["kind"] == "inbox/accepted"
-            and type(d["kind"]) is str_
-        ):
-            return InboxAccepted(mid, delivery, content, source)  # type: ignore[arg-type]
-        return None
-
-    fast(InboxAccepted, inbox_accepted)
-
-    def plugin_event(d: dict[str, Any]) -> PluginEvent | None:
-        plugin, kind_type = d["plugin"], d["type"]
-        if (
-            type(plugin) is str_
-            and type(kind_type) is str_
-            and d["kind"] == "plugin"
-            and type(d["kind"]) is str_
-        ):
-            return PluginEvent(plugin, kind_type, d["data"])
-        return None
-
-    fast(PluginEvent, plugin_event)
-
-
 _configure_lock = threading.Lock()
 _configured = False
 _configurer: int | None = None
@@ -247,7 +91,7 @@ def _configure() -> None:
         try:
             configure_tagged_union(EventBody, converter, tag_name="kind", tag_generator=_kind_tag)
             _register_body_hooks()
-            _install_fast_hooks()
+            fast_paths.install(converter)
             _configured = True
         finally:
             _configurer = None
