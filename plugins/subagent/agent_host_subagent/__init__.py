@@ -211,62 +211,93 @@ def check_model(ctx: Any, profile: Profile) -> str | None:
 def make_tool(
     instance: ToolInstance, offered_to: Callable[[SessionHeader], bool], ctx: Any = None
 ) -> Tool:
-    """The delegation tool described by ``instance``."""
+    """The delegation tool described by ``instance`` (with ``ctx``: its description lists the
+    profiles in effect whenever it is read)."""
     base = DESCRIPTION if instance.mode == "continuable" else FOREGROUND_DESCRIPTION
     deployment = instance.deployment_filter()
 
     @tool(instance.name, base, SubagentArgs, offered_to=offered_to)
     async def delegate(args: SubagentArgs, exec: ToolExec) -> ToolResult:
-        from host.profiles.matching import resolve
-        from host.profiles.model import ProfileError
-
-        subagents = exec.ctx.subagents
         profile = None
         if args.subagent_type is not None:
-            loaded = load_profiles(exec.ctx, deployment)
-            try:
-                profile = resolve(args.subagent_type, loaded)
-            except ProfileError as error:
-                text = f"{instance.name} failed: {error.message}"
-                if error.code == "UNKNOWN_PROFILE" and loaded.diagnostics:
-                    skipped = "; ".join(str(d) for d in loaded.diagnostics[:3])
-                    more = len(loaded.diagnostics) - 3
-                    text += f"\nSkipped profile files: {skipped}" + (
-                        f" (and {more} more)" if more > 0 else ""
-                    )
-                return ToolResult.error(text)
-            problem = check_model(exec.ctx, profile)
-            if problem is not None:
-                return ToolResult.error(f"{instance.name} failed: {problem}")
-        if args.run_in_background and instance.mode == "one-shot":
-            return ToolResult.error(f"{instance.name} runs subagents in the foreground only")
-        wanted = args.run_in_background
-        if wanted is None and profile is not None:
-            wanted = profile.background
-        background = instance.mode == "continuable" and wanted is not False
-        request = child_request(args, profile, deployment)
-        try:
-            if background:
-                started = await subagents.start_continuable(
-                    instance.provider,
-                    request,
-                    parent=exec.agent,
-                    label=args.description,
-                    signal=exec.signal,
-                )
-                return ToolResult(
-                    f"started subagent {started.child_id}",
-                    structured=started_data(started.child_id, profile),
-                )
-            run = await subagents.start(
-                instance.provider, request, parent=exec.agent, signal=exec.signal
-            )
-        except HostError as error:
-            return ToolResult.error(f"{instance.name} failed: {error.message}")
-        return render_run(await run.result(), profile)
+            resolved = resolve_profile(instance.name, exec.ctx, deployment, args.subagent_type)
+            if isinstance(resolved, ToolResult):
+                return resolved
+            profile = resolved
+        return await start_child(instance, args, exec, profile, deployment)
 
     if ctx is None:
         return delegate
+    return with_live_description(delegate, base, ctx, deployment)
+
+
+def resolve_profile(
+    tool_name: str, ctx: Any, deployment: ToolFilterSpec | None, name: str
+) -> Profile | ToolResult:
+    """The profile ``name`` asks for, or the error result the model gets instead."""
+    from host.profiles.matching import resolve
+    from host.profiles.model import ProfileError
+
+    loaded = load_profiles(ctx, deployment)
+    try:
+        profile = resolve(name, loaded)
+    except ProfileError as error:
+        text = f"{tool_name} failed: {error.message}"
+        if error.code == "UNKNOWN_PROFILE" and loaded.diagnostics:
+            skipped = "; ".join(str(d) for d in loaded.diagnostics[:3])
+            more = len(loaded.diagnostics) - 3
+            text += f"\nSkipped profile files: {skipped}" + (
+                f" (and {more} more)" if more > 0 else ""
+            )
+        return ToolResult.error(text)
+    problem = check_model(ctx, profile)
+    if problem is not None:
+        return ToolResult.error(f"{tool_name} failed: {problem}")
+    return profile
+
+
+async def start_child(
+    instance: ToolInstance,
+    args: SubagentArgs,
+    exec: ToolExec,
+    profile: Profile | None,
+    deployment: ToolFilterSpec | None,
+) -> ToolResult:
+    """Start the child: in the background (continuable) unless asked or configured not to,
+    else in the foreground, returning its final answer."""
+    if args.run_in_background and instance.mode == "one-shot":
+        return ToolResult.error(f"{instance.name} runs subagents in the foreground only")
+    wanted = args.run_in_background
+    if wanted is None and profile is not None:
+        wanted = profile.background
+    background = instance.mode == "continuable" and wanted is not False
+    request = child_request(args, profile, deployment)
+    subagents = exec.ctx.subagents
+    try:
+        if background:
+            started = await subagents.start_continuable(
+                instance.provider,
+                request,
+                parent=exec.agent,
+                label=args.description,
+                signal=exec.signal,
+            )
+            return ToolResult(
+                f"started subagent {started.child_id}",
+                structured=started_data(started.child_id, profile),
+            )
+        run = await subagents.start(
+            instance.provider, request, parent=exec.agent, signal=exec.signal
+        )
+    except HostError as error:
+        return ToolResult.error(f"{instance.name} failed: {error.message}")
+    return render_run(await run.result(), profile)
+
+
+def with_live_description(
+    delegate: Tool, base: str, ctx: Any, deployment: ToolFilterSpec | None
+) -> DelegationTool:
+    """``delegate`` as a ``DelegationTool`` whose description re-reads the profiles."""
     described = DelegationTool(
         delegate.name,
         base,
