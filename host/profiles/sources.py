@@ -150,60 +150,86 @@ def load_all(
     deployment: ToolFilterSpec | None = None,
 ) -> ProfileSet:
     """Merge every source (module docstring) into the set of profiles in effect."""
-    effective: dict[str, Profile] = {}
-    shadowed: list[Shadowed] = []
-    diagnostics: list[Diagnostic] = []
-
-    def add(profile: Profile) -> None:
-        previous = effective.get(profile.name)
-        if previous is not None:
-            shadowed.append(
-                Shadowed(previous.name, previous.source, previous.path, by=profile.source)
-            )
-        effective[profile.name] = profile
-
+    merged = _Merge()
     for profile in builtin_profiles():
-        add(profile)
+        merged.add(profile)
     directories: list[tuple[Source, Path]] = [("user", where.user)]
     if not _same_directory(where.user, where.project):
         directories.append(("project", where.project))
     for source, directory in directories:
+        merged.add_directory(source, directory, deployment)
+    for plugin, registered in entries:
+        merged.add_plugin(plugin, registered)
+    return merged.result()
+
+
+class _Merge:
+    """The profiles in effect so far, what they shadowed, and the diagnostics on the way."""
+
+    def __init__(self) -> None:
+        self.effective: dict[str, Profile] = {}
+        self.shadowed: list[Shadowed] = []
+        self.diagnostics: list[Diagnostic] = []
+
+    def add(self, profile: Profile) -> None:
+        """``profile`` in effect; one of the same name before it is shadowed."""
+        previous = self.effective.get(profile.name)
+        if previous is not None:
+            self.shadowed.append(
+                Shadowed(previous.name, previous.source, previous.path, by=profile.source)
+            )
+        self.effective[profile.name] = profile
+
+    def add_directory(
+        self, source: Source, directory: Path, deployment: ToolFilterSpec | None
+    ) -> None:
+        """A user or project directory; a project profile may not widen ``deployment``."""
         profiles, problems = read_directory(directory, source)
-        diagnostics += problems
+        self.diagnostics += problems
         for profile in profiles:
             refusal = widening(profile, deployment) if deployment and source == "project" else None
             if refusal is not None:
-                diagnostics.append(refusal)
+                self.diagnostics.append(refusal)
             else:
-                add(profile)
-    for plugin, registered in entries:
+                self.add(profile)
+
+    def add_plugin(self, plugin: str, registered: Path | Profile) -> None:
+        """What a plugin registered; a name already in effect is skipped with a diagnostic."""
         profiles, problems = read_plugin_source(plugin, registered)
-        diagnostics += problems
+        self.diagnostics += problems
         for profile in profiles:
-            if profile.name in effective:
+            if profile.name in self.effective:
                 problem = f'"{profile.name}" is already registered by plugin {plugin}; skipped'
-                diagnostics.append(
+                self.diagnostics.append(
                     Diagnostic(profile.origin, problem, field="name", source="plugin")
                 )
             else:
-                effective[profile.name] = profile
-    bare_counts: dict[str, int] = {}
-    for profile in effective.values():
-        if profile.plugin is not None:
-            bare_counts[profile.bare_name] = bare_counts.get(profile.bare_name, 0) + 1
-    aliases = tuple(
-        (profile.bare_name, profile.name)
-        for profile in effective.values()
-        if profile.plugin is not None
-        and bare_counts[profile.bare_name] == 1
-        and profile.bare_name not in effective
-    )
-    ordered = sorted(effective.values(), key=lambda p: (p.name.casefold(), p.name))
-    return ProfileSet(
-        profiles=tuple(ordered),
-        aliases=tuple(sorted(aliases)),
-        diagnostics=tuple(diagnostics),
-        shadowed=tuple(shadowed),
+                self.effective[profile.name] = profile
+
+    def result(self) -> ProfileSet:
+        """The merged set, sorted by name, with the bare-name aliases of plugin profiles."""
+        ordered = sorted(self.effective.values(), key=lambda p: (p.name.casefold(), p.name))
+        return ProfileSet(
+            profiles=tuple(ordered),
+            aliases=_bare_aliases(self.effective),
+            diagnostics=tuple(self.diagnostics),
+            shadowed=tuple(self.shadowed),
+        )
+
+
+def _bare_aliases(effective: dict[str, Profile]) -> tuple[tuple[str, str], ...]:
+    """``(bare name, full name)`` of each plugin profile whose bare name is unambiguous: no
+    other plugin profile has it and no profile is called so."""
+    plugin_profiles = [p for p in effective.values() if p.plugin is not None]
+    counts: dict[str, int] = {}
+    for profile in plugin_profiles:
+        counts[profile.bare_name] = counts.get(profile.bare_name, 0) + 1
+    return tuple(
+        sorted(
+            (profile.bare_name, profile.name)
+            for profile in plugin_profiles
+            if counts[profile.bare_name] == 1 and profile.bare_name not in effective
+        )
     )
 
 
