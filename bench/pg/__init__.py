@@ -1,0 +1,1 @@
+"""The parts of ``bench/postgres.py``: one module per measurement, and what they share."""
