@@ -51,6 +51,7 @@ from host.sessions.model import (  # noqa: E402
     SessionHeader,
     SubagentDescriptorEvent,
 )
+from host.sessions.persistence import SessionPersistence  # noqa: E402
 from host.sessions.projections import Projections  # noqa: E402
 from host.sessions.store import SessionStore  # noqa: E402
 from host.subagents.descriptors import parse_descriptor  # noqa: E402
@@ -132,7 +133,7 @@ async def naive(persistence: JsonlPersistence, parent: str) -> int:
     return sum(await asyncio.gather(*(one(h) for h in candidates)))
 
 
-async def read_once(persistence: JsonlPersistence, ids: list[str]) -> None:
+async def read_once(persistence: SessionPersistence, ids: list[str]) -> None:
     await persistence.list()
     gate = asyncio.Semaphore(8)
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import statistics
 import time
 from pathlib import Path
 from typing import Any, Literal
 
+from bench.listing import read_once, timed
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import (
     Event,
@@ -25,7 +25,7 @@ from host.subagents.identity import IDENTITY_UNIT
 from host.subagents.index import IdentityIndex
 from host.subagents.listing import SubagentListing
 
-from .support import Backends, timed
+from .support import Backends
 
 PARENT = "parent"
 
@@ -71,17 +71,6 @@ def listing_over(persistence: SessionPersistence, index: IdentityIndex) -> Subag
     return SubagentListing(
         sessions=store, projections=projections, persistence=persistence, index=index
     )
-
-
-async def read_once(persistence: SessionPersistence, ids: list[str]) -> None:
-    await persistence.list()
-    gate = asyncio.Semaphore(8)
-
-    async def one(sid: str) -> None:
-        async with gate:
-            await persistence.inspect(sid)
-
-    await asyncio.gather(*(one(s) for s in ids))
 
 
 async def listing_one(

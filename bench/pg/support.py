@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import gc
-import statistics
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import psycopg
 from agent_host_postgres.persistence import PostgresPersistence
@@ -51,15 +50,6 @@ def timed_calls(calls: Sequence[Callable[[], object]]) -> list[float]:
         fn()
         out.append(clock() - start)
     return out
-
-
-async def timed(make: Callable[[], Awaitable[Any]], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        await make()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def drop_schema(dsn: str, schema: str) -> None:
