@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
-from host.agents.driver import Driver, TurnEndListener
+from host.agents.driver import Driver, StreamListener, TurnEndListener
 from host.agents.inbox import Inbox, MessageId
 from host.agents.models import Model
 from host.agents.prompt import SectionView
@@ -156,6 +156,12 @@ class Agent:
     def on_turn_end(self, listener: TurnEndListener) -> Disposer:
         """Call ``listener(outcome)`` after every turn; returns the disposer that removes it."""
         return self._driver.on_turn_end(listener)
+
+    def on_stream(self, listener: StreamListener) -> Disposer:
+        """Call ``listener(event)`` with every text and tool-call delta of this agent's model
+        calls as it arrives, then with each call's complete ``ModelResponse``; returns the
+        disposer that removes it. Deltas are never written to the session."""
+        return self._driver.on_stream(listener)
 
     # -- lifetime --------------------------------------------------------------------------
 

@@ -9,19 +9,32 @@ calls (``max_steps``), when the model raises (``error``) or on an interrupt (``i
 
 Interrupting sets the turn's cancel signal and cancels the task, so a model call or tool in
 flight is cancelled; tool calls left without a result get an error result saying so.
+
+A model that streams (``host.agents.models.streams``) is consumed delta by delta: stream
+listeners see every delta and then the step's complete response; the session gets only the
+final assistant message. A stream interrupted part-way leaves its text so far as the step's
+assistant message (no partial tool calls), and the turn ends ``interrupted``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from host.agents.inbox import Inbox
-from host.agents.models import ModelRequest, ModelResponse, ToolSpec
+from host.agents.models import (
+    ModelRequest,
+    ModelResponse,
+    StreamEvent,
+    TextDelta,
+    ToolSpec,
+    streams,
+)
 from host.cancel import CancelSignal
 from host.disposal import Disposer
 from host.errors import HostError, log_failure
@@ -49,6 +62,9 @@ class TurnOutcome:
 
 
 TurnEndListener = Callable[[TurnOutcome], None]
+StreamListener = Callable[[StreamEvent], None]
+"""Sees each delta of a streaming model call, then the call's ``ModelResponse`` (non-streaming
+models: the response alone)."""
 
 
 class _ModelFailed(Exception):
@@ -63,6 +79,8 @@ class Driver:
         self._task: asyncio.Task[None] | None = None
         self._signal = CancelSignal()
         self._listeners: list[TurnEndListener] = []
+        self._stream_listeners: list[StreamListener] = []
+        self._partial: list[str] = []  # text streamed so far by the model call in flight
         self._closing = False
         self._cancel_sent = False
         self.active = True
@@ -118,13 +136,12 @@ class Driver:
 
     def on_turn_end(self, listener: TurnEndListener) -> Disposer:
         """Call ``listener(outcome)`` after every turn; returns the disposer that removes it."""
-        self._listeners.append(listener)
+        return _listen(self._listeners, listener)
 
-        def dispose() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return dispose
+    def on_stream(self, listener: StreamListener) -> Disposer:
+        """Call ``listener(event)`` for every delta and response of this agent's model calls;
+        returns the disposer that removes it."""
+        return _listen(self._stream_listeners, listener)
 
     # -- turns -----------------------------------------------------------------------------
 
@@ -142,6 +159,7 @@ class Driver:
         session = self._agent.session
         self._signal = CancelSignal()
         self._cancel_sent = False
+        self._partial = []
         self.last_answer = None
         turn_id = new_id("turn_")
         session.append(TurnStart(turn_id))
@@ -150,6 +168,7 @@ class Driver:
         try:
             stop = await self._steps()
         except asyncio.CancelledError:
+            self._keep_partial_answer()
             if not self._cancel_sent:  # cancelled from outside (e.g. loop shutdown): record, stop
                 self._end(TurnOutcome(self._agent.id, turn_id, "interrupted", self.last_answer))
                 raise
@@ -206,13 +225,49 @@ class Driver:
             tools=tuple(ToolSpec(t.name, t.description, t.parameters) for t in agent.tools.tools()),
         )
         try:
-            return await agent.model.complete(request, signal=self._signal)
+            if streams(agent.model):
+                return await self._stream(request)
+            response = await agent.model.complete(request, signal=self._signal)
+            self._emit(response)
+            return response
         except Exception as error:
             if self._signal.is_set():  # the model honoured the signal: this is the interrupt
                 raise asyncio.CancelledError from error
             if isinstance(error, HostError):  # a deliberate, already readable failure
                 raise _ModelFailed(error.message) from error
             raise _ModelFailed(f"model failed: {type(error).__name__}: {error}") from error
+
+    async def _stream(self, request: ModelRequest) -> ModelResponse:
+        """Consume the model's stream: deltas to the listeners, the response returned."""
+        self._partial = []
+        stream = self._agent.model.stream(request, signal=self._signal)  # type: ignore[attr-defined]
+        async with contextlib.aclosing(stream):
+            async for event in stream:
+                if isinstance(event, ModelResponse):
+                    self._partial = []
+                    self._emit(event)
+                    return event
+                if isinstance(event, TextDelta):
+                    self._partial.append(event.text)
+                self._emit(event)
+        raise _ModelFailed("model failed: its stream ended without a response")
+
+    def _keep_partial_answer(self) -> None:
+        """Record the text an interrupted stream had produced as the step's answer."""
+        text, self._partial = "".join(self._partial), []
+        if text:
+            try:
+                self._agent.session.append(MessageEvent(role="assistant", content=text))
+            except Exception:
+                log_failure(log, "could not record the partial answer of %s", self._agent.id)
+            self.last_answer = text
+
+    def _emit(self, event: StreamEvent) -> None:
+        for listener in list(self._stream_listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("stream listener of agent %s failed", self._agent.id)
 
     # -- tools -----------------------------------------------------------------------------
 
@@ -267,3 +322,14 @@ class Driver:
     def _append_interrupted(self, calls: Sequence[ToolCall]) -> None:
         for call in calls:
             self._append_result(call, ToolResult.error(INTERRUPTED_TOOL_TEXT))
+
+
+def _listen(listeners: list[Callable[[Any], None]], listener: Callable[[Any], None]) -> Disposer:
+    """Add ``listener`` to ``listeners``; the disposer removes it (once)."""
+    listeners.append(listener)
+
+    def dispose() -> None:
+        if listener in listeners:
+            listeners.remove(listener)
+
+    return dispose

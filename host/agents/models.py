@@ -1,13 +1,18 @@
 """The model protocol and the ``models`` service.
 
 A model is one async call: a request (system prompt, messages, tool schemas) in, a response
-(text, tool calls, stop reason, usage) out. Models are registered by name; ``resolve(None)``
-gives the default model.
+(text, tool calls, stop reason, usage) out. A model that can stream also has ``stream``: the
+same call as an async iterator of deltas (``TextDelta``, ``ToolCallDelta``) that ends with the
+``ModelResponse``. Models are registered by name; ``resolve(None)`` gives the default model.
+A model holding resources (connections) may define ``async aclose()``: the registry calls it
+when the model is unregistered or the host closes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -17,6 +22,8 @@ from host.disposal import Disposer
 from host.errors import HostError
 from host.naming import NamedRegistry
 from host.sessions.model import MessageEvent, ToolCall
+
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -77,6 +84,44 @@ class Model(Protocol):
         ...
 
 
+@attrs.frozen
+class TextDelta:
+    """A piece of the answer's text, in order."""
+
+    text: str
+
+
+@attrs.frozen
+class ToolCallDelta:
+    """A piece of tool call number ``index`` of the answer: its first delta carries ``id`` and
+    ``name``; ``arguments`` pieces concatenate to the call's JSON arguments."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+ModelDelta = TextDelta | ToolCallDelta
+StreamEvent = TextDelta | ToolCallDelta | ModelResponse
+"""What ``StreamingModel.stream`` yields: deltas, then exactly one ``ModelResponse``, last."""
+
+
+@runtime_checkable
+class StreamingModel(Model, Protocol):
+    """A model that can also hand out its answer while it is generated."""
+
+    def stream(self, request: ModelRequest, *, signal: CancelSignal) -> AsyncIterator[StreamEvent]:
+        """Deltas as they arrive, then the complete ``ModelResponse`` (the same one
+        ``complete`` would return). Closing the iterator early abandons the call."""
+        ...
+
+
+def streams(model: Model) -> bool:
+    """True if ``model`` offers ``stream`` (and has not switched it off with ``streaming``)."""
+    return isinstance(model, StreamingModel) and getattr(model, "streaming", True) is not False
+
+
 ModelFactory = Callable[[], Model]
 
 
@@ -91,6 +136,10 @@ class _Entry:
         self._source = source
         is_model = isinstance(source, Model) and not isinstance(source, type)
         self._model: Model | None = source if is_model else None  # type: ignore[assignment]
+
+    def built(self) -> Model | None:
+        """The model, if it was built (or given) already."""
+        return self._model
 
     def model(self) -> Model:
         if self._model is None:
@@ -119,9 +168,15 @@ class ModelRegistry:
         self, name: str, model: Model | ModelFactory, *, owner: str = "host", default: bool = False
     ) -> Disposer:
         """Add a model under ``name``; ``default=True`` makes it the default. Duplicates raise."""
-        dispose = self._entries.register(name, _Entry(model), owner=owner)
+        entry = _Entry(model)
+        unregister = self._entries.register(name, entry, owner=owner)
         if default:
             self._default = name
+
+        def dispose() -> None:
+            unregister()
+            _close_soon(entry.built())
+
         return dispose
 
     @property
@@ -149,3 +204,33 @@ class ModelRegistry:
             known = ", ".join(self._entries) or "none"
             raise ModelError("UNKNOWN_MODEL", f'model "{name}" is not registered (known: {known})')
         return entry.model()
+
+    async def aclose(self) -> None:
+        """Close every built model that holds resources (the host calls this when it closes)."""
+        for name in list(self._entries):
+            entry = self._entries.get(name)
+            close = getattr(entry.built() if entry else None, "aclose", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception:
+                    log.exception("closing model %s failed", name)
+
+
+_closing: set[asyncio.Task[None]] = set()
+"""Closes scheduled by unregistration, kept referenced until they finish."""
+
+
+def _close_soon(model: Model | None) -> None:
+    """Schedule ``model.aclose()`` on the running loop (a model unregistered without a running
+    loop has no live connections of that loop to close)."""
+    close = getattr(model, "aclose", None)
+    if close is None:
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    task = loop.create_task(close())
+    _closing.add(task)
+    task.add_done_callback(_closing.discard)

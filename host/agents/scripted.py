@@ -11,18 +11,32 @@ no script answers gets the **default answer**: a response with no tool calls who
 
 Tool calls without an id (as built by ``call``/``tool_call``) get ``call_1``, ``call_2``, … in
 the order this model hands them out, so transcripts are deterministic.
+
+The model streams: ``stream`` hands out the same answer word by word (each word with the
+white space before it), then one delta per tool call, then the response. It does not yield to
+the event loop between deltas, so a scripted run interleaves its agents exactly as it would
+without streaming (an entry that is an async function can still hold a call in flight).
 """
 
 from __future__ import annotations
 
 import inspect
+import json
+import re
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import attrs
 
-from host.agents.models import ModelRequest, ModelResponse, Usage
+from host.agents.models import (
+    ModelRequest,
+    ModelResponse,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
 from host.cancel import CancelSignal
 from host.sessions.model import ToolCall
 
@@ -109,6 +123,18 @@ class ScriptedModel:
         if left:
             raise AssertionError("scripted model has unconsumed entries: " + "; ".join(left))
 
+    async def stream(
+        self, request: ModelRequest, *, signal: CancelSignal
+    ) -> AsyncIterator[StreamEvent]:
+        """``complete``'s answer as deltas: the words of its text, one delta per tool call, then
+        the response itself."""
+        response = await self.complete(request, signal=signal)
+        for word in words(response.text):
+            yield TextDelta(word)
+        for index, each in enumerate(response.tool_calls):
+            yield ToolCallDelta(index, each.id, each.name, json.dumps(each.arguments))
+        yield response
+
     async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
         """Record ``request`` and answer it from the first matching script with entries left."""
         self.requests.append(request)
@@ -143,3 +169,12 @@ class ScriptedModel:
             chars = len(request.system_prompt) + sum(len(m.content) for m in request.messages)
             usage = Usage(input_tokens=chars // 4, output_tokens=len(response.text) // 4)
         return attrs.evolve(response, tool_calls=tuple(numbered), usage=usage)
+
+
+_WORD = re.compile(r"\s*\S+|\s+$")
+
+
+def words(text: str) -> list[str]:
+    """``text`` cut before each word (white space stays with the word after it); they join
+    back to ``text``."""
+    return _WORD.findall(text)
