@@ -22,12 +22,13 @@ from host.errors import ConfigError
 
 if TYPE_CHECKING:
     from agent_host_openai.convert import MALFORMED_ARGUMENTS_KEY
-    from agent_host_openai.model import OpenAIModel, OpenAIModelError
+    from agent_host_openai.failures import OpenAIModelError
+    from agent_host_openai.model import OpenAIModel
     from agent_host_openai.settings import Settings
 
 _LAZY = {
     "OpenAIModel": "agent_host_openai.model",
-    "OpenAIModelError": "agent_host_openai.model",
+    "OpenAIModelError": "agent_host_openai.failures",
     "MALFORMED_ARGUMENTS_KEY": "agent_host_openai.convert",
     "Settings": "agent_host_openai.settings",
 }
@@ -42,7 +43,9 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = [
+    "DEFAULT_MAX_TOKENS",
     "MALFORMED_ARGUMENTS_KEY",
     "Config",
     "OpenAIModel",
@@ -55,6 +58,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 requires = ("models",)
+
+DEFAULT_MAX_TOKENS = 4096
+"""The answer length asked for unless configured: a bound on how long an abandoned request can
+keep a server generating."""
 
 BASE_URL_ENV = "OPENAI_BASE_URL"
 MODEL_ENV = "AGENT_HOST_MODEL"
@@ -80,6 +87,18 @@ class Config:
         default=3,
         metadata={"description": "Retries after connection errors, timeouts, 429 and 5xx."},
     )
+    max_tokens: int = attrs.field(
+        default=DEFAULT_MAX_TOKENS,
+        metadata={"description": "The longest answer asked for, in tokens (0: no limit sent)."},
+    )
+    stream: bool = attrs.field(
+        default=True,
+        metadata={"description": "Stream answers (false for servers without server-sent events)."},
+    )
+    retry_read_timeouts: bool = attrs.field(
+        default=False,
+        metadata={"description": "Retry a request whose answer timed out (it may still run)."},
+    )
     name: str = attrs.field(
         default="openai",
         metadata={"description": "The name the model is registered under."},
@@ -90,6 +109,7 @@ class Config:
         problems = [
             (self.timeout <= 0, f"timeout: must be greater than 0, got {self.timeout!r}"),
             (self.max_retries < 0, f"max_retries: must be 0 or more, got {self.max_retries!r}"),
+            (self.max_tokens < 0, f"max_tokens: must be 0 or more, got {self.max_tokens!r}"),
             (not self.name.strip(), "name: must not be empty"),
             (not self.api_key_env.strip(), "api_key_env: must not be empty"),
         ]
@@ -139,6 +159,9 @@ def resolve_settings(config: Config, environ: Mapping[str, str]) -> Settings | N
         api_key_env=config.api_key_env,
         timeout=config.timeout,
         max_retries=config.max_retries,
+        max_tokens=config.max_tokens or None,
+        stream=config.stream,
+        retry_read_timeouts=config.retry_read_timeouts,
     )
 
 

@@ -31,11 +31,24 @@ class ResponseShapeError(ValueError):
     """A completion whose JSON does not have the chat-completions shape."""
 
 
-def request_body(model: str, request: ModelRequest) -> dict[str, Any]:
-    """The JSON body of ``POST /chat/completions`` for ``request`` on model ``model``."""
+def request_body(
+    model: str, request: ModelRequest, *, max_tokens: int | None = None, stream: bool = False
+) -> dict[str, Any]:
+    """The JSON body of ``POST /chat/completions`` for ``request`` on model ``model``.
+
+    Offered tools go with ``tool_choice: "auto"`` (some servers, llama.cpp among them, read a
+    missing ``tool_choice`` as ``none``); ``max_tokens`` is sent when given; a streamed call
+    asks for the usage chunk too.
+    """
     body: dict[str, Any] = {"model": model, "messages": to_messages(request)}
     if request.tools:
         body["tools"] = [tool_to_openai(spec) for spec in request.tools]
+        body["tool_choice"] = "auto"
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
     return body
 
 
@@ -57,9 +70,9 @@ def message_to_openai(message: MessageEvent) -> dict[str, Any]:
             "content": message.content,
         }
     if message.role == "assistant" and message.tool_calls:
-        return {
+        return {  # content is a string even when empty: servers reject null and a missing key
             "role": "assistant",
-            "content": message.content or None,
+            "content": message.content,
             "tool_calls": [tool_call_to_openai(call) for call in message.tool_calls],
         }
     return {"role": message.role, "content": message.content}
@@ -117,17 +130,20 @@ def parse_completion(data: Any) -> ModelResponse:
     if not isinstance(message, dict):
         raise ResponseShapeError("its first choice has no message")
     tool_calls = tuple(_parse_tool_call(raw) for raw in message.get("tool_calls") or ())
-    finish = choice.get("finish_reason")
-    if isinstance(finish, str) and finish:
-        stop_reason = STOP_REASONS.get(finish, finish)
-    else:
-        stop_reason = "tool_use" if tool_calls else "end_turn"
     return ModelResponse(
-        text=_content_text(message.get("content")),
+        text=content_text(message.get("content")),
         tool_calls=tool_calls,
-        stop_reason=stop_reason,
-        usage=_parse_usage(data.get("usage")),
+        stop_reason=stop_reason(choice.get("finish_reason"), bool(tool_calls)),
+        usage=parse_usage(data.get("usage")),
     )
+
+
+def stop_reason(finish: Any, has_tool_calls: bool) -> str:
+    """The host stop reason for OpenAI's ``finish_reason`` (when it gave none: ``tool_use``
+    if the answer has tool calls, else ``end_turn``)."""
+    if isinstance(finish, str) and finish:
+        return STOP_REASONS.get(finish, finish)
+    return "tool_use" if has_tool_calls else "end_turn"
 
 
 def _parse_tool_call(raw: Any) -> ToolCall:
@@ -145,7 +161,8 @@ def _parse_tool_call(raw: Any) -> ToolCall:
     return ToolCall(id=call_id, name=name, arguments=parse_arguments(function.get("arguments")))
 
 
-def _content_text(content: Any) -> str:
+def content_text(content: Any) -> str:
+    """A message's ``content`` as text: a string, the text parts of a list, or "" for null."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -159,7 +176,8 @@ def _content_text(content: Any) -> str:
     raise ResponseShapeError("its message content is neither text nor a list of parts")
 
 
-def _parse_usage(usage: Any) -> Usage:
+def parse_usage(usage: Any) -> Usage:
+    """OpenAI's ``usage`` object as host ``Usage`` (absent or malformed counts are 0)."""
     if not isinstance(usage, dict):
         return Usage()
     return Usage(

@@ -1,69 +1,61 @@
 """``OpenAIModel``: the host's model protocol over an OpenAI-compatible chat-completions server.
 
-One ``complete`` is one ``POST {base_url}/chat/completions`` (non-streaming), made with a fresh
-``httpx.AsyncClient`` (so a model object is safe to share across event loops and needs no
-closing; the TLS context is built once and shared). Connection errors, timeouts, 408/409/429
-and 5xx answers are retried up to ``max_retries`` times with exponential backoff and jitter,
-honouring ``Retry-After`` / ``retry-after-ms`` (0–60 s); 401/403 and other 4xx answers fail at
-once. Every failure is one ``OpenAIModelError`` with a code and a one-line message naming the
-server.
+``complete`` is one ``POST {base_url}/chat/completions``; ``stream`` is the same call with
+``stream: true``, handing out text and tool-call deltas as the server-sent events arrive and
+the assembled response last. Calls share one pooled ``httpx.AsyncClient`` per event loop (kept
+alive across calls, closed by ``aclose``, which the model registry calls when the plugin is
+deactivated or the host closes).
+
+Retries happen only before an answer has begun: connection errors, connect timeouts,
+408/409/429 and 5xx answers are retried up to ``max_retries`` times with exponential backoff and
+jitter, honouring ``Retry-After`` / ``retry-after-ms`` (0–60 s). A read timeout is not retried
+unless ``retry_read_timeouts`` (the server may still be generating the abandoned answer, and a
+retry would queue behind it); a 5xx whose body is a request-validation error, 401/403 and other
+4xx answers fail at once. A stream that breaks off is never retried (its deltas were already
+handed out). Every failure is one ``OpenAIModelError`` with a code and a one-line message naming
+the server.
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import random
 import ssl
-import time
-from collections.abc import Awaitable, Callable
-from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 import httpx
 
+from agent_host_openai import DEFAULT_MAX_TOKENS
 from agent_host_openai.convert import ResponseShapeError, parse_completion, request_body
-from host.agents.models import ModelRequest, ModelResponse
+from agent_host_openai.failures import (
+    RETRYABLE_STATUS,
+    OpenAIModelError,
+    describe_transport_error,
+    detail_suffix,
+    display_url,
+    is_validation_error,
+    parse_retry_after,
+)
+from agent_host_openai.streaming import SseDecoder, StreamAssembler
+from host.agents.models import ModelRequest, ModelResponse, StreamEvent, TextDelta
 from host.cancel import CancelSignal
-from host.errors import HostError
 
 Sleep = Callable[[float], Awaitable[None]]
+T = TypeVar("T")
 
-RETRYABLE_STATUS = frozenset({408, 409, 429})
-"""Statuses retried besides every 5xx."""
-
-MAX_RETRY_AFTER = 60.0
-"""A ``Retry-After`` longer than this (seconds) is ignored in favour of the backoff."""
-
-DETAIL_LIMIT = 200
-"""How much of a server's error message goes into an error's one line."""
-
-
-class OpenAIModelError(HostError):
-    """A failed model call. Codes:
-
-    * ``MODEL_UNAVAILABLE`` — unreachable, timed out, 429 or 5xx after every retry;
-    * ``MODEL_AUTH`` — 401/403: the API key is missing or rejected (never retried);
-    * ``MODEL_REJECTED`` — any other 4xx: the server refused this request (never retried);
-    * ``MODEL_BAD_RESPONSE`` — a 2xx whose body is not a chat completion;
-    * ``CANCELLED`` — the call's signal was set.
-    """
-
-
-def display_url(base_url: str) -> str:
-    """``base_url`` without a trailing slash or any user:password part (safe to show)."""
-    parts = urlsplit(base_url.rstrip("/"))
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+__all__ = ["OpenAIModel", "OpenAIModelError", "display_url"]
 
 
 class OpenAIModel:
     """A model served by an OpenAI-compatible ``/chat/completions`` endpoint.
 
-    ``backoff_base`` is the first retry delay in seconds (doubling, capped at
-    ``backoff_max``, plus up to 25 % jitter); ``sleep`` is awaited for every delay (tests
-    inject a recorder).
+    ``stream=False`` makes ``stream`` fall back to one non-streaming call (for servers without
+    server-sent events). ``max_tokens=None`` sends no limit. ``backoff_base`` is the first retry
+    delay in seconds (doubling, capped at ``backoff_max``, plus up to 25 % jitter); ``sleep`` is
+    awaited for every delay (tests inject a recorder).
     """
 
     def __init__(
@@ -75,6 +67,9 @@ class OpenAIModel:
         api_key_env: str = "OPENAI_API_KEY",
         timeout: float = 60.0,
         max_retries: int = 3,
+        max_tokens: int | None = DEFAULT_MAX_TOKENS,
+        stream: bool = True,
+        retry_read_timeouts: bool = False,
         backoff_base: float = 0.5,
         backoff_max: float = 8.0,
         sleep: Sleep = asyncio.sleep,
@@ -85,36 +80,128 @@ class OpenAIModel:
         self.api_key_env = api_key_env
         self.timeout = timeout
         self.max_retries = max_retries
+        self.max_tokens = max_tokens
+        self.streaming = stream
+        self.retry_read_timeouts = retry_read_timeouts
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self._sleep = sleep
         self._server = f"model server {display_url(self.base_url)}"
         self._ssl: ssl.SSLContext | None = None
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
+        self._clients = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         return f"OpenAIModel(base_url={display_url(self.base_url)!r}, model={self.model!r})"
 
+    # -- the model protocol ------------------------------------------------------------------
+
     async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
         """Answer ``request``; setting ``signal`` abandons the HTTP call (code ``CANCELLED``)."""
-        self._raise_if_cancelled(signal)
-        work = asyncio.ensure_future(self._post(request_body(self.model, request)))
+        body = request_body(self.model, request, max_tokens=self.max_tokens)
+        response = await self._until_signal(self._send(body, stream=False), signal)
+        return self._parse(response)
+
+    async def stream(
+        self, request: ModelRequest, *, signal: CancelSignal
+    ) -> AsyncIterator[StreamEvent]:
+        """Deltas as the server sends them, then the response. Closing the iterator (or
+        cancelling its consumer) closes the HTTP request at once."""
+        if not self.streaming:
+            yield await self.complete(request, signal=signal)
+            return
+        body = request_body(self.model, request, max_tokens=self.max_tokens, stream=True)
+        response = await self._until_signal(self._send(body, stream=True), signal)
+        try:
+            if not response.headers.get("content-type", "").startswith("text/event-stream"):
+                await response.aread()  # a server that ignores "stream": one whole answer
+                whole = self._parse(response)
+                if whole.text:
+                    yield TextDelta(whole.text)
+                yield whole
+                return
+            assembler, decoder = StreamAssembler(), SseDecoder()
+            async for payload in self._payloads(response, decoder, signal):
+                for delta in self._feed(assembler, payload):
+                    yield delta
+            yield self._finish(assembler)
+        finally:
+            await response.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection pool of the running event loop; forget pools of ended loops."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        for loop in [loop for loop in self._clients if loop.is_closed()]:
+            del self._clients[loop]
+        if client is not None:
+            await client.aclose()
+
+    # -- streaming ---------------------------------------------------------------------------
+
+    async def _payloads(
+        self, response: httpx.Response, decoder: SseDecoder, signal: CancelSignal
+    ) -> AsyncIterator[str]:
+        """The event payloads of ``response``; a broken or stalled stream is one error."""
+        try:
+            async for line in response.aiter_lines():
+                self._raise_if_cancelled(signal)
+                payload = decoder.feed(line)
+                if payload is not None:
+                    yield payload
+        except httpx.TimeoutException:
+            raise OpenAIModelError(
+                "MODEL_UNAVAILABLE",
+                f"{self._server} sent nothing for {self.timeout:g}s in the middle of an answer",
+            ) from None
+        except httpx.TransportError as error:
+            why = f"the stream broke off: {describe_transport_error(error)}"
+            raise self._bad_stream(why) from None
+        tail = decoder.flush()
+        if tail is not None:
+            yield tail
+
+    def _feed(self, assembler: StreamAssembler, payload: str) -> list[Any]:
+        try:
+            return list(assembler.feed(payload))
+        except ResponseShapeError as error:
+            raise self._bad_stream(str(error)) from None
+
+    def _finish(self, assembler: StreamAssembler) -> ModelResponse:
+        try:
+            return assembler.response()
+        except ResponseShapeError as error:
+            raise self._bad_stream(str(error)) from None
+
+    def _bad_stream(self, why: str) -> OpenAIModelError:
+        return OpenAIModelError("MODEL_BAD_RESPONSE", f"{self._server} sent a bad stream: {why}")
+
+    # -- cancellation ------------------------------------------------------------------------
+
+    async def _until_signal(
+        self, work: Coroutine[Any, Any, httpx.Response], signal: CancelSignal
+    ) -> httpx.Response:
+        """Run ``work`` unless ``signal`` is set first; then abandon it (code ``CANCELLED``)."""
+        if signal.is_set():
+            work.close()
+            self._raise_if_cancelled(signal)
+        task = asyncio.ensure_future(work)
         stop = asyncio.ensure_future(signal.wait())
         try:
-            await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
         except BaseException:  # our own task was cancelled: take the request down with it
-            work.cancel()
-            await asyncio.wait({work})
+            task.cancel()
+            await asyncio.wait({task})
             raise
         finally:
             stop.cancel()
         if signal.is_set():
-            if not work.done():
-                work.cancel()
-                await asyncio.wait({work})
-            elif not work.cancelled():
-                work.exception()  # retrieved: the signal wins, the outcome is dropped
+            if not task.done():
+                task.cancel()
+                await asyncio.wait({task})
+            elif not task.cancelled() and task.exception() is None:
+                await task.result().aclose()  # the signal wins: the answer is dropped
             self._raise_if_cancelled(signal)
-        return work.result()
+        return task.result()
 
     def _raise_if_cancelled(self, signal: CancelSignal) -> None:
         if signal.is_set():
@@ -122,49 +209,79 @@ class OpenAIModel:
                 "CANCELLED", f"model request cancelled: {signal.reason or 'cancelled'}"
             )
 
-    # -- HTTP ------------------------------------------------------------------------------
+    # -- HTTP --------------------------------------------------------------------------------
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    def _client(self) -> httpx.AsyncClient:
+        """The pooled client of the running event loop (made on first use)."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None or client.is_closed:
+            client = httpx.AsyncClient(timeout=self.timeout, verify=self._ssl_context())
+            self._clients[loop] = client
+        return client
+
+    def _headers(self, *, stream: bool) -> dict[str, str]:
+        accept = "text/event-stream" if stream else "application/json"
+        headers = {"Content-Type": "application/json", "Accept": accept}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         return headers
 
-    async def _post(self, body: dict[str, Any]) -> ModelResponse:
-        url = f"{self.base_url}/chat/completions"
-        content = json.dumps(body).encode()
+    async def _send(self, body: dict[str, Any], *, stream: bool) -> httpx.Response:
+        """POST ``body`` with retries; a 2xx response (its body unread when ``stream``)."""
+        client = self._client()
+        request = client.build_request(
+            "POST",
+            f"{self.base_url}/chat/completions",
+            content=json.dumps(body).encode(),
+            headers=self._headers(stream=stream),
+        )
         attempts = self.max_retries + 1
-        async with httpx.AsyncClient(timeout=self.timeout, verify=self._ssl_context()) as client:
-            for attempt in range(1, attempts + 1):
-                retry_after: float | None = None
-                try:
-                    response = await client.post(url, content=content, headers=self._headers())
-                except httpx.TimeoutException:
-                    failure = f"did not answer within {self.timeout:g}s"
-                except httpx.ConnectError as error:
-                    failure = f"is unreachable: {describe_transport_error(error)}"
-                except httpx.TransportError as error:
-                    failure = f"connection failed: {describe_transport_error(error)}"
-                else:
-                    status = response.status_code
-                    if status < 300:
-                        return self._parse(response)
-                    if status in (401, 403):
-                        raise self._auth_error(response)
-                    if status not in RETRYABLE_STATUS and status < 500:
-                        raise OpenAIModelError(
-                            "MODEL_REJECTED",
-                            f"{self._server} rejected the request ({status})"
-                            + _detail_suffix(response),
-                        )
-                    what = "is rate limiting requests" if status == 429 else "is unavailable"
-                    failure = f"{what}: HTTP {status}{_detail_suffix(response)}"
-                    retry_after = parse_retry_after(response.headers)
-                if attempt == attempts:
-                    tried = f" (gave up after {attempts} attempts)" if attempts > 1 else ""
-                    raise OpenAIModelError("MODEL_UNAVAILABLE", f"{self._server} {failure}{tried}")
-                await self._sleep(self.retry_delay(attempt, retry_after))
+        for attempt in range(1, attempts + 1):
+            retry_after: float | None = None
+            retryable = True
+            try:
+                response = await client.send(request, stream=stream)
+            except httpx.ReadTimeout:
+                failure = f"did not answer within {self.timeout:g}s"
+                retryable = self.retry_read_timeouts
+            except httpx.TimeoutException:
+                failure = f"did not answer within {self.timeout:g}s"
+            except httpx.ConnectError as error:
+                failure = f"is unreachable: {describe_transport_error(error)}"
+            except httpx.TransportError as error:
+                failure = f"connection failed: {describe_transport_error(error)}"
+            else:
+                if response.status_code < 300:
+                    return response
+                await response.aread()
+                await response.aclose()
+                failure, retry_after = self._refusal(response)
+            if not retryable:
+                why = "it may still be generating; set retry_read_timeouts to retry"
+                raise OpenAIModelError(
+                    "MODEL_UNAVAILABLE", f"{self._server} {failure} (not retried: {why})"
+                )
+            if attempt == attempts:
+                tried = f" (gave up after {attempts} attempts)" if attempts > 1 else ""
+                raise OpenAIModelError("MODEL_UNAVAILABLE", f"{self._server} {failure}{tried}")
+            await self._sleep(self.retry_delay(attempt, retry_after))
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    def _refusal(self, response: httpx.Response) -> tuple[str, float | None]:
+        """A non-2xx answer: raise when retrying cannot help, else (failure, Retry-After)."""
+        status = response.status_code
+        if status in (401, 403):
+            raise self._auth_error(response)
+        if (status not in RETRYABLE_STATUS and status < 500) or is_validation_error(response):
+            raise OpenAIModelError(
+                "MODEL_REJECTED",
+                f"{self._server} rejected the request ({status})" + detail_suffix(response),
+            )
+        what = "is rate limiting requests" if status == 429 else "is unavailable"
+        return f"{what}: HTTP {status}{detail_suffix(response)}", parse_retry_after(
+            response.headers
+        )
 
     def _ssl_context(self) -> ssl.SSLContext:
         """httpx's default TLS context, built once: building it costs tens of milliseconds."""
@@ -197,71 +314,5 @@ class OpenAIModel:
                 f"set {self.api_key_env} in the environment"
             )
         else:
-            message = f"{self._server} rejected the API key ({status})" + _detail_suffix(response)
+            message = f"{self._server} rejected the API key ({status})" + detail_suffix(response)
         return OpenAIModelError("MODEL_AUTH", message)
-
-
-def parse_retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), when
-    present and within 0–``MAX_RETRY_AFTER``; else None."""
-    seconds: float | None = None
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            seconds = float(millis) / 1000
-        except ValueError:
-            seconds = None
-    value = headers.get("retry-after")
-    if seconds is None and value is not None:
-        try:
-            seconds = float(value)
-        except ValueError:
-            try:
-                when = email.utils.parsedate_to_datetime(value)
-            except (TypeError, ValueError):
-                return None
-            seconds = when.timestamp() - time.time()
-    if seconds is None or seconds != seconds or not 0 <= seconds <= MAX_RETRY_AFTER:
-        return None
-    return seconds
-
-
-def describe_transport_error(error: BaseException) -> str:
-    """A short lower-case reason for a transport failure (``connection refused``, …)."""
-    seen: BaseException | None = error
-    for _ in range(10):  # walk the cause chain down to the socket error
-        if seen is None:
-            break
-        if isinstance(seen, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(seen, ConnectionResetError):
-            return "connection reset"
-        if isinstance(seen, OSError) and seen.errno is not None and seen.strerror:
-            return seen.strerror[:1].lower() + seen.strerror[1:]
-        seen = seen.__cause__ or seen.__context__
-    text = " ".join(str(error).split())
-    return text[:1].lower() + text[1:] if text else type(error).__name__
-
-
-def _detail_suffix(response: httpx.Response) -> str:
-    detail = _server_detail(response)
-    return f": {detail}" if detail else ""
-
-
-def _server_detail(response: httpx.Response) -> str:
-    """The server's own error message, on one line and shortened."""
-    try:
-        data: Any = response.json()
-    except ValueError:
-        data = response.text
-    if isinstance(data, dict):
-        error = data.get("error", data)
-        if isinstance(error, dict):
-            error = error.get("message") or error.get("detail") or ""
-        elif "message" in data and not isinstance(error, str):
-            error = data["message"]
-        data = error if isinstance(error, str) else ""
-    text = " ".join(str(data).split()) if isinstance(data, str) else ""
-    if len(text) > DETAIL_LIMIT:
-        text = text[: DETAIL_LIMIT - 1] + "…"
-    return text

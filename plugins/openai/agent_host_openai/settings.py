@@ -24,6 +24,9 @@ class Settings:
     api_key_env: str
     timeout: float
     max_retries: int
+    max_tokens: int | None
+    stream: bool
+    retry_read_timeouts: bool
 
     def build(self) -> OpenAIModel:
         """The model these settings describe (httpx is imported here, on first use)."""
@@ -36,4 +39,7 @@ class Settings:
             api_key_env=self.api_key_env,
             timeout=self.timeout,
             max_retries=self.max_retries,
+            max_tokens=self.max_tokens,
+            stream=self.stream,
+            retry_read_timeouts=self.retry_read_timeouts,
         )

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from agent_host_openai import MALFORMED_ARGUMENTS_KEY, OpenAIModel, OpenAIModelError
 from agent_host_openai.convert import parse_arguments
-from agent_host_openai.model import parse_retry_after
+from agent_host_openai.failures import parse_retry_after
 from agent_host_openai.testing import Reply, completion, tool_call
 
 from host.agents.models import ModelRequest, ToolSpec, Usage
@@ -84,6 +84,8 @@ async def test_request_shape(server):
                 },
             }
         ],
+        "tool_choice": "auto",
+        "max_tokens": 4096,
     }
 
 
@@ -92,7 +94,20 @@ async def test_no_key_no_system_prompt_no_tools(server):
     await make_model(server.url).complete(request(system="", tools=()), signal=CancelSignal())
     [sent] = server.requests
     assert "authorization" not in sent.headers
-    assert sent.body == {"model": "test-model", "messages": [{"role": "user", "content": "hi"}]}
+    assert sent.body == {
+        "model": "test-model",
+        "messages": [{"role": "user", "content": "hi"}],
+        "max_tokens": 4096,
+    }
+
+
+async def test_max_tokens_is_configurable_and_none_sends_no_limit(server):
+    server.reply(completion("a"), completion("b"))
+    await make_model(server.url, max_tokens=256).complete(request(), signal=CancelSignal())
+    await make_model(server.url, max_tokens=None).complete(request(), signal=CancelSignal())
+    first, second = server.bodies()
+    assert first["max_tokens"] == 256
+    assert "max_tokens" not in second
 
 
 async def test_text_answer_with_usage(server):
@@ -143,9 +158,9 @@ async def test_tool_calls_both_ways(server):
     assert second.text == "It said ping."
 
     sent = server.bodies()[1]["messages"]
-    assert sent[2] == {
+    assert sent[2] == {  # "" and not null: llama.cpp answers 500 to null and to a missing key
         "role": "assistant",
-        "content": None,
+        "content": "",
         "tool_calls": [
             {
                 "id": "call_1",
@@ -312,11 +327,25 @@ async def test_credentials_in_the_url_are_not_shown(sleeps):
     assert error.message.startswith(f"model server http://127.0.0.1:{port}/v1 is unreachable")
 
 
-async def test_timeout_is_retried_then_a_clear_error(server):
+async def test_a_read_timeout_is_not_retried_by_default(server, sleeps):
+    """The server may still be generating the abandoned answer: a retry would queue behind it."""
+    server.reply(Reply(delay=2.0, body=completion("late")), completion("never asked for"))
+    model = make_model(server.url, timeout=0.2, max_retries=3, sleep=sleeps)
+    error = await fails(model)
+    assert error.code == "MODEL_UNAVAILABLE"
+    assert error.message == (
+        f"model server {server.url} did not answer within 0.2s (not retried: it may still be "
+        "generating; set retry_read_timeouts to retry)"
+    )
+    assert len(server.requests) == 1
+    assert sleeps.delays == []
+
+
+async def test_a_read_timeout_is_retried_when_configured(server):
     server.reply(
         Reply(delay=2.0, body=completion("late")), Reply(delay=2.0, body=completion("late"))
     )
-    model = make_model(server.url, timeout=0.2, max_retries=1)
+    model = make_model(server.url, timeout=0.2, max_retries=1, retry_read_timeouts=True)
     started = time.monotonic()
     error = await fails(model)
     assert time.monotonic() - started < 1.5
