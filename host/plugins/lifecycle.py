@@ -34,6 +34,15 @@ def describe_error(error: BaseException) -> str:
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
+def implemented_hooks(obj: Any) -> frozenset[str]:
+    """The hooks (of ``hookspecs.ACTIVATION_ORDER``) that plugin object ``obj`` implements."""
+    return frozenset(
+        hook
+        for hook in hookspecs.ACTIVATION_ORDER
+        if hasattr(getattr(obj, hook, None), f"{hookspecs.PROJECT}_impl")
+    )
+
+
 def _service_names(obj: Any, attribute: str) -> tuple[str, ...]:
     """A plugin's ``requires`` or ``uses``: a tuple of service names (default empty)."""
     names = getattr(obj, attribute, ())
@@ -83,7 +92,9 @@ class PluginManager:
         return record
 
     def _load(self, record: PluginRecord) -> None:
-        self.adopt(record, record.candidate.load())
+        obj = record.candidate.load()
+        record.hooks = implemented_hooks(obj)  # known even if adopting it fails
+        self.adopt(record, obj)
 
     def adopt(self, record: PluginRecord, obj: Any) -> None:
         """Make ``obj`` the record's plugin object: check ``requires``, structure its config.
@@ -92,17 +103,14 @@ class PluginManager:
         """
         requires = _service_names(obj, "requires")
         uses = _service_names(obj, "uses")
+        hooks = implemented_hooks(obj)
         effective = requires
-        if self._implements(obj, "register_models") and "models" not in effective:
+        if "register_models" in hooks and "models" not in effective:
             effective += ("models",)
         table = self.config_tables.get(record.name)
         config = structure_config(record.name, getattr(obj, "Config", None), table)
         record.obj, record.requires, record.uses, record.config = obj, effective, uses, config
-
-    @staticmethod
-    def _implements(obj: Any, hook: str) -> bool:
-        function = getattr(obj, hook, None)
-        return function is not None and hasattr(function, f"{hookspecs.PROJECT}_impl")
+        record.hooks = hooks
 
     # -- activation ------------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ class PluginRecord:
     ``missing`` lists required services that are absent while inactive; ``error`` is a one-line
     description while failed or blocked; ``tools`` names the global tools it registered,
     ``services`` the services, and ``displaced`` those a built-in provided until then.
+    ``hooks`` names the hooks its code implements, known from its import on (even when it
+    then failed, say on a bad configuration table).
     """
 
     candidate: PluginCandidate
@@ -33,6 +35,7 @@ class PluginRecord:
     tools: list[str] = attrs.field(factory=list)
     services: list[str] = attrs.field(factory=list)
     displaced: list[str] = attrs.field(factory=list)
+    hooks: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
