@@ -159,16 +159,22 @@ def open_host(
     no_plugin: Iterable[str] = (),
     environ: Mapping[str, str] | None = None,
     debug: bool = False,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Host:
     """A host configured the way the CLI does it: built-ins plus every installed plugin.
 
     Data directory: ``data_dir``, else ``AGENT_HOST_DATA_DIR``, else ``.agent-host``.
-    Config: ``config_path`` (must exist), else ``agent-host.toml`` in the working directory.
+    Config: ``config_path`` (must exist), else ``agent-host.toml`` in the working directory;
+    ``overrides`` maps plugin names to keys that replace those of their ``[plugins.<name>]``
+    tables (``{"models": {"default": "scripted"}}`` makes the scripted model the default).
     """
     env = os.environ if environ is None else environ
     explicit = config_path is not None
     path = config_path if config_path is not None else Path(CONFIG_FILE)
     config = read_config_file(path, explicit=explicit)
+    tables = config.setdefault("plugins", {})
+    for name, keys in (overrides or {}).items():
+        tables[name] = {**tables.get(name, {}), **keys}
     resolved_dir = data_dir or Path(env.get("AGENT_HOST_DATA_DIR") or DEFAULT_DATA_DIR)
     if resolved_dir.exists() and not resolved_dir.is_dir():
         raise ConfigError(f"data directory {resolved_dir} is not a directory")

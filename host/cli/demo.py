@@ -18,6 +18,7 @@ from host.agents.agent import Agent
 from host.agents.scripted import ScriptedModel
 from host.app import Host, open_host
 from host.cli import demo_script as script
+from host.cli.model_choice import SCRIPTED_DEFAULT
 from host.cli.style import Style
 from host.cli.transcript import render_events
 from host.errors import HostError
@@ -197,5 +198,9 @@ async def _print_tree(demo: Demo) -> None:
 
 
 def default_opener(no_plugin: tuple[str, ...] = ()) -> Opener:
-    """Open real hosts the way the CLI does (built-ins plus installed plugins)."""
-    return lambda data_dir: open_host(data_dir=data_dir, no_plugin=no_plugin)
+    """Open real hosts the way the CLI does (built-ins plus installed plugins), with the
+    scripted model as the default whatever is configured: every agent of the demo, children
+    included, answers from its script."""
+    return lambda data_dir: open_host(
+        data_dir=data_dir, no_plugin=no_plugin, overrides=SCRIPTED_DEFAULT
+    )

@@ -9,13 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli.support import closed_port_url
+
 AGENT_HOST = str(Path(sys.executable).parent / "agent-host")
 EXPECTED = Path(__file__).with_name("demo_expected.txt")
 
 
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run(*args: str, cwd: Path, **variables: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HOST_")}
     env["NO_COLOR"] = "1"
+    env.update(variables)
     return subprocess.run(
         [AGENT_HOST, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=120
     )
@@ -38,6 +41,13 @@ def test_demo_output_is_pinned(tmp_path):
     assert result.stderr == ""
     assert normalize(result.stdout) == EXPECTED.read_text()
     assert list(tmp_path.iterdir()) == []  # a temporary data directory, removed afterwards
+
+
+def test_demo_uses_the_scripted_model_whatever_is_configured(tmp_path):
+    (tmp_path / "agent-host.toml").write_text('[plugins.models]\ndefault = "openai"\n')
+    result = run("demo", cwd=tmp_path, OPENAI_BASE_URL=closed_port_url(), AGENT_HOST_MODEL="m1")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert normalize(result.stdout) == EXPECTED.read_text()
 
 
 def test_demo_keeps_its_sessions_in_a_given_data_dir(tmp_path):

@@ -1,0 +1,42 @@
+"""Running the real ``agent-host`` console script in a subprocess, and a closed loopback port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from agent_host_openai.testing import ENV_VARS
+
+AGENT_HOST = str(Path(sys.executable).parent / "agent-host")
+
+
+def agent_host(
+    *args: str, cwd: Path, stdin: str | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """``agent-host --data-dir CWD/data ARGS`` in ``cwd``, without the caller's model settings
+    (``AGENT_HOST_*``, ``OPENAI_*``) and with ``env`` added; colour off."""
+    environ = {
+        k: v for k, v in os.environ.items() if not k.startswith("AGENT_HOST_") and k not in ENV_VARS
+    }
+    environ["NO_COLOR"] = "1"
+    environ.update(env)
+    return subprocess.run(
+        [AGENT_HOST, "--data-dir", str(cwd / "data"), *args],
+        capture_output=True,
+        text=True,
+        env=environ,
+        cwd=cwd,
+        input=stdin,
+        timeout=120,
+    )
+
+
+def closed_port_url() -> str:
+    """A ``http://127.0.0.1:PORT/v1`` base URL on which nothing listens."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
