@@ -1,9 +1,9 @@
 """``agent-host run "prompt"`` and ``agent-host chat``: talk to a root agent.
 
 Both use the configured model (e.g. the ``openai`` plugin) and fall back to the keyless
-scripted model with a notice. Answers are printed as each root turn ends, including the turns
-that reports and settlement notices of background subagents start; while subagents work, a
-progress line says how many are still running.
+scripted model with a notice. The root agent's text is printed as it streams, each model
+call on its own line, including the turns that reports and settlement notices of background
+subagents start; while subagents work, a progress line says how many are still running.
 """
 
 from __future__ import annotations
@@ -14,12 +14,50 @@ from typing import Any, TextIO
 
 from host.agents.agent import Agent
 from host.agents.driver import TurnOutcome
+from host.agents.models import ModelResponse, StreamEvent, TextDelta
 from host.app import Host
+
+ROOT_LABEL = "user"
+"""The label of the agent a person talks to."""
 
 SCRIPTED_NOTICE = (
     "agent-host: notice: no model is configured, so the keyless scripted model answers "
     "(configure one: OPENAI_BASE_URL and AGENT_HOST_MODEL, or [plugins.openai] in agent-host.toml)"
 )
+
+
+class AnswerPrinter:
+    """A stream listener printing a model call's text as it arrives, then ending its line.
+
+    Text deltas are written at once; a response none of whose text was streamed (a model that
+    does not stream) is written whole. A call that printed nothing prints no line.
+    """
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self._streamed = False
+        self._line_open = False
+
+    def __call__(self, event: StreamEvent) -> None:
+        if isinstance(event, TextDelta):
+            self._write(event.text)
+            self._streamed = self._streamed or bool(event.text)
+        elif isinstance(event, ModelResponse):
+            if not self._streamed:
+                self._write(event.text)
+            self._streamed = False
+            self.end_line()
+
+    def end_line(self) -> None:
+        """Finish the line a call left open (also after a stream cut short)."""
+        if self._line_open:
+            self._write("\n")
+
+    def _write(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self.out.flush()
+            self._line_open = not text.endswith("\n")
 
 
 class Conversation:
@@ -29,21 +67,29 @@ class Conversation:
         self.host = host
         self.out = out
         self.err = err
+        self.printer = AnswerPrinter(out)
         self.root: Agent | None = None
         self.failed = False
 
-    async def open(self) -> Agent:
-        """Create the root agent (announcing the scripted fallback when it applies)."""
-        models = self.host.services.models
-        if models.default_name == "scripted":
+    def choose_model(self) -> None:
+        """Announce the scripted fallback when it applies."""
+        if self.host.services.models.default_name == "scripted":
             print(SCRIPTED_NOTICE, file=self.err)
-        self.root = await self.host.services.agents.create(label="user")
-        self.root.on_turn_end(self._print_answer)
-        return self.root
 
-    def _print_answer(self, outcome: TurnOutcome) -> None:
-        if outcome.last_answer:
-            print(outcome.last_answer, file=self.out, flush=True)
+    async def open(self) -> Agent:
+        """Choose the model, then create the root agent."""
+        self.choose_model()
+        return self.attach(await self.host.services.agents.create(label=ROOT_LABEL))
+
+    def attach(self, root: Agent) -> Agent:
+        """Make ``root`` the agent talked to: print its text and how its turns end."""
+        self.root = root
+        root.on_stream(self.printer)
+        root.on_turn_end(self._turn_ended)
+        return root
+
+    def _turn_ended(self, outcome: TurnOutcome) -> None:
+        self.printer.end_line()
         if outcome.stop_reason != "completed":
             self.failed = True
             detail = f": {outcome.error}" if outcome.error else ""
@@ -71,6 +117,11 @@ class Conversation:
                     return_when=asyncio.FIRST_COMPLETED,
                 )
 
+    async def close(self) -> int:
+        """Shut the host down; the exit code: 1 if a turn failed, else 0."""
+        await self.host.aclose()
+        return 1 if self.failed else 0
+
     def _manager(self) -> Any:
         subagents = self.host.services.find("subagents")
         return subagents.manager() if subagents is not None else None
@@ -83,12 +134,13 @@ async def run_once(host: Host, prompt: str) -> int:
     try:
         await conversation.say(prompt)
     finally:
-        await host.aclose()
-    return 1 if conversation.failed else 0
+        code = await conversation.close()
+    return code
 
 
 async def chat(host: Host, lines: TextIO = sys.stdin) -> int:
-    """``agent-host chat``: one message per line until end of input or ``/exit``."""
+    """``agent-host chat``: one message per line until end of input or ``/exit``; exit 1 if
+    a turn failed."""
     conversation = Conversation(host)
     await conversation.open()
     try:
@@ -100,5 +152,5 @@ async def chat(host: Host, lines: TextIO = sys.stdin) -> int:
             if line.strip():
                 await conversation.say(line.strip())
     finally:
-        await host.aclose()
-    return 0
+        code = await conversation.close()
+    return code

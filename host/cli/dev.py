@@ -33,7 +33,7 @@ from typing import Any, TextIO
 
 from host.agents.agent import Agent
 from host.app import Host
-from host.cli.chat import Conversation
+from host.cli.chat import ROOT_LABEL, Conversation
 from host.errors import HostError
 from host.plugins.watch import ReloadLoop, WatchMap
 
@@ -56,18 +56,17 @@ async def watch_changes(
 class DevConversation(Conversation):
     """The chat conversation, resuming the root agent of the process it restarted from."""
 
-    async def resume_or_open(self, root_id: str | None) -> Agent:
-        """Resume ``root_id`` when given (and resumable), else open a new root agent."""
+    async def resume_or_create(self, root_id: str | None) -> Agent:
+        """Resume ``root_id`` when given (and resumable), else create a new root agent (the
+        model was chosen before: ``choose_model``)."""
+        agents = self.host.services.agents
         if root_id:
             try:
-                self.root = await self.host.services.agents.resume(root_id, label="user")
+                return self.attach(await agents.resume(root_id, label=ROOT_LABEL))
             except (HostError, OSError) as error:
                 message = getattr(error, "message", error)
                 print(f"agent-host: notice: starting a new conversation ({message})", file=self.err)
-            else:
-                self.root.on_turn_end(self._print_answer)
-                return self.root
-        return await self.open()
+        return self.attach(await agents.create(label=ROOT_LABEL))
 
 
 class Console:
@@ -131,6 +130,8 @@ async def run_dev(
 
     The host is shut down (``aclose``) before this returns, in both cases.
     """
+    conversation = DevConversation(host, out, err)
+    conversation.choose_model()
     watch_map = WatchMap(
         host.plugins,
         extra=list(watch),
@@ -141,8 +142,7 @@ async def run_dev(
     names = ", ".join(watch_map.roots) or "no plugin in development"
     print(f"agent-host: watching {len(paths)} path(s) for {names}", file=err, flush=True)
     console = Console(out)
-    conversation = DevConversation(host, out, err)
-    root = await conversation.resume_or_open(root_id)
+    root = await conversation.resume_or_create(root_id)
     loop = ReloadLoop(watch_map, host.reload, console.line)
     tasks: set[asyncio.Future[Any]] = {
         asyncio.ensure_future(_chat(conversation, console, _read_lines(lines)))
