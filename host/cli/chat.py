@@ -1,9 +1,10 @@
 """``agent-host run "prompt"`` and ``agent-host chat``: talk to a root agent.
 
 Both use the configured model (e.g. the ``openai`` plugin) and fall back to the keyless
-scripted model with a notice. The root agent's text is printed as it streams, each model
-call on its own line, including the turns that reports and settlement notices of background
-subagents start; while subagents work, a progress line says how many are still running.
+scripted model with a notice; a failed plugin that registers models stops them before any
+agent starts. The root agent's text is printed as it streams, each model call on its own line,
+including the turns that reports and settlement notices of background subagents start; while
+subagents work, a progress line says how many are still running.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from host.agents.agent import Agent
 from host.agents.driver import TurnOutcome
 from host.agents.models import ModelResponse, StreamEvent, TextDelta
 from host.app import Host
+from host.cli.model_choice import refuse_failed_model_plugins
 
 ROOT_LABEL = "user"
 """The label of the agent a person talks to."""
@@ -72,7 +74,9 @@ class Conversation:
         self.failed = False
 
     def choose_model(self) -> None:
-        """Announce the scripted fallback when it applies."""
+        """Refuse to start when a plugin that registers models failed; announce the scripted
+        fallback when it applies."""
+        refuse_failed_model_plugins(self.host)
         if self.host.services.models.default_name == "scripted":
             print(SCRIPTED_NOTICE, file=self.err)
 

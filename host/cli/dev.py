@@ -128,7 +128,8 @@ async def run_dev(
 ) -> tuple[str | None, str | None]:
     """Chat while watching; returns (restart reason or None, the root agent's id).
 
-    The host is shut down (``aclose``) before this returns, in both cases.
+    The host is shut down (``aclose``) before this returns, in both cases. A failed plugin
+    that registers models is refused (``ConfigError``) before anything starts.
     """
     conversation = DevConversation(host, out, err)
     conversation.choose_model()

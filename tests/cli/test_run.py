@@ -1,10 +1,11 @@
 """``agent-host run`` and ``chat`` as subprocesses: the scripted fallback, a real model server,
-text printed as it streams, and exit codes."""
+text printed as it streams, failed model plugins refused, and exit codes."""
 
 from __future__ import annotations
 
 import io
 
+import pytest
 from agent_host_openai.testing import Reply, Stream, completion, rejection_body, stream_chunks
 
 from host.agents.models import ModelResponse, TextDelta, ToolCallDelta
@@ -80,6 +81,38 @@ def test_chat_exits_1_when_a_turn_failed(tmp_path, server):
     assert result.stdout == "you> First answer.\nyou> you> "
     assert result.stderr.startswith("agent-host: turn ended (error): model server ")
     assert "context too long" in result.stderr
+
+
+BROKEN_URL = "127.0.0.1:1/v1"
+BROKEN_URL_ERROR = (
+    "agent-host: error: plugin openai failed: ConfigError: OPENAI_BASE_URL: "
+    f"'{BROKEN_URL}' must start with http:// or https://\n"
+)
+
+
+@pytest.mark.parametrize("command", [["run", "hi"], ["chat"], ["dev"]])
+def test_a_failed_model_plugin_stops_the_commands_that_talk_to_a_model(tmp_path, command):
+    result = agent_host(
+        *command, cwd=tmp_path, stdin="hi\n", OPENAI_BASE_URL=BROKEN_URL, AGENT_HOST_MODEL="x"
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", BROKEN_URL_ERROR)
+    assert not (tmp_path / "data").exists()  # no agent started, no session written
+
+
+def test_a_bad_table_of_a_model_plugin_is_refused_too(tmp_path):
+    (tmp_path / "agent-host.toml").write_text('[plugins.openai]\ntimeout = "soon"\n')
+    result = agent_host("run", "hi", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "agent-host: error: plugin openai failed: "
+        "ConfigError: [plugins.openai] timeout: expected number, got string\n"
+    )
+
+
+def test_a_failed_plugin_that_registers_no_model_does_not_stop_run(tmp_path):
+    (tmp_path / "agent-host.toml").write_text('[plugins.word_count]\nmax_words = "many"\n')
+    result = agent_host("run", "hi", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "scripted reply: hi\n")
 
 
 def printed(*events: object) -> str:
