@@ -2,16 +2,17 @@
 
 Both use the configured model (e.g. the ``openai`` plugin) and fall back to the keyless
 scripted model with a notice; a failed plugin that registers models stops them before any
-agent starts. The root agent's text is printed as it streams, each model call on its own line,
-including the turns that reports and settlement notices of background subagents start; while
-subagents work, a progress line says how many are still running.
+agent starts, and ``--script`` makes the scripted model answer from a file. The root agent's
+text is printed as it streams, each model call on its own line, including the turns that
+reports and settlement notices of background subagents start; while subagents work, a
+progress line says how many are still running.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from host.agents.agent import Agent
 from host.agents.driver import TurnOutcome
@@ -19,8 +20,11 @@ from host.agents.models import ModelResponse, StreamEvent, TextDelta
 from host.app import Host
 from host.cli.model_choice import refuse_failed_model_plugins
 
+if TYPE_CHECKING:
+    from host.cli.script_file import Script
+
 ROOT_LABEL = "user"
-"""The label of the agent a person talks to."""
+"""The label of the agent a person talks to (``--script`` files address it by this name)."""
 
 SCRIPTED_NOTICE = (
     "agent-host: notice: no model is configured, so the keyless scripted model answers "
@@ -65,19 +69,33 @@ class AnswerPrinter:
 class Conversation:
     """A root agent plus printing of its answers and of subagent progress."""
 
-    def __init__(self, host: Host, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+    def __init__(
+        self,
+        host: Host,
+        out: TextIO = sys.stdout,
+        err: TextIO = sys.stderr,
+        *,
+        script: Script | None = None,
+    ) -> None:
         self.host = host
         self.out = out
         self.err = err
+        self.script = script
         self.printer = AnswerPrinter(out)
         self.root: Agent | None = None
         self.failed = False
 
     def choose_model(self) -> None:
-        """Refuse to start when a plugin that registers models failed; announce the scripted
-        fallback when it applies."""
+        """Queue the ``--script`` entries; without a script, refuse to start when a plugin
+        that registers models failed, and announce the scripted fallback when it applies."""
+        models = self.host.services.models
+        if self.script is not None:
+            from host.cli.script_file import install
+
+            install(self.script, models)
+            return
         refuse_failed_model_plugins(self.host)
-        if self.host.services.models.default_name == "scripted":
+        if models.default_name == "scripted":
             print(SCRIPTED_NOTICE, file=self.err)
 
     async def open(self) -> Agent:
@@ -122,7 +140,16 @@ class Conversation:
                 )
 
     async def close(self) -> int:
-        """Shut the host down; the exit code: 1 if a turn failed, else 0."""
+        """Shut the host down; the exit code: 1 if a turn failed, else 0.
+
+        Script entries no agent asked for are a warning: a label may be misspelt.
+        """
+        if self.script is not None:
+            from host.cli.script_file import unused
+
+            left = unused(self.host.services.models)
+            if left:
+                print(f"agent-host: warning: {left}", file=self.err)
         await self.host.aclose()
         return 1 if self.failed else 0
 
@@ -131,9 +158,9 @@ class Conversation:
         return subagents.manager() if subagents is not None else None
 
 
-async def run_once(host: Host, prompt: str) -> int:
+async def run_once(host: Host, prompt: str, script: Script | None = None) -> int:
     """``agent-host run``: one message, every answer printed; exit 1 if a turn failed."""
-    conversation = Conversation(host)
+    conversation = Conversation(host, script=script)
     await conversation.open()
     try:
         await conversation.say(prompt)
@@ -142,10 +169,10 @@ async def run_once(host: Host, prompt: str) -> int:
     return code
 
 
-async def chat(host: Host, lines: TextIO = sys.stdin) -> int:
+async def chat(host: Host, lines: TextIO = sys.stdin, script: Script | None = None) -> int:
     """``agent-host chat``: one message per line until end of input or ``/exit``; exit 1 if
     a turn failed."""
-    conversation = Conversation(host)
+    conversation = Conversation(host, script=script)
     await conversation.open()
     try:
         while True:

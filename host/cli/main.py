@@ -87,7 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo_command.add_argument("--data-dir", type=Path, dest="demo_data_dir")
     run = commands.add_parser("run", help="send one message to a new agent, print its answers")
     run.add_argument("prompt")
-    commands.add_parser("chat", help="talk to a new agent, one message per line")
+    chat = commands.add_parser("chat", help="talk to a new agent, one message per line")
+    for command in (run, chat):
+        command.add_argument(
+            "--script", type=Path, metavar="FILE", help="the scripted model answers from FILE"
+        )
     dev_command = commands.add_parser("dev", help="chat while edited plugins reload in process")
     dev_command.add_argument("--data-dir", type=Path, dest="demo_data_dir")  # main reads it
     dev_command.add_argument("--watch", action="append", default=[], type=Path, metavar="PATH")
@@ -126,14 +130,14 @@ def cmd_run(host: Host, args: argparse.Namespace) -> int:
     """One message to a new root agent."""
     from host.cli import chat
 
-    return asyncio.run(chat.run_once(host, args.prompt))
+    return asyncio.run(chat.run_once(host, args.prompt, args.script))
 
 
 def cmd_chat(host: Host, args: argparse.Namespace) -> int:
     """An interactive conversation with a new root agent."""
     from host.cli import chat
 
-    return asyncio.run(chat.chat(host))
+    return asyncio.run(chat.chat(host, script=args.script))
 
 
 def cmd_dev(host: Host, args: argparse.Namespace) -> int:
@@ -159,6 +163,18 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+def _load_script(args: argparse.Namespace) -> dict[str, dict[str, Any]] | None:
+    """With ``--script FILE``: read FILE into ``args.script`` (a bad one raises before the
+    host opens) and return the overrides that make the scripted model the default."""
+    if getattr(args, "script", None) is None:
+        return None
+    from host.cli import script_file
+    from host.cli.model_choice import SCRIPTED_DEFAULT
+
+    args.script = script_file.load(args.script)
+    return SCRIPTED_DEFAULT
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
@@ -175,6 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             config_path=args.config,
             no_plugin=args.no_plugin,
             debug=args.debug,
+            overrides=_load_script(args),
         )
         for warning in host.warnings:
             print(f"agent-host: warning: {warning}", file=sys.stderr)

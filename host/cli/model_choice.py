@@ -3,7 +3,7 @@
 A plugin that registers models (implements ``register_models``) and failed would otherwise
 leave the keyless scripted model as the default without a word; the commands that call a
 model refuse to start instead. ``SCRIPTED_DEFAULT`` is the configuration override that makes
-the scripted model the default whatever is configured (``demo``).
+the scripted model the default whatever is configured (``demo``, ``--script``).
 """
 
 from __future__ import annotations
