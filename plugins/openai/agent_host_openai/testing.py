@@ -15,6 +15,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -53,7 +54,7 @@ class Stream:
     without the terminating zero-length HTTP chunk.
     """
 
-    chunks: list[dict[str, Any] | str]
+    chunks: Sequence[dict[str, Any] | str]
     pace: float = 0.0
     done: bool = True
     cut: bool = False
