@@ -92,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--script", type=Path, metavar="FILE", help="the scripted model answers from FILE"
         )
+    models = commands.add_parser("models", help="list the models; check one against a server")
+    models.add_argument("--json", action="store_true")
+    actions = models.add_subparsers(dest="models_action", metavar="ACTION")
+    check = actions.add_parser("check", help="probe a model: plain, streaming and tool calls")
+    check.add_argument("name", nargs="?", metavar="NAME", help="a model (default: the default)")
     dev_command = commands.add_parser("dev", help="chat while edited plugins reload in process")
     dev_command.add_argument("--data-dir", type=Path, dest="demo_data_dir")  # main reads it
     dev_command.add_argument("--watch", action="append", default=[], type=Path, metavar="PATH")
@@ -140,6 +145,13 @@ def cmd_chat(host: Host, args: argparse.Namespace) -> int:
     return asyncio.run(chat.chat(host, script=args.script))
 
 
+def cmd_models(host: Host, args: argparse.Namespace) -> int:
+    """List the registered models, or probe one (``models check``)."""
+    from host.cli import models
+
+    return models.command(host, args)
+
+
 def cmd_dev(host: Host, args: argparse.Namespace) -> int:
     """Chat while edited plugins reload (imports the watcher only here)."""
     from host.cli import dev
@@ -160,6 +172,7 @@ COMMANDS: dict[str, Command] = {
     "run": cmd_run,
     "chat": cmd_chat,
     "dev": cmd_dev,
+    "models": cmd_models,
 }
 
 
