@@ -95,6 +95,12 @@ class Config:
         default=True,
         metadata={"description": "Stream answers (false for servers without server-sent events)."},
     )
+    stream_tools: bool = attrs.field(
+        default=True,
+        metadata={
+            "description": "Stream requests that offer tools (false for servers that cannot)."
+        },
+    )
     retry_read_timeouts: bool = attrs.field(
         default=False,
         metadata={"description": "Retry a request whose answer timed out (it may still run)."},
@@ -161,6 +167,7 @@ def resolve_settings(config: Config, environ: Mapping[str, str]) -> Settings | N
         max_retries=config.max_retries,
         max_tokens=config.max_tokens or None,
         stream=config.stream,
+        stream_tools=config.stream_tools,
         retry_read_timeouts=config.retry_read_timeouts,
     )
 

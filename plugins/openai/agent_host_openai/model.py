@@ -12,14 +12,17 @@ jitter, honouring ``Retry-After`` / ``retry-after-ms`` (0–60 s). A read timeou
 unless ``retry_read_timeouts`` (the server may still be generating the abandoned answer, and a
 retry would queue behind it); a 5xx whose body is a request-validation error, 401/403 and other
 4xx answers fail at once. A stream that breaks off is never retried (its deltas were already
-handed out). Every failure is one ``OpenAIModelError`` with a code and a one-line message naming
-the server.
+handed out); one that carries no event at all for a request with tools is made again without
+streaming (see ``_stop_streaming_tools``). Every failure is one ``OpenAIModelError`` with a
+code and a one-line message naming the server.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import logging
 import random
 import ssl
 import weakref
@@ -43,17 +46,24 @@ from agent_host_openai.streaming import SseDecoder, StreamAssembler
 from host.agents.models import ModelRequest, ModelResponse, StreamEvent, TextDelta
 from host.cancel import CancelSignal
 
+log = logging.getLogger(__name__)
+
 Sleep = Callable[[float], Awaitable[None]]
 T = TypeVar("T")
 
 __all__ = ["OpenAIModel", "OpenAIModelError", "display_url"]
 
 
+class _Stalled(Exception):
+    """No event arrived for ``timeout`` seconds."""
+
+
 class OpenAIModel:
     """A model served by an OpenAI-compatible ``/chat/completions`` endpoint.
 
     ``stream=False`` makes ``stream`` fall back to one non-streaming call (for servers without
-    server-sent events). ``max_tokens=None`` sends no limit. ``backoff_base`` is the first retry
+    server-sent events); ``stream_tools=False`` does so only for requests that offer tools.
+    ``max_tokens=None`` sends no limit. ``backoff_base`` is the first retry
     delay in seconds (doubling, capped at ``backoff_max``, plus up to 25 % jitter); ``sleep`` is
     awaited for every delay (tests inject a recorder).
     """
@@ -69,6 +79,7 @@ class OpenAIModel:
         max_retries: int = 3,
         max_tokens: int | None = DEFAULT_MAX_TOKENS,
         stream: bool = True,
+        stream_tools: bool = True,
         retry_read_timeouts: bool = False,
         backoff_base: float = 0.5,
         backoff_max: float = 8.0,
@@ -87,9 +98,9 @@ class OpenAIModel:
         self.backoff_max = backoff_max
         self._sleep = sleep
         self._server = f"model server {display_url(self.base_url)}"
-        self._ssl: ssl.SSLContext | None = None
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
         self._clients = weakref.WeakKeyDictionary()
+        self.stream_tools = stream_tools
 
     def __repr__(self) -> str:
         return f"OpenAIModel(base_url={display_url(self.base_url)!r}, model={self.model!r})"
@@ -107,11 +118,13 @@ class OpenAIModel:
     ) -> AsyncIterator[StreamEvent]:
         """Deltas as the server sends them, then the response. Closing the iterator (or
         cancelling its consumer) closes the HTTP request at once."""
-        if not self.streaming:
-            yield await self.complete(request, signal=signal)
+        if not self.streaming or (request.tools and not self.stream_tools):
+            async for event in self._whole(request, signal):
+                yield event
             return
         body = request_body(self.model, request, max_tokens=self.max_tokens, stream=True)
         response = await self._until_signal(self._send(body, stream=True), signal)
+        refused = False
         try:
             if not response.headers.get("content-type", "").startswith("text/event-stream"):
                 await response.aread()  # a server that ignores "stream": one whole answer
@@ -121,12 +134,46 @@ class OpenAIModel:
                 yield whole
                 return
             assembler, decoder = StreamAssembler(), SseDecoder()
-            async for payload in self._payloads(response, decoder, signal):
-                for delta in self._feed(assembler, payload):
-                    yield delta
-            yield self._finish(assembler)
+            received = False
+            try:
+                async for payload in self._payloads(response, decoder, signal):
+                    received = True
+                    for delta in self._feed(assembler, payload):
+                        yield delta
+            except _Stalled:
+                if received or not request.tools:
+                    raise self._stalled(received) from None
+            refused = not received and bool(request.tools)
+            if not refused:
+                yield self._finish(assembler)
         finally:
             await response.aclose()
+        if refused:
+            self._stop_streaming_tools()
+            async for event in self._whole(request, signal):
+                yield event
+
+    async def _whole(
+        self, request: ModelRequest, signal: CancelSignal
+    ) -> AsyncIterator[StreamEvent]:
+        """One non-streaming call as a stream: its text as one delta, then the response."""
+        response = await self.complete(request, signal=signal)
+        if response.text:
+            yield TextDelta(response.text)
+        yield response
+
+    def _stop_streaming_tools(self) -> None:
+        """The server accepted a streamed request with tools and then sent no event (the
+        stream ended or stalled): some servers cannot stream tool calls (llama-cpp-python's
+        chatml-function-calling fails after the headers and keeps the stream open with
+        pings). Nothing was generated, so the call is made again without streaming, and so
+        are later calls of this model that offer tools."""
+        self.stream_tools = False
+        log.warning(
+            "%s sent no event for a streamed request with tools: such requests are no longer "
+            "streamed (set stream_tools = false in [plugins.openai] to skip the attempt)",
+            self._server,
+        )
 
     async def aclose(self) -> None:
         """Close the connection pool of the running event loop; forget pools of ended loops."""
@@ -141,24 +188,36 @@ class OpenAIModel:
     async def _payloads(
         self, response: httpx.Response, decoder: SseDecoder, signal: CancelSignal
     ) -> AsyncIterator[str]:
-        """The event payloads of ``response``; a broken or stalled stream is one error."""
+        """The event payloads of ``response``; a broken or stalled stream is one error.
+
+        A stream stalls when no event arrives for ``timeout`` seconds: comments do not count,
+        since some servers keep a failed stream open with ``: ping`` lines.
+        """
+        clock = asyncio.get_running_loop().time
+        last = clock()
         try:
             async for line in response.aiter_lines():
                 self._raise_if_cancelled(signal)
                 payload = decoder.feed(line)
                 if payload is not None:
+                    last = clock()
                     yield payload
-        except httpx.TimeoutException:
-            raise OpenAIModelError(
-                "MODEL_UNAVAILABLE",
-                f"{self._server} sent nothing for {self.timeout:g}s in the middle of an answer",
-            ) from None
+                elif clock() - last > self.timeout:
+                    raise _Stalled
+        except (httpx.TimeoutException, _Stalled):
+            raise _Stalled from None
         except httpx.TransportError as error:
             why = f"the stream broke off: {describe_transport_error(error)}"
             raise self._bad_stream(why) from None
         tail = decoder.flush()
         if tail is not None:
             yield tail
+
+    def _stalled(self, begun: bool) -> OpenAIModelError:
+        where = "in the middle of an answer" if begun else "after accepting the request"
+        return OpenAIModelError(
+            "MODEL_UNAVAILABLE", f"{self._server} sent nothing for {self.timeout:g}s {where}"
+        )
 
     def _feed(self, assembler: StreamAssembler, payload: str) -> list[Any]:
         try:
@@ -216,7 +275,7 @@ class OpenAIModel:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None or client.is_closed:
-            client = httpx.AsyncClient(timeout=self.timeout, verify=self._ssl_context())
+            client = httpx.AsyncClient(timeout=self.timeout, verify=_ssl_context())
             self._clients[loop] = client
         return client
 
@@ -283,12 +342,6 @@ class OpenAIModel:
             response.headers
         )
 
-    def _ssl_context(self) -> ssl.SSLContext:
-        """httpx's default TLS context, built once: building it costs tens of milliseconds."""
-        if self._ssl is None:
-            self._ssl = httpx.create_ssl_context()
-        return self._ssl
-
     def retry_delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait after failed attempt ``attempt`` (1-based): the server's
         ``Retry-After`` when it gave a usable one, else exponential backoff with jitter."""
@@ -316,3 +369,10 @@ class OpenAIModel:
         else:
             message = f"{self._server} rejected the API key ({status})" + detail_suffix(response)
         return OpenAIModelError("MODEL_AUTH", message)
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's default TLS context, built once per process: building one costs tens of
+    milliseconds, and every model of a host can share it."""
+    return httpx.create_ssl_context()

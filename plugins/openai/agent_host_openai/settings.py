@@ -26,6 +26,7 @@ class Settings:
     max_retries: int
     max_tokens: int | None
     stream: bool
+    stream_tools: bool
     retry_read_timeouts: bool
 
     def build(self) -> OpenAIModel:
@@ -41,5 +42,6 @@ class Settings:
             max_retries=self.max_retries,
             max_tokens=self.max_tokens,
             stream=self.stream,
+            stream_tools=self.stream_tools,
             retry_read_timeouts=self.retry_read_timeouts,
         )

@@ -12,6 +12,7 @@ import contextlib
 import json
 import re
 import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -23,7 +24,8 @@ from typing import Any
 ENV_VARS = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "AGENT_HOST_MODEL", "MY_KEY")
 
 REJECT_STATUS = 500
-"""The status answered to a body ``validate_chat`` refuses (llama.cpp answers 500 to these)."""
+"""The status answered to a body ``validate_chat`` refuses (llama-cpp-python's server answers
+500 to these, with the request-validation errors as the message)."""
 
 WAIT_STEP = 0.05
 """The longest single sleep of a delay or a pace: a stop or a departed client is seen soon."""
@@ -80,9 +82,15 @@ class Recorded:
 
 
 def rejection_body(message: str) -> dict[str, Any]:
-    """The JSON body answered with ``REJECT_STATUS`` to a body ``validate_chat`` refuses."""
+    """The JSON body answered with ``REJECT_STATUS`` to a body ``validate_chat`` refuses, in
+    the shape llama-cpp-python's server sends (``"N validation errors: …"``)."""
     return {
-        "error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}
+        "error": {
+            "message": f"1 validation error:\n  {message}",
+            "type": "internal_server_error",
+            "param": None,
+            "code": None,
+        }
     }
 
 
@@ -269,6 +277,11 @@ class _LoopbackServer(ThreadingHTTPServer):
         with self._lock:
             self._open.discard(request)
         super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that drops an idle keep-alive connection is no error worth printing."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
     def hang_up(self) -> None:
         """Close every open connection, so idle keep-alive handlers end too."""

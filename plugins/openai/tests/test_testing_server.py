@@ -76,8 +76,13 @@ def test_a_malformed_conversation_is_refused_and_recorded(server, messages, reas
     response = post(server, messages)
 
     assert response.status_code == REJECT_STATUS == 500
-    assert response.json() == {
-        "error": {"message": reason, "type": "invalid_request_error", "param": None, "code": None}
+    assert response.json() == {  # as llama-cpp-python's server answers
+        "error": {
+            "message": f"1 validation error:\n  {reason}",
+            "type": "internal_server_error",
+            "param": None,
+            "code": None,
+        }
     }
     assert response.json() == rejection_body(reason)
     [recorded] = server.requests
