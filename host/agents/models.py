@@ -45,13 +45,18 @@ class Usage:
 
 @attrs.frozen
 class ModelRequest:
-    """One model call: who asks (``agent_id``, ``label``), the prompt, the messages, the tools."""
+    """One model call: who asks (``agent_id``, ``label``), the prompt, the messages, the tools.
+
+    ``max_tokens``, when set, bounds this call's answer (a model applies the smaller of it and
+    its own configured limit).
+    """
 
     agent_id: str
     label: str | None
     system_prompt: str
     messages: tuple[MessageEvent, ...]
     tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int | None = None
 
     def last_user_message(self) -> MessageEvent | None:
         """The most recent user-role message, or None."""

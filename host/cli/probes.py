@@ -5,7 +5,11 @@
   stream ended with its response. A model without ``stream`` fails it.
 * ``tools``: a tool-call round trip with one ``add`` tool (integers ``a`` and ``b``): ok when
   the model asks for ``add`` with integer arguments, and, given the sum as a ``tool``
-  message, answers with text.
+  message, answers with text. Both calls go the way an agent's do: streamed when the model
+  streams.
+
+Every request asks for a short answer (``max_tokens``), so a model that rambles cannot keep
+the check waiting for minutes.
 
 Each probe is a function of the model returning the answer's text or raising ``ProbeFailed``;
 ``run`` times one and turns any failure into its one-line message.
@@ -33,6 +37,9 @@ LABEL = "models-check"
 
 ANSWER_CHARACTERS = 60
 """How much of an answer a result line shows."""
+
+MAX_TOKENS = 96
+"""The longest answer a probe asks for."""
 
 PLAIN_PROMPT = "Reply with a short greeting of at most five words."
 TOOLS_PROMPT = "Use the add tool to add 17 and 25, then tell me the sum in one short sentence."
@@ -74,7 +81,9 @@ def request(
 ) -> ModelRequest:
     """A probe's request: the user's ``prompt``, then the messages ``after`` it."""
     messages = (MessageEvent(role="user", content=prompt), *after)
-    return ModelRequest(LABEL, LABEL, "You are being tested. Be brief.", messages, tools)
+    return ModelRequest(
+        LABEL, LABEL, "You are being tested. Be brief.", messages, tools, max_tokens=MAX_TOKENS
+    )
 
 
 def _text_of(response: ModelResponse, what: str) -> str:
@@ -109,16 +118,26 @@ async def stream(model: Model) -> str:
     raise ProbeFailed(f"the stream ended after {deltas} text delta(s) without its response")
 
 
+async def _ask(model: Model, asked: ModelRequest) -> ModelResponse:
+    """The model's response to ``asked``, through ``stream`` when the model streams."""
+    if not streams(model):
+        return await model.complete(asked, signal=CancelSignal())
+    events = model.stream(asked, signal=CancelSignal())  # type: ignore[attr-defined]
+    async with contextlib.aclosing(events):
+        async for event in events:
+            if isinstance(event, ModelResponse):
+                return event
+    raise ProbeFailed("the stream ended without its response")
+
+
 async def tools(model: Model) -> str:
     """Offer ``add``, answer its call with the sum, return the model's final text."""
-    asked = await model.complete(request(TOOLS_PROMPT, tools=(ADD,)), signal=CancelSignal())
+    asked = await _ask(model, request(TOOLS_PROMPT, tools=(ADD,)))
     results = [_add_result(call) for call in asked.tool_calls]
     if not any(not result.is_error for result in results):
         raise ProbeFailed(_no_add_call(asked))
     turn = MessageEvent(role="assistant", content=asked.text, tool_calls=asked.tool_calls)
-    answer = await model.complete(
-        request(TOOLS_PROMPT, tools=(ADD,), after=(turn, *results)), signal=CancelSignal()
-    )
+    answer = await _ask(model, request(TOOLS_PROMPT, tools=(ADD,), after=(turn, *results)))
     return _text_of(answer, "the answer after the tool result")
 
 

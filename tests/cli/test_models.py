@@ -71,6 +71,8 @@ def test_check_probes_the_default_model_over_http(tmp_path, server):
     )
     streamed, asked, answered = server.bodies()[1:]
     assert streamed["stream"] is True
+    assert asked["stream"] is True  # the round trip goes the way an agent's calls go
+    assert [body["max_tokens"] for body in server.bodies()] == [96] * 4  # short answers only
     assert [tool["function"]["name"] for tool in asked["tools"]] == ["add"]
     assert answered["messages"][-1] == {"role": "tool", "tool_call_id": "call_7", "content": "42"}
     assert all(request.rejected is None for request in server.requests)

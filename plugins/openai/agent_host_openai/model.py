@@ -109,7 +109,7 @@ class OpenAIModel:
 
     async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
         """Answer ``request``; setting ``signal`` abandons the HTTP call (code ``CANCELLED``)."""
-        body = request_body(self.model, request, max_tokens=self.max_tokens)
+        body = request_body(self.model, request, max_tokens=self._limit(request))
         response = await self._until_signal(self._send(body, stream=False), signal)
         return self._parse(response)
 
@@ -122,7 +122,7 @@ class OpenAIModel:
             async for event in self._whole(request, signal):
                 yield event
             return
-        body = request_body(self.model, request, max_tokens=self.max_tokens, stream=True)
+        body = request_body(self.model, request, max_tokens=self._limit(request), stream=True)
         response = await self._until_signal(self._send(body, stream=True), signal)
         refused = False
         try:
@@ -152,6 +152,11 @@ class OpenAIModel:
             self._stop_streaming_tools()
             async for event in self._whole(request, signal):
                 yield event
+
+    def _limit(self, request: ModelRequest) -> int | None:
+        """The ``max_tokens`` to send: the smaller of the request's and this model's."""
+        limits = [n for n in (request.max_tokens, self.max_tokens) if n is not None]
+        return min(limits) if limits else None
 
     async def _whole(
         self, request: ModelRequest, signal: CancelSignal

@@ -353,3 +353,13 @@ async def test_an_interrupted_agent_keeps_the_partial_text(make_host, server):
     assert streamed.startswith("w0 w1 w2 w3")
     assert [b.stop_reason for b in bodies if isinstance(b, TurnEnd)] == ["interrupted"]
     await host.aclose()
+
+
+async def test_a_request_limit_below_the_model_limit_wins(server):
+    server.reply(completion("a"), Stream(stream_chunks("b")), completion("c"))
+    model = make_model(server.url, max_tokens=100)
+    hi = (MessageEvent(role="user", content="hi"),)
+    await model.complete(ModelRequest("a", None, "", hi, max_tokens=20), signal=CancelSignal())
+    await collect(model, ModelRequest("a", None, "", hi, max_tokens=20))
+    await model.complete(ModelRequest("a", None, "", hi, max_tokens=500), signal=CancelSignal())
+    assert [body["max_tokens"] for body in server.bodies()] == [20, 20, 100]
