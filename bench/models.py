@@ -14,11 +14,10 @@ by round, each with its baseline from the same run:
   non-streaming reply that the server holds back for the same total (tokens × pace), timed
   from calling ``complete`` to its return.
 * **pooling**: ``--calls`` sequential ``complete`` calls (a short reply, no delay) on one
-  ``OpenAIModel``, closed with ``aclose`` after the last call. Baselines: the same calls with
-  a new ``OpenAIModel`` per call (``aclose`` after each: a new client, TLS context and TCP
-  connection per call), and with one model whose pool is closed after each call (a new client
-  and connection per call, the TLS context kept: what the plugin did before pooling). The
-  server counts the TCP connections of each variant.
+  ``OpenAIModel``, closed with ``aclose`` after the last call. Baseline: the same calls with
+  the model's pool closed after each call, i.e. a new client and TCP connection per call —
+  what the plugin did before pooling. The server runs in a child process here, so its thread
+  does not share the client's interpreter lock, and counts the connections of each variant.
 
 Prints min and median over the rounds and the ratios of the medians.
 """
@@ -27,15 +26,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import platform
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Awaitable, Callable
-from functools import partial
 from pathlib import Path
-
-import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -87,19 +85,37 @@ async def whole_reply(model: OpenAIModel) -> float:
     return time.perf_counter() - start
 
 
-async def in_a_row(server: FakeServer, calls: int, *, new_each: bool, close_each: bool) -> float:
-    """Seconds for ``calls`` sequential calls: on one model or (``new_each``) a new model per
-    call, its pool closed after each call (``close_each``) or only after the last."""
+async def in_a_row(url: str, calls: int, *, close_each: bool) -> float:
+    """Seconds for ``calls`` sequential calls on one model, its pool closed after each call
+    (``close_each``) or only after the last."""
+    model = OpenAIModel(base_url=url, model="bench", max_retries=0)
     start = time.perf_counter()
-    model = new_model(server)
-    for index in range(calls):
-        if new_each and index:
-            model = new_model(server)
+    for _ in range(calls):
         await model.complete(REQUEST, signal=CancelSignal())
         if close_each:
             await model.aclose()
     await model.aclose()
     return time.perf_counter() - start
+
+
+SERVER_PROCESS = """
+import ssl, sys
+from agent_host_openai.testing import FakeServer, completion
+tls = None
+if len(sys.argv) > 2:
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(sys.argv[2], sys.argv[3])
+server = FakeServer(tls=tls)
+server.reply(*[completion("ok")] * int(sys.argv[1]))
+server.start()
+print(server.url, flush=True)
+sys.stdin.read()
+print(server.connections, flush=True)
+server.stop()
+"""
+"""A loopback server in a child process: answers ``argv[1]`` calls (over TLS with the
+certificate and key files ``argv[2:4]``), prints its URL, and when its standard input
+closes, the number of connections it accepted."""
 
 
 def summary(label: str, seconds: list[float]) -> tuple[float, float]:
@@ -138,42 +154,50 @@ async def bench_first_text(server: FakeServer, rounds: int, tokens: int, pace: f
     ratio("first text / non-streaming reply", first, whole)
 
 
-async def bench_pooling(server: FakeServer, rounds: int, calls: int) -> None:
-    """Sequential calls on one pooled model against a fresh model or client per call."""
-    variants: dict[str, Callable[[FakeServer, int], Awaitable[float]]] = {
-        "one pooled model": partial(in_a_row, new_each=False, close_each=False),
-        "a new model per call (baseline)": partial(in_a_row, new_each=True, close_each=True),
-        "one model, pool closed per call": partial(in_a_row, new_each=False, close_each=True),
-    }
+async def bench_pooling(rounds: int, calls: int, tls: tuple[str, str] | None) -> None:
+    """Sequential calls on one pooled model against a new client per call."""
+    variants = {"one pooled model": False, "a new client per call (baseline)": True}
     times: dict[str, list[float]] = {name: [] for name in variants}
-    connections: dict[str, int] = {}
+    connections: dict[str, str] = {}
     for _ in range(rounds):
-        for name, run in variants.items():
-            server.reply(*[completion("ok")] * calls)
-            before = server.connections
-            times[name].append(await run(server, calls))
-            connections[name] = server.connections - before
-    print(f"pooling: {calls} sequential calls, {rounds} rounds (per call)")
-    per_call = {
-        name: summary(f"{name} [{connections[name]} conn]", [t / calls for t in seconds])
+        for name, close_each in variants.items():
+            with subprocess.Popen(
+                [sys.executable, "-c", SERVER_PROCESS, str(calls), *(tls or ())],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            ) as server:
+                assert server.stdin is not None and server.stdout is not None
+                url = server.stdout.readline().strip()
+                times[name].append(await in_a_row(url, calls, close_each=close_each))
+                server.stdin.close()
+                connections[name] = server.stdout.readline().strip()
+    over = "HTTPS" if tls else "plain HTTP"
+    print(f"pooling over {over}: {calls} sequential calls, {rounds} rounds (per call)")
+    pooled, fresh = (
+        summary(f"{name} [{connections[name]} conn]", [t / calls for t in seconds])
         for name, seconds in times.items()
-    }
-    base = per_call.pop("one pooled model")
-    for name, figures in per_call.items():
-        ratio(f"speed-up of pooling over {name}", figures, base)
-    tls = [timed_tls_context() for _ in range(rounds)]
-    summary("httpx.create_ssl_context() (one per model)", tls)
+    )
+    ratio("speed-up of pooling over a new client per call", fresh, pooled)
 
 
-def timed_tls_context() -> float:
-    """Seconds ``httpx.create_ssl_context`` takes (each new ``OpenAIModel`` builds one)."""
-    start = time.perf_counter()
-    httpx.create_ssl_context()
-    return time.perf_counter() - start
+def loopback_certificate(directory: Path) -> tuple[str, str]:
+    """A self-signed certificate and key for 127.0.0.1 (made by ``openssl``), which this
+    process then trusts (``SSL_CERT_FILE``, read by httpx when it builds its TLS context)."""
+    cert, key = str(directory / "cert.pem"), str(directory / "key.pem")
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", key, "-out", cert],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    os.environ["SSL_CERT_FILE"] = cert
+    return cert, key
 
 
 async def main() -> None:
-    """Parse the options and run both measurements against one server."""
+    """Parse the options and run the measurements."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tokens", type=int, default=500)
@@ -183,11 +207,14 @@ async def main() -> None:
     print(f"python {platform.python_version()}, loopback FakeServer")
     server = FakeServer()
     server.start()
-    try:
-        await bench_first_text(server, args.rounds, args.tokens, args.pace_ms / 1e3)
-        await bench_pooling(server, args.rounds, args.calls)
-    finally:
-        server.stop()
+    with tempfile.TemporaryDirectory() as directory:
+        tls = loopback_certificate(Path(directory))  # before any model builds a TLS context
+        try:
+            await bench_first_text(server, args.rounds, args.tokens, args.pace_ms / 1e3)
+            await bench_pooling(args.rounds, args.calls, None)
+            await bench_pooling(args.rounds, args.calls, tls)
+        finally:
+            server.stop()
     rejected = [request.rejected for request in server.requests if request.rejected]
     assert not rejected, f"the server refused requests: {rejected[:1]}"
 

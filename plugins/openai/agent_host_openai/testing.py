@@ -12,6 +12,7 @@ import contextlib
 import json
 import re
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -296,23 +297,27 @@ class FakeServer:
     """Answers ``POST`` requests with the scripted replies, in order; records every request.
 
     With ``strict`` (the default) a ``…/chat/completions`` body ``validate_chat`` refuses is
-    answered ``REJECT_STATUS`` with ``rejection_body`` and uses no scripted reply.
+    answered ``REJECT_STATUS`` with ``rejection_body`` and uses no scripted reply. With ``tls``
+    (a server-side context holding a certificate for 127.0.0.1) it speaks HTTPS.
     """
 
-    def __init__(self, *, strict: bool = True) -> None:
+    def __init__(self, *, strict: bool = True, tls: ssl.SSLContext | None = None) -> None:
         self.strict = strict
+        self.scheme = "https" if tls else "http"
         self.replies: deque[Reply | Stream] = deque()
         self.requests: list[Recorded] = []
         self.stopping = threading.Event()
         self._http = _LoopbackServer(self._handler())
+        if tls is not None:
+            self._http.socket = tls.wrap_socket(self._http.socket, server_side=True)
         self._thread = threading.Thread(
             target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
 
     @property
     def root(self) -> str:
-        """The server's origin, ``http://127.0.0.1:<port>``."""
-        return f"http://127.0.0.1:{self._http.server_address[1]}"
+        """The server's origin, ``http://127.0.0.1:<port>`` (``https`` with ``tls``)."""
+        return f"{self.scheme}://127.0.0.1:{self._http.server_address[1]}"
 
     @property
     def url(self) -> str:
