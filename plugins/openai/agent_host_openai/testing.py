@@ -264,19 +264,19 @@ class _LoopbackServer(ThreadingHTTPServer):
     def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
         super().__init__(("127.0.0.1", 0), handler)
         self.connections = 0
-        self._open: set[socket.socket] = set()
-        self._lock = threading.Lock()
+        self.open: set[socket.socket] = set()
+        self.lock = threading.Lock()
 
     def get_request(self) -> tuple[socket.socket, Any]:
         connection, address = super().get_request()
-        with self._lock:
+        with self.lock:
             self.connections += 1
-            self._open.add(connection)
+            self.open.add(connection)
         return connection, address
 
     def shutdown_request(self, request: Any) -> None:
-        with self._lock:
-            self._open.discard(request)
+        with self.lock:
+            self.open.discard(request)
         super().shutdown_request(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -286,8 +286,8 @@ class _LoopbackServer(ThreadingHTTPServer):
 
     def hang_up(self) -> None:
         """Close every open connection, so idle keep-alive handlers end too."""
-        with self._lock:
-            connections = list(self._open)
+        with self.lock:
+            connections = list(self.open)
         for connection in connections:
             with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
@@ -328,6 +328,12 @@ class FakeServer:
     def connections(self) -> int:
         """How many TCP connections the server has accepted."""
         return self._http.connections
+
+    @property
+    def open_connections(self) -> int:
+        """How many accepted connections are still open (a client's pool keeps them)."""
+        with self._http.lock:
+            return len(self._http.open)
 
     def reply(self, *replies: Reply | Stream | dict[str, Any]) -> None:
         """Queue replies; a dict is a 200 with that JSON body."""

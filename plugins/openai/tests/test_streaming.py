@@ -363,3 +363,70 @@ async def test_a_request_limit_below_the_model_limit_wins(server):
     await collect(model, ModelRequest("a", None, "", hi, max_tokens=20))
     await model.complete(ModelRequest("a", None, "", hi, max_tokens=500), signal=CancelSignal())
     assert [body["max_tokens"] for body in server.bodies()] == [20, 20, 100]
+
+
+# -- in a host -------------------------------------------------------------------------------
+
+
+def openai_host(make_host, server):
+    import agent_host_openai
+
+    table = {"base_url": server.url, "model": "m"}
+    return make_host(("openai", agent_host_openai), config={"plugins": {"openai": table}})
+
+
+async def wait_for(condition):
+    for _ in range(500):
+        if condition():
+            return True
+        await asyncio.sleep(0.01)
+    return False
+
+
+async def test_the_pool_is_kept_across_turns_and_closed_with_the_host(make_host, server):
+    server.reply(Stream(stream_chunks("one")), Stream(stream_chunks("two")))
+    host = openai_host(make_host, server)
+    agent = await host.services.agents.create(label="user")
+    for text in ("first", "second"):
+        agent.followup(text)
+        await agent.wait_idle()
+    assert [m.content for m in agent.session.model_messages() if m.role == "assistant"] == [
+        "one",
+        "two",
+    ]
+    assert (server.connections, server.open_connections) == (1, 1)
+    await host.aclose()
+    assert await wait_for(lambda: server.open_connections == 0)
+
+
+async def test_reloading_the_plugin_closes_the_old_models_pool(make_host, server):
+    server.reply(Stream(stream_chunks("one")))
+    host = openai_host(make_host, server)
+    agent = await host.services.agents.create(label="user")
+    agent.followup("hi")
+    await agent.wait_idle()
+    assert server.open_connections == 1
+    assert host.reload("openai").ok
+    assert await wait_for(lambda: server.open_connections == 0)
+    await host.aclose()
+
+
+async def test_a_stream_cut_mid_tool_call_ends_the_turn_with_no_partial_call(make_host, server):
+    chunks = stream_chunks("Let me", [CALL], "tool_calls")
+    server.reply(Stream(chunks[:-2], done=False, cut=True))  # cut inside the call's arguments
+    host = openai_host(make_host, server)
+    agent = await host.services.agents.create(label="user")
+    agent.followup("echo ping")
+    await agent.wait_idle()
+
+    bodies = [e.body for e in agent.session.events]
+    [end] = [b for b in bodies if isinstance(b, TurnEnd)]
+    assert end.stop_reason == "error"
+    assert end.error.startswith(
+        f"model server {server.url} sent a bad stream: the stream broke off"
+    )
+    assert [b for b in bodies if isinstance(b, MessageEvent) and b.role == "assistant"] == []
+    persistence = host.services.session_persistence
+    await host.aclose()
+    stored = await persistence.inspect(agent.id)  # the log as a later host reads it
+    assert [type(e.body).__name__ for e in stored.events] == [type(b).__name__ for b in bodies]
