@@ -230,6 +230,8 @@ class Driver:
             response = await agent.model.complete(request, signal=self._signal)
             self._emit(response)
             return response
+        except _ModelFailed:
+            raise
         except Exception as error:
             if self._signal.is_set():  # the model honoured the signal: this is the interrupt
                 raise asyncio.CancelledError from error

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from host.agents import AgentRegistry, ModelRegistry, ModelRequest, ScriptedModel, call, say
 from host.agents.models import ModelResponse, StreamEvent, TextDelta, ToolCallDelta, streams
 from host.cancel import CancelSignal
-from host.sessions.model import MessageEvent
+from host.sessions.model import MessageEvent, TurnEnd
 from tests.agents.helpers import bodies, stop_reasons
 
 
@@ -96,6 +96,30 @@ async def test_an_interrupt_mid_stream_keeps_the_text_so_far(
     assert assistant_texts(agent) == ["Half an answer"]
     assert stop_reasons(agent) == ["interrupted"]
     assert agent.last_answer == "Half an answer"
+
+
+class Unfinished(HeldStream):
+    """A stream that ends after its deltas without the response."""
+
+    async def stream(
+        self, request: ModelRequest, *, signal: CancelSignal
+    ) -> AsyncIterator[StreamEvent]:
+        yield TextDelta("Half")
+
+
+async def test_a_stream_without_its_response_ends_the_turn_with_one_error(
+    agents: AgentRegistry, models: ModelRegistry
+) -> None:
+    models.register("unfinished", Unfinished(), owner="test")  # type: ignore[arg-type]
+    agent = await agents.create(label="w", model="unfinished")
+    agent.followup("go")
+    await agent.wait_idle()
+    [end] = bodies(agent, TurnEnd)
+    assert (end.stop_reason, end.error) == (
+        "error",
+        "model failed: its stream ended without a response",
+    )
+    assert assistant_texts(agent) == []
 
 
 async def test_a_model_that_switches_streaming_off_is_called_whole(
