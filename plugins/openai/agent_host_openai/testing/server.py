@@ -1,16 +1,9 @@
-"""A real OpenAI-compatible HTTP server on loopback for tests: scripted replies, recorded requests.
-
-Shipped with the plugin so deployments and plugin authors can test against it keylessly. Like a
-real server it refuses malformed chat-completions bodies (``validate_chat``), keeps connections
-alive (``FakeServer.connections`` counts them) and can stream server-sent events (``Stream``,
-built with ``stream_chunks``).
-"""
+"""``FakeServer``: a real HTTP/1.1 server on loopback answering scripted replies and streams."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import re
 import socket
 import ssl
 import sys
@@ -22,19 +15,14 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-ENV_VARS = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "AGENT_HOST_MODEL", "MY_KEY")
+from agent_host_openai.testing.bodies import sse
+from agent_host_openai.testing.strict import REJECT_STATUS, rejection_body, validate_chat
 
-REJECT_STATUS = 500
-"""The status answered to a body ``validate_chat`` refuses (llama-cpp-python's server answers
-500 to these, with the request-validation errors as the message)."""
+ENV_VARS = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "AGENT_HOST_MODEL", "MY_KEY")
+"""The environment variables a test of the plugin clears first."""
 
 WAIT_STEP = 0.05
 """The longest single sleep of a delay or a pace: a stop or a departed client is seen soon."""
-
-ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
-"""The message roles a chat-completions body may use."""
-
-_MISSING = object()
 
 
 @dataclass
@@ -80,182 +68,6 @@ class Recorded:
     rejected: str | None = None
     client_gone: bool = False
     finished: threading.Event = field(default_factory=threading.Event, compare=False, repr=False)
-
-
-def rejection_body(message: str) -> dict[str, Any]:
-    """The JSON body answered with ``REJECT_STATUS`` to a body ``validate_chat`` refuses, in
-    the shape llama-cpp-python's server sends (``"N validation errors: …"``)."""
-    return {
-        "error": {
-            "message": f"1 validation error:\n  {message}",
-            "type": "internal_server_error",
-            "param": None,
-            "code": None,
-        }
-    }
-
-
-def validate_chat(body: Any) -> str | None:
-    """Why a strict server refuses this ``POST /chat/completions`` body, or None if it is fine.
-
-    Every message needs a known role and string ``content`` — an assistant message with
-    ``tool_calls`` too (llama.cpp fails on a null one); a ``tool`` message's ``tool_call_id``
-    must name a tool call of an earlier assistant message. ``tools`` without ``tool_choice``
-    pass (llama.cpp then treats the choice as ``none``).
-    """
-    if not isinstance(body, dict):
-        return "the body is not a JSON object"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "messages: expected a non-empty list"
-    call_ids: set[str] = set()
-    for index, message in enumerate(messages):
-        problem = _message_problem(message, call_ids)
-        if problem is not None:
-            return f"messages[{index}]{problem}"
-    return None
-
-
-def _message_problem(message: Any, call_ids: set[str]) -> str | None:
-    """What is wrong with one message (the text after ``messages[i]``); adds its call ids."""
-    if not isinstance(message, dict):
-        return ": expected an object"
-    role = message.get("role")
-    if role not in ROLES:
-        return f".role: unknown role {json.dumps(role)}"
-    content = message.get("content", _MISSING)
-    calls = message.get("tool_calls")
-    if role == "assistant" and calls is not None:
-        problem = _tool_calls_problem(calls, call_ids)
-        if problem is not None:
-            return problem
-        if not isinstance(content, str):
-            return f".content: {_kind(content)} in an assistant message with tool_calls"
-    if not isinstance(content, str):
-        return f".content: expected a string, got {_kind(content)}"
-    if role == "tool":
-        call_id = message.get("tool_call_id")
-        if not isinstance(call_id, str) or call_id not in call_ids:
-            return f".tool_call_id: {json.dumps(call_id)} answers no earlier assistant tool call"
-    return None
-
-
-def _tool_calls_problem(calls: Any, call_ids: set[str]) -> str | None:
-    """What is wrong with an assistant's ``tool_calls``; adds their ids to ``call_ids``."""
-    if not isinstance(calls, list) or not calls:
-        return ".tool_calls: expected a non-empty list"
-    for index, call in enumerate(calls):
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict) or not isinstance(call.get("id"), str):
-            return f".tool_calls[{index}]: expected an object with an id and a function"
-        if not isinstance(function.get("name"), str):
-            return f".tool_calls[{index}].function.name: expected a string"
-        if not isinstance(function.get("arguments"), str):
-            return f".tool_calls[{index}].function.arguments: expected a JSON string"
-        call_ids.add(call["id"])
-    return None
-
-
-def _kind(value: Any) -> str:
-    """How a validation message names a value that is not a string."""
-    if value is _MISSING:
-        return "missing"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return "a list" if isinstance(value, list) else "an object"
-
-
-def completion(
-    text: str | None = "",
-    tool_calls: list[dict[str, Any]] | None = None,
-    finish_reason: str | None = "stop",
-    usage: dict[str, int] | None = None,
-) -> dict[str, Any]:
-    """A chat-completions response body."""
-    message: dict[str, Any] = {"role": "assistant", "content": text}
-    if tool_calls is not None:
-        message["tool_calls"] = tool_calls
-    body: dict[str, Any] = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "model": "test-model",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
-    }
-    if usage is not None:
-        body["usage"] = usage
-    return body
-
-
-def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
-    """One OpenAI ``tool_calls`` entry (arguments as the raw string the server sends)."""
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-
-
-def stream_chunks(
-    text: str = "",
-    tool_calls: list[dict[str, Any]] | None = None,
-    finish_reason: str | None = "stop",
-    usage: dict[str, int] | None = None,
-    pieces: int | None = None,
-) -> list[dict[str, Any]]:
-    """The ``chat.completion.chunk`` objects OpenAI and llama.cpp stream for one answer.
-
-    The role first (with empty content), then ``text`` in ``pieces`` parts (by default one per
-    word, each with the white space before it), then each tool call (``tool_call`` entries):
-    its id and name, then its arguments in up to three fragments; then an empty delta with
-    ``finish_reason``; then, when ``usage`` is given, a chunk with no choices and the usage.
-    """
-    chunks = [_chunk({"role": "assistant", "content": ""})]
-    chunks.extend(_chunk({"content": part}) for part in _split_text(text, pieces))
-    for index, call in enumerate(tool_calls or ()):
-        function = call["function"]
-        opening = {"name": function["name"], "arguments": ""}
-        first = {"index": index, "id": call["id"], "type": "function", "function": opening}
-        chunks.append(_chunk({"tool_calls": [first]}))
-        chunks.extend(
-            _chunk({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
-            for fragment in _split_even(function["arguments"], 3)
-        )
-    chunks.append(_chunk({}, finish_reason))
-    if usage is not None:
-        chunks.append({**_chunk({}), "choices": [], "usage": usage})
-    return chunks
-
-
-def text_tokens(count: int) -> str:
-    """A reply text of ``count`` words (``stream_chunks`` streams one word per chunk)."""
-    return " ".join(f"w{index}" for index in range(count))
-
-
-def sse(chunk: dict[str, Any]) -> str:
-    """One server-sent event carrying ``chunk`` as JSON: ``data: <json>\\n\\n``."""
-    return f"data: {json.dumps(chunk)}\n\n"
-
-
-def _chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "model": "test-model",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
-    }
-
-
-def _split_text(text: str, pieces: int | None) -> list[str]:
-    """``text`` in ``pieces`` near-equal parts, or one part per word with its leading space."""
-    if pieces is not None:
-        return _split_even(text, pieces)
-    return re.findall(r"\s*\S+|\s+$", text)
-
-
-def _split_even(text: str, pieces: int) -> list[str]:
-    """``text`` cut into at most ``pieces`` non-empty parts of near-equal length."""
-    size = -(-len(text) // max(pieces, 1))
-    return [text[start : start + size] for start in range(0, len(text), size)] if text else []
 
 
 class _LoopbackServer(ThreadingHTTPServer):
