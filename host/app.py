@@ -77,11 +77,11 @@ class Host:
 
     def start(self) -> Host:
         """Activate every plugin whose requirements are met; warn about unknown names."""
-        known = list(self.plugins.records)
+        self.plugins.reconcile()
+        known = list(self.plugins.records)  # sub-plugins included: they exist once active
         self.warnings += self.plugins.selection.unknown_names(known)
         unknown_tables = sorted(set(self.plugins.config_tables) - set(known))
         self.warnings += [f'config for unknown plugin "{name}" ignored' for name in unknown_tables]
-        self.plugins.reconcile()
         return self
 
     def close(self) -> None:

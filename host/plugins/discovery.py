@@ -38,6 +38,8 @@ class PluginCandidate:
     distribution: str | None = None
     version: str | None = None
     builtin: bool = False
+    parent: str | None = None
+    """The plugin that contributed this one (``register_plugins``), or None."""
 
 
 def discover(group: str = GROUP) -> list[PluginCandidate]:

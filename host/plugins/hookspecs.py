@@ -6,6 +6,11 @@ can take it all back when the plugin deactivates. Arguments a hook may accept:
 ``register`` (where given), ``ctx`` (the service context), ``config`` (the plugin's structured
 ``Config`` instance, or None), ``scope`` (``activate`` only: record disposers on it).
 
+A sub-plugin registered by ``register_plugins`` as ``NAME`` becomes the plugin
+``<parent>.NAME``: it gets a row, selection (``--no-plugin parent.NAME``), a scope, a
+``[plugins."parent.NAME"]`` table and reload (which calls ``load`` again) exactly like an
+installed plugin, and it goes away when its parent deactivates.
+
 A plugin is a module or object carrying these implementations (marked ``@hookimpl``), a
 ``requires`` tuple of service names that must be present for it to activate, and optionally
 an attrs ``Config`` class filled from ``[plugins.<name>]`` in ``agent-host.toml``.
@@ -49,6 +54,11 @@ def register_tools(register: Any, ctx: Any, config: Any) -> None:
 
 
 @hookspec
+def register_plugins(register: Any, ctx: Any, config: Any) -> None:
+    """Contribute sub-plugins: call ``register(name, load)``; ``load()`` returns the plugin."""
+
+
+@hookspec
 def activate(ctx: Any, scope: Any, config: Any) -> None:
     """Do anything else on activation; record a disposer for it with ``scope.add(disposer)``."""
 
@@ -61,4 +71,5 @@ ACTIVATION_ORDER = (
     "register_profiles",
     "register_tools",
     "activate",
+    "register_plugins",
 )

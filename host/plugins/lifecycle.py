@@ -4,10 +4,14 @@ A plugin activates when every service in its ``requires`` is present and deactiv
 registered disposed, dependents first) when one goes away. Activation is all-or-nothing: if an
 import, a hook or the activation raises, whatever it registered is disposed and the plugin is
 ``failed`` with a one-line error; the host and every other plugin keep working.
+
+Sub-plugins that a plugin registers (``register_plugins``) are added as plugins of their own,
+named ``<parent>.<name>``, and removed when the parent deactivates.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -23,6 +27,9 @@ from host.plugins.record import PluginRecord
 from host.plugins.registrars import Registrars
 from host.plugins.selection import Selection
 from host.services import Services
+
+SUB_PLUGIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
+"""What a sub-plugin's own name (after ``<parent>.``) may be."""
 
 
 def describe_error(error: BaseException) -> str:
@@ -81,7 +88,9 @@ class PluginManager:
             raise ValueError(f'plugin "{candidate.name}" is already loaded')
         record = PluginRecord(candidate)
         self.records[candidate.name] = record
-        reason = self.selection.blocked_reason(candidate.name, builtin=candidate.builtin)
+        reason = self.selection.blocked_reason(  # a sub-plugin is as allowed as its parent
+            candidate.name, builtin=candidate.builtin or candidate.parent is not None
+        )
         if reason is not None:
             record.state, record.error = "blocked", reason
             return record
@@ -186,11 +195,53 @@ class PluginManager:
         self, record: PluginRecord, hook: str, impls: Sequence[pluggy.HookImpl], scope: Scope
     ) -> None:
         available: dict[str, Any] = {"ctx": self.services, "config": record.config, "scope": scope}
-        registrar: Callable[..., Any] | None = self.registrars.for_hook(hook, record, scope)
+        registrar: Callable[..., Any] | None
+        if hook == "register_plugins":
+            registrar = self._sub_plugin_registrar(record, scope)
+        else:
+            registrar = self.registrars.for_hook(hook, record, scope)
         if registrar is not None:
             available["register"] = registrar
         for impl in impls:
             impl.function(**{name: available[name] for name in impl.argnames})
+
+    def _sub_plugin_registrar(
+        self, parent: PluginRecord, scope: Scope
+    ) -> Callable[[str, Callable[[], Any]], None]:
+        """The ``register`` of ``register_plugins``: add ``<parent>.<name>`` as a plugin."""
+
+        def register(name: str, load: Callable[[], Any]) -> None:
+            if not isinstance(name, str) or not SUB_PLUGIN_NAME.fullmatch(name):
+                raise ValueError(f"sub-plugin name {name!r} is not 1-32 of [A-Za-z0-9_-]")
+            if not callable(load):
+                raise TypeError(f"sub-plugin {name!r}: load must be callable, got {load!r}")
+            full = f"{parent.name}.{name}"
+            origin = parent.candidate
+            self.add(
+                PluginCandidate(
+                    name=full,
+                    load=load,
+                    entry_point=f"{origin.entry_point} [{name}]",
+                    distribution=origin.distribution,
+                    version=origin.version,
+                    builtin=origin.builtin,
+                    parent=parent.name,
+                )
+            )
+            scope.add(lambda: self._remove(full))
+            self._dirty = True  # reconcile activates it on its next pass
+
+        return register
+
+    def _remove(self, name: str) -> None:
+        """Take sub-plugin ``name`` out (dependents first) and forget it."""
+        record = self.records.get(name)
+        if record is None:
+            return
+        failed = record.state == "active" and not self._deactivate(record, "inactive")
+        del self.records[name]
+        if failed:
+            raise RuntimeError(f"{name}: {record.error}")
 
     def _unregister(self, name: str) -> None:
         if self._leaving is not None:

@@ -54,6 +54,7 @@ class PluginRecord:
             "version": self.candidate.version,
             "entry_point": self.candidate.entry_point,
             "builtin": self.candidate.builtin,
+            "parent": self.candidate.parent,
             "state": self.state,
             "requires": list(self.requires),
             "uses": list(self.uses),

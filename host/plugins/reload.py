@@ -43,7 +43,10 @@ class ReloadOutcome:
 
 
 def plugin_package(record: PluginRecord) -> str | None:
-    """The top-level package that holds the plugin's code (None for objects given in code)."""
+    """The top-level package that holds the plugin's code (None for objects given in code and
+    for sub-plugins, whose ``load`` is simply called again)."""
+    if record.candidate.parent is not None:
+        return None
     module = record.candidate.entry_point.split(":")[0].strip()
     if record.candidate.builtin:
         return module  # host.builtins.<name>: never the whole host package

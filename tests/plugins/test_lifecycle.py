@@ -60,6 +60,7 @@ def test_discovery_keeps_distribution_and_version(site, unique, tmp_path):
         "version": "2.5.1",
         "entry_point": module,
         "builtin": False,
+        "parent": None,
         "state": "active",
         "requires": [],
         "uses": [],

@@ -1,0 +1,150 @@
+"""Sub-plugins (``register_plugins``): rows, selection, isolation, config, reload, removal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from host import hookimpl
+from host.tools import Tool, ToolExec, tool
+
+
+@attrs.frozen
+class NoArgs:
+    pass
+
+
+def tool_named(name: str) -> Tool:
+    @tool(name, f"The {name} tool.", NoArgs)
+    async def run(args: NoArgs, exec: ToolExec) -> str:
+        return name
+
+    return run
+
+
+class Part:
+    """A sub-plugin registering one tool; records its disposal."""
+
+    @attrs.frozen
+    class Config:
+        greeting: str = "hello"
+
+    def __init__(self, name: str, log: list[str]) -> None:
+        self.name, self.log = name, log
+
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        register(tool_named(f"{self.name}_tool"))
+
+    @hookimpl
+    def activate(self, scope: Any, config: Any) -> None:
+        self.log.append(f"{self.name} up ({config.greeting})")
+        scope.add(lambda: self.log.append(f"{self.name} down"))
+
+
+class Parent:
+    """Registers a sub-plugin per name in ``names``; a name in ``broken`` fails to load."""
+
+    def __init__(self, names: tuple[str, ...], broken: tuple[str, ...] = ()) -> None:
+        self.names, self.broken = names, broken
+        self.log: list[str] = []
+        self.loads: dict[str, int] = {}
+
+    def _loader(self, name: str) -> Any:
+        def load() -> Part:
+            self.loads[name] = self.loads.get(name, 0) + 1
+            if name in self.broken:
+                raise RuntimeError(f"{name} cannot start")
+            return Part(name, self.log)
+
+        return load
+
+    @hookimpl
+    def register_plugins(self, register: Any) -> None:
+        for name in self.names:
+            register(name, self._loader(name))
+
+
+def rows(host: Any) -> dict[str, dict[str, Any]]:
+    return {row["name"]: row for row in host.plugin_rows()}
+
+
+def test_each_sub_plugin_is_a_plugin_of_its_own(make_host):
+    parent = Parent(("a", "b"))
+    host = make_host(("servers", parent))
+    found = rows(host)
+    assert {name: found[name]["state"] for name in ("servers", "servers.a", "servers.b")} == {
+        "servers": "active",
+        "servers.a": "active",
+        "servers.b": "active",
+    }
+    assert found["servers.a"]["parent"] == "servers" and found["servers"]["parent"] is None
+    assert found["servers.a"]["tools"] == ["a_tool"]
+    assert {"a_tool", "b_tool"} <= {row["name"] for row in host.tool_rows()}
+    assert parent.log == ["a up (hello)", "b up (hello)"]
+    assert host.warnings == []
+
+
+def test_one_sub_plugin_can_be_blocked_by_name(make_host):
+    from host.plugins.selection import Selection
+
+    host = make_host(("servers", Parent(("a", "b"))))
+    host.plugins.block("servers.b")
+    assert rows(host)["servers.b"]["state"] == "blocked"
+    assert "b_tool" not in {row["name"] for row in host.tool_rows()}
+    assert Selection(block=frozenset({"servers.b"})).unknown_names(rows(host)) == []
+
+
+def test_a_sub_plugin_that_fails_to_load_fails_alone(make_host):
+    host = make_host(("servers", Parent(("a", "b"), broken=("a",))))
+    found = rows(host)
+    assert (found["servers.a"]["state"], found["servers.a"]["error"]) == (
+        "failed",
+        "RuntimeError: a cannot start",
+    )
+    assert found["servers.b"]["state"] == found["servers"]["state"] == "active"
+
+
+def test_a_bad_sub_plugin_name_fails_the_parent_and_leaves_nothing(make_host):
+    host = make_host(("servers", Parent(("ok", "no spaces"))))
+    found = rows(host)
+    assert found["servers"]["state"] == "failed"
+    assert found["servers"]["error"] == (
+        "ValueError: sub-plugin name 'no spaces' is not 1-32 of [A-Za-z0-9_-]"
+    )
+    assert "servers.ok" not in found  # registered, then taken back with the parent
+
+
+def test_sub_plugins_go_away_with_their_parent(make_host):
+    parent = Parent(("a",))
+    host = make_host(("servers", parent))
+    host.plugins.block("servers")
+    assert "servers.a" not in rows(host)
+    assert "a_tool" not in {row["name"] for row in host.tool_rows()}
+    assert parent.log == ["a up (hello)", "a down"]
+    host.plugins.unblock("servers")
+    assert rows(host)["servers.a"]["state"] == "active"
+
+
+def test_a_config_table_reaches_the_sub_plugin(make_host):
+    parent = Parent(("a",))
+    make_host(("servers", parent), config={"plugins": {"servers.a": {"greeting": "hi"}}})
+    assert parent.log == ["a up (hi)"]
+
+
+def test_reloading_a_sub_plugin_loads_it_again(make_host):
+    parent = Parent(("a", "b"))
+    host = make_host(("servers", parent))
+    outcome = host.reload("servers.a")
+    assert outcome.ok, outcome.error
+    assert parent.loads == {"a": 2, "b": 1}
+    assert parent.log == ["a up (hello)", "b up (hello)", "a down", "a up (hello)"]
+    assert rows(host)["servers.a"]["state"] == "active"
+
+
+def test_closing_the_host_disposes_sub_plugins_first(make_host):
+    parent = Parent(("a",))
+    host = make_host(("servers", parent))
+    host.close()
+    assert parent.log == ["a up (hello)", "a down"]
