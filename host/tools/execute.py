@@ -13,10 +13,15 @@ from host.tools.tool import Tool, ToolExec, ToolResult
 
 
 def parse_arguments(tool: Tool, raw: Any) -> Any:
-    """Validate ``raw`` against the tool's schema and build its params; raise ``ValueError``."""
-    problems = validate(tool.parameters, raw)
+    """Validate ``raw`` against the tool's schema and build its params (a schema tool gets the
+    dict as is); raise ``ValueError``."""
+    if tool.schema is not None and not isinstance(raw, dict):
+        raise ValueError(f"arguments: expected object, got {type(raw).__name__}")
+    problems = tool.check(raw) if tool.check is not None else validate(tool.parameters, raw)
     if problems:
         raise ValueError("; ".join(problems))
+    if tool.schema is not None:
+        return dict(raw)
     try:
         return converter.structure(raw, tool.params)
     except (cattrs.BaseValidationError, TypeError, ValueError) as error:

@@ -43,6 +43,8 @@ class ToolExec:
 
 
 Execute = Callable[[Any, ToolExec], Awaitable["ToolResult | str"]]
+Check = Callable[[Any], list[str]]
+"""Problems with raw arguments (one short line each); empty when they are valid."""
 
 
 @attrs.frozen
@@ -54,6 +56,10 @@ class Tool:
     run concurrently with the rest of their batch; ``needs_agent`` tools refuse agentless calls.
     ``offered_to(header)``, when given, decides from an agent's session header whether that
     agent is offered the tool at all (e.g. no delegation tool beyond the depth limit).
+
+    A tool made by ``schema_tool`` has no params class: ``schema`` is its JSON Schema as given
+    (say, by an MCP server), ``check`` validates raw arguments against it, and ``execute``
+    receives the arguments as a dict.
     """
 
     name: str
@@ -63,11 +69,14 @@ class Tool:
     concurrency_safe: bool = False
     needs_agent: bool = True
     offered_to: Callable[[SessionHeader], bool] | None = None
+    schema: JsonSchema | None = None
+    check: Check | None = None
 
     @property
     def parameters(self) -> JsonSchema:
-        """The JSON Schema of the arguments, generated from ``params`` (stable across calls)."""
-        return schema_for(self.params)
+        """The JSON Schema of the arguments: ``schema`` when given, else generated from
+        ``params`` (stable across calls)."""
+        return self.schema if self.schema is not None else schema_for(self.params)
 
 
 def tool(
@@ -86,3 +95,29 @@ def tool(
         return Tool(name, description, params, execute, concurrency_safe, needs_agent, offered_to)
 
     return wrap
+
+
+def schema_tool(
+    name: str,
+    description: str,
+    schema: JsonSchema,
+    execute: Execute,
+    *,
+    check: Check,
+    concurrency_safe: bool = False,
+    needs_agent: bool = True,
+    offered_to: Callable[[SessionHeader], bool] | None = None,
+) -> Tool:
+    """A tool whose arguments are described by a JSON Schema given as is: ``check`` validates
+    raw arguments before every call, and ``execute(arguments_dict, exec)`` runs it."""
+    return Tool(
+        name,
+        description,
+        dict,
+        execute,
+        concurrency_safe,
+        needs_agent,
+        offered_to,
+        schema=schema,
+        check=check,
+    )
