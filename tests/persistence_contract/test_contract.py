@@ -45,11 +45,11 @@ HOSTILE_IDS = [
 
 
 async def test_round_trip(persistence) -> None:
-    header = write_session(persistence, "s1", turn_bodies(), created_at=7, seed_length=0)
+    bodies = turn_bodies()
+    header = write_session(persistence, "s1", bodies, created_at=7, seed_length=0)
     stored = await persistence.inspect("s1")
     assert stored.header == header
-    assert list(stored.events) == as_events(turn_bodies()[:0]) or True
-    assert [e.seq for e in stored.events] == [0, 1, 2, 3]
+    assert list(stored.events) == as_events(bodies)
     assert stored.events[0].body == TurnStart(turn_id="t1")
     assert stored.ignored_bytes == 0 and not stored.damaged_middle and stored.open_turn is None
 

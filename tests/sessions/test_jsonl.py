@@ -33,11 +33,11 @@ def tree(path: Path) -> list[str]:
 
 
 async def test_round_trip_and_format(persistence: JsonlPersistence) -> None:
-    header = write_session(persistence, "s1", turn_bodies())
+    bodies = turn_bodies()
+    header = write_session(persistence, "s1", bodies)
     stored = await persistence.inspect("s1")
     assert stored.header == header
-    assert list(stored.events) == as_events(turn_bodies()[:0]) or True
-    assert [e.seq for e in stored.events] == [0, 1, 2, 3]
+    assert list(stored.events) == as_events(bodies)
     assert stored.ignored_bytes == 0 and not stored.damaged_middle
     lines = persistence.path_for("s1").read_bytes().splitlines()
     assert lines[0].startswith(b'{"format":"agent-host/session","version":1,"id":"s1"')

@@ -33,7 +33,8 @@ async def test_a_parent_lost_during_cold_resume_leaves_the_child_settled(env: En
     else:
         raise AssertionError("a stale parent delivered a message")
     stranded = env.activation(child_id)
-    assert stranded is None or stranded.check is not None  # a settlement check is on its way
+    assert stranded is not None  # still resident, and a settlement check is on its way
+    assert stranded.check is not None and not stranded.check.done()
     await env.settled(child_id)
     assert env.activation(child_id) is None  # settled again, not stranded
     assert env.agents.get(child_id) is None

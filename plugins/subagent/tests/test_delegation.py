@@ -80,12 +80,11 @@ async def test_foreground_returns_the_final_answer(host, h):
     root = await host.services.agents.create(label="root")
     args = {"description": "add up", "prompt": "6 * 7?", "run_in_background": False}
     result = await call_tool(host, "subagent", args, agent=root)
-    assert result.text == "42"
-    assert result.structured == {
-        "subagent_id": result.structured["subagent_id"],
-        "stop_reason": "completed",
-    }
-    assert not result.is_error
+    assert (result.text, result.is_error) == ("42", False)
+    child_id = result.structured["subagent_id"]
+    assert result.structured == {"subagent_id": child_id, "stop_reason": "completed"}
+    header = (await host.services.session_persistence.inspect(child_id)).header  # root's child
+    assert (header.origin, header.parent_session) == ("subagent", root.id)
 
 
 async def test_foreground_failure_shows_the_stop_reason_and_partial_output(host, h):
