@@ -10,6 +10,8 @@ import pytest
 from agent_host_mcp.config import ServerProblem, Servers, ServerSpec, load_servers
 
 ENV = {"HOME": "/home/u", "TOKEN": "s3cret", "EMPTY": ""}
+X = 'MCP server "x": '  # every line about server "x" starts so
+SECONDS = "must be a positive number of seconds"
 
 
 def load(
@@ -62,18 +64,14 @@ def json_problem(tmp_path: Path, definition: Any) -> str:
 
 def test_toml_stdio_server_with_defaults():
     spec = one({"time": {"command": "uvx", "args": ["mcp-server-time"]}})
-    assert spec == ServerSpec(
-        name="time",
-        transport="stdio",
-        command="uvx",
-        args=("mcp-server-time",),
-        source="agent-host.toml",
-        project=False,
-        written=spec.written,
-    )
-    assert (spec.env, spec.cwd, spec.url, spec.headers) == ({}, None, None, {})
-    assert (spec.allow, spec.deny) == (None, ())
-    assert (spec.startup_timeout, spec.call_timeout) == (30.0, 300.0)
+    expected = ServerSpec("time", "stdio", "uvx", ("mcp-server-time",), written=spec.written)
+    assert spec == expected
+    assert (spec.env, spec.cwd, spec.url, spec.headers, spec.allow, spec.deny) == (
+        {}, None, None, {}, None, ()
+    )  # fmt: skip
+    assert (spec.startup_timeout, spec.call_timeout, spec.source, spec.project) == (
+        30.0, 300.0, "agent-host.toml", False
+    )  # fmt: skip
 
 
 def test_toml_every_stdio_key():
@@ -103,11 +101,8 @@ def test_toml_http_server_headers_name_environment_variables():
     spec = one({"web": {"url": "https://example.test/mcp", "headers": {"Authorization": "TOKEN"}}})
     assert spec.transport == "http"
     assert (spec.url, spec.headers, spec.command, spec.args) == (
-        "https://example.test/mcp",
-        {"Authorization": "s3cret"},
-        None,
-        (),
-    )
+        "https://example.test/mcp", {"Authorization": "s3cret"}, None, ()
+    )  # fmt: skip
 
 
 def test_default_expansion_applies_when_unset_or_empty():
@@ -120,55 +115,47 @@ def test_default_expansion_applies_when_unset_or_empty():
 @pytest.mark.parametrize(
     ("definition", "line"),
     [
-        ({"command": "c", "env": {"FOO": "${BAR}"}}, 'MCP server "x": env.FOO: ${BAR} is not set'),
-        ({"command": "c", "args": ["a", "${BAR}"]}, 'MCP server "x": args[1]: ${BAR} is not set'),
-        ({"command": "${BIN}/c"}, 'MCP server "x": command: ${BIN} is not set'),
-        ({"command": "c", "cwd": "${DIR}"}, 'MCP server "x": cwd: ${DIR} is not set'),
-        ({"url": "https://${HOST}/mcp"}, 'MCP server "x": url: ${HOST} is not set'),
+        ({"command": "c", "env": {"FOO": "${BAR}"}}, X + "env.FOO: ${BAR} is not set"),
+        ({"command": "c", "args": ["a", "${BAR}"]}, X + "args[1]: ${BAR} is not set"),
+        ({"command": "${BIN}/c"}, X + "command: ${BIN} is not set"),
+        ({"command": "c", "cwd": "${DIR}"}, X + "cwd: ${DIR} is not set"),
+        ({"url": "https://${HOST}/mcp"}, X + "url: ${HOST} is not set"),
         (
             {"url": "https://h/mcp", "headers": {"Authorization": "MY_TOKEN_ENV"}},
-            'MCP server "x": headers.Authorization: environment variable MY_TOKEN_ENV is not set',
+            X + "headers.Authorization: environment variable MY_TOKEN_ENV is not set",
         ),
         (
             {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
-            'MCP server "x": headers.Authorization: "Bearer ${TOKEN}" is not an environment '
+            X + 'headers.Authorization: "Bearer ${TOKEN}" is not an environment '
             "variable name (header values name the variable holding them)",
         ),
-        ({"command": "c", "bogus": 1}, 'MCP server "x": unknown key "bogus"'),
-        ({"command": "c", "type": "stdio"}, 'MCP server "x": unknown key "type"'),
-        ({"command": "c", "args": "a b"}, 'MCP server "x": args: must be a list of strings'),
-        ({"command": "c", "args": ["a", 1]}, 'MCP server "x": args: must be a list of strings'),
-        ({"command": "c", "env": {"A": 1}}, 'MCP server "x": env: must map names to strings'),
-        ({"command": "c", "env": ["A=1"]}, 'MCP server "x": env: must map names to strings'),
-        ({"command": ["c"]}, 'MCP server "x": command: must be a non-empty string'),
-        ({"command": ""}, 'MCP server "x": command: must be a non-empty string'),
-        ({"command": "c", "cwd": 3}, 'MCP server "x": cwd: must be a non-empty string'),
-        ({"command": "c", "allow": "read_*"}, 'MCP server "x": allow: must be a list of strings'),
-        ({"command": "c", "deny": [None]}, 'MCP server "x": deny: must be a list of strings'),
-        (
-            {"command": "c", "startup_timeout": 0},
-            'MCP server "x": startup_timeout: must be a positive number of seconds',
-        ),
-        (
-            {"command": "c", "call_timeout": True},
-            'MCP server "x": call_timeout: must be a positive number of seconds',
-        ),
-        (
-            {"command": "c", "call_timeout": "10"},
-            'MCP server "x": call_timeout: must be a positive number of seconds',
-        ),
+        ({"command": "c", "bogus": 1}, X + 'unknown key "bogus"'),
+        ({"command": "c", "type": "stdio"}, X + 'unknown key "type"'),
+        ({"command": "c", "args": "a b"}, X + "args: must be a list of strings"),
+        ({"command": "c", "args": ["a", 1]}, X + "args: must be a list of strings"),
+        ({"command": "c", "env": {"A": 1}}, X + "env: must map names to strings"),
+        ({"command": "c", "env": ["A=1"]}, X + "env: must map names to strings"),
+        ({"command": ["c"]}, X + "command: must be a non-empty string"),
+        ({"command": ""}, X + "command: must be a non-empty string"),
+        ({"command": "c", "cwd": 3}, X + "cwd: must be a non-empty string"),
+        ({"command": "c", "allow": "read_*"}, X + "allow: must be a list of strings"),
+        ({"command": "c", "deny": [None]}, X + "deny: must be a list of strings"),
+        ({"command": "c", "startup_timeout": 0}, X + "startup_timeout: " + SECONDS),
+        ({"command": "c", "startup_timeout": float("inf")}, X + "startup_timeout: " + SECONDS),
+        ({"command": "c", "call_timeout": True}, X + "call_timeout: " + SECONDS),
+        ({"command": "c", "call_timeout": "10"}, X + "call_timeout: " + SECONDS),
         (
             {"command": "c", "url": "https://h"},
-            'MCP server "x": give either command (stdio) or url (http), not both',
+            X + "give either command (stdio) or url (http), not both",
         ),
-        ({"args": ["a"]}, 'MCP server "x": needs command (stdio) or url (http)'),
-        ({}, 'MCP server "x": needs command (stdio) or url (http)'),
-        ({"command": "c", "headers": {}}, 'MCP server "x": headers: only for http servers'),
-        ({"url": "https://h", "args": []}, 'MCP server "x": args: only for stdio servers'),
-        ({"url": "https://h", "cwd": "/"}, 'MCP server "x": cwd: only for stdio servers'),
-        ({"url": "ftp://h/x"}, 'MCP server "x": url: must be an http:// or https:// URL'),
-        ({"url": "localhost:8000"}, 'MCP server "x": url: must be an http:// or https:// URL'),
-        ("uvx thing", 'MCP server "x": must be a table'),
+        ({"args": ["a"]}, X + "needs command (stdio) or url (http)"),
+        ({}, X + "needs command (stdio) or url (http)"),
+        ({"command": "c", "headers": {}}, X + "headers: only for http servers"),
+        ({"url": "https://h", "args": []}, X + "args: only for stdio servers"),
+        ({"url": "https://h", "cwd": "/"}, X + "cwd: only for stdio servers"),
+        ({"url": "ftp://h/x"}, X + "url: must be an http:// or https:// URL"),
+        ({"url": "localhost:8000"}, X + "url: must be an http:// or https:// URL"),
+        ("uvx thing", X + "must be a table"),
     ],
 )
 def test_bad_toml_definition_is_one_line(definition, line):
@@ -231,11 +218,8 @@ def test_claude_code_mcp_json(tmp_path):
     assert found.problems == [] and found.warnings == []
     time, explicit, web, streamed, inferred = found.specs
     assert (time.transport, time.command, time.args, time.env) == (
-        "stdio",
-        "uvx",
-        ("mcp-server-time",),
-        {"TZ": "UTC"},
-    )
+        "stdio", "uvx", ("mcp-server-time",), {"TZ": "UTC"}
+    )  # fmt: skip
     assert (time.source, time.project) == (".mcp.json", True)
     assert (explicit.transport, explicit.command) == ("stdio", "srv")
     assert (web.transport, web.url) == ("http", "https://example.test/mcp")
@@ -247,32 +231,23 @@ def test_claude_code_mcp_json(tmp_path):
 @pytest.mark.parametrize(
     ("definition", "line"),
     [
-        (
-            {"type": "sse", "url": "https://h/sse"},
-            'MCP server "x": transport "sse" is not supported',
-        ),
-        (
-            {"type": "ws", "url": "https://h"},
-            'MCP server "x": type: must be "stdio", "http" or "streamable-http"',
-        ),
-        ({"type": "http"}, 'MCP server "x": url: required for http servers'),
-        ({"type": "stdio", "args": []}, 'MCP server "x": command: required for stdio servers'),
-        (
-            {"type": "http", "url": "https://h", "command": "c"},
-            'MCP server "x": command: only for stdio servers',
-        ),
-        ({"command": "c", "cwd": "/tmp"}, 'MCP server "x": unknown key "cwd"'),
-        ({"command": "c", "allow": ["a"]}, 'MCP server "x": unknown key "allow"'),
+        ({"type": "sse", "url": "https://h/sse"}, X + 'transport "sse" is not supported'),
+        ({"type": "ws", "url": "h"}, X + 'type: must be "stdio", "http" or "streamable-http"'),
+        ({"type": "http"}, X + "url: required for http servers"),
+        ({"type": "stdio", "args": []}, X + "command: required for stdio servers"),
+        ({"type": "http", "url": "h", "command": "c"}, X + "command: only for stdio servers"),
+        ({"command": "c", "cwd": "/tmp"}, X + 'unknown key "cwd"'),
+        ({"command": "c", "allow": ["a"]}, X + 'unknown key "allow"'),
         (
             {"type": "http", "url": "https://h", "headers": {"A": "${MISSING}"}},
-            'MCP server "x": headers.A: ${MISSING} is not set',
+            X + "headers.A: ${MISSING} is not set",
         ),
         (
             {"type": "http", "url": "https://h", "headers": {"A": 1}},
-            'MCP server "x": headers: must map names to strings',
+            X + "headers: must map names to strings",
         ),
-        ({"command": None}, 'MCP server "x": command: must be a non-empty string'),
-        (["uvx"], 'MCP server "x": must be an object'),
+        ({"command": None}, X + "command: must be a non-empty string"),
+        (["uvx"], X + "must be an object"),
     ],
 )
 def test_bad_mcp_json_definition_is_one_line(tmp_path, definition, line):
