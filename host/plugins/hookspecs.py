@@ -4,7 +4,9 @@ Every hook is called once per plugin when the plugin activates, and every hook t
 something receives a ``register`` callback, so the host knows which plugin added what and
 can take it all back when the plugin deactivates. Arguments a hook may accept:
 ``register`` (where given), ``ctx`` (the service context), ``config`` (the plugin's structured
-``Config`` instance, or None), ``scope`` (``activate`` only: record disposers on it).
+``Config`` instance, or None), ``scope`` (``activate`` only: record disposers on it),
+``plugin`` (``activate`` only: a ``PluginHandle`` whose ``fail(error)`` takes this plugin down
+as failed, e.g. when the process behind it died; call it on the host's thread).
 
 A sub-plugin registered by ``register_plugins`` as ``NAME`` becomes the plugin
 ``<parent>.NAME``: it gets a row, selection (``--no-plugin parent.NAME``), a scope, a
@@ -59,7 +61,7 @@ def register_plugins(register: Any, ctx: Any, config: Any) -> None:
 
 
 @hookspec
-def activate(ctx: Any, scope: Any, config: Any) -> None:
+def activate(ctx: Any, scope: Any, config: Any, plugin: Any) -> None:
     """Do anything else on activation; record a disposer for it with ``scope.add(disposer)``."""
 
 

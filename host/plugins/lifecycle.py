@@ -82,13 +82,14 @@ class PluginManager:
 
     # -- loading ---------------------------------------------------------------------------
 
-    def add(self, candidate: PluginCandidate) -> PluginRecord:
-        """Load and record a candidate (unless blocked); it activates on ``reconcile``."""
+    def add(self, candidate: PluginCandidate, *, blocked: str | None = None) -> PluginRecord:
+        """Load and record a candidate (unless blocked, by the selection or with the reason
+        ``blocked``); it activates on ``reconcile``."""
         if candidate.name in self.records:
             raise ValueError(f'plugin "{candidate.name}" is already loaded')
         record = PluginRecord(candidate)
         self.records[candidate.name] = record
-        reason = self.selection.blocked_reason(  # a sub-plugin is as allowed as its parent
+        reason = blocked or self.selection.blocked_reason(  # a sub-plugin: allowed as its parent
             candidate.name, builtin=candidate.builtin or candidate.parent is not None
         )
         if reason is not None:
@@ -194,7 +195,12 @@ class PluginManager:
     def _call(
         self, record: PluginRecord, hook: str, impls: Sequence[pluggy.HookImpl], scope: Scope
     ) -> None:
-        available: dict[str, Any] = {"ctx": self.services, "config": record.config, "scope": scope}
+        available: dict[str, Any] = {
+            "ctx": self.services,
+            "config": record.config,
+            "scope": scope,
+            "plugin": PluginHandle(self, record.name),
+        }
         registrar: Callable[..., Any] | None
         if hook == "register_plugins":
             registrar = self._sub_plugin_registrar(record, scope)
@@ -210,7 +216,7 @@ class PluginManager:
     ) -> Callable[[str, Callable[[], Any]], None]:
         """The ``register`` of ``register_plugins``: add ``<parent>.<name>`` as a plugin."""
 
-        def register(name: str, load: Callable[[], Any]) -> None:
+        def register(name: str, load: Callable[[], Any], *, blocked: str | None = None) -> None:
             if not isinstance(name, str) or not SUB_PLUGIN_NAME.fullmatch(name):
                 raise ValueError(f"sub-plugin name {name!r} is not 1-32 of [A-Za-z0-9_-]")
             if not callable(load):
@@ -226,7 +232,8 @@ class PluginManager:
                     version=origin.version,
                     builtin=origin.builtin,
                     parent=parent.name,
-                )
+                ),
+                blocked=blocked,
             )
             scope.add(lambda: self._remove(full))
             self._dirty = True  # reconcile activates it on its next pass
@@ -250,6 +257,16 @@ class PluginManager:
             self.pm.unregister(name=name)
 
     # -- deactivation ----------------------------------------------------------------------
+
+    def fail(self, name: str, error: str) -> None:
+        """Take an active plugin down (dependents first) and leave it ``failed`` with
+        ``error``; a reload or unblock may bring it back."""
+        record = self.records.get(name)
+        if record is None or record.state != "active":
+            return
+        if self._deactivate(record, "inactive"):
+            record.state, record.error = "failed", error
+        self.reconcile()
 
     def block(self, name: str) -> None:
         """Take a plugin out (its dependents first) and keep it out until ``unblock``."""
@@ -352,3 +369,15 @@ class PluginManager:
                     self._unregister(name)
         if failures:
             raise ExceptionGroup("closing plugins failed", failures)
+
+
+class PluginHandle:
+    """What a plugin's ``activate`` may do to itself: ``fail(error)``."""
+
+    def __init__(self, manager: PluginManager, name: str) -> None:
+        self._manager = manager
+        self.name = name
+
+    def fail(self, error: str) -> None:
+        """Take this plugin down as ``failed`` with the one-line ``error`` (host thread only)."""
+        self._manager.fail(self.name, error)

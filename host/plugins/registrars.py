@@ -53,11 +53,19 @@ class Registrars:
             return register_service
         if hook == "register_tools":
 
-            def register_tool(tool: Tool) -> None:
+            def register_tool(tool: Tool) -> Callable[[], None]:
                 if not isinstance(tool, Tool):
                     raise TypeError(f"register_tools expects host.tools.Tool, got {tool!r}")
-                scope.add(self.tools.register(tool.name, tool, owner=owner))
+                unregister = self.tools.register(tool.name, tool, owner=owner)
                 record.tools.append(tool.name)
+
+                def dispose() -> None:  # a plugin may take one tool back early
+                    unregister()
+                    if tool.name in record.tools:
+                        record.tools.remove(tool.name)
+
+                scope.add(dispose)
+                return dispose
 
             return register_tool
         if hook == "register_models":

@@ -148,3 +148,53 @@ def test_closing_the_host_disposes_sub_plugins_first(make_host):
     host = make_host(("servers", parent))
     host.close()
     assert parent.log == ["a up (hello)", "a down"]
+
+
+class Gated:
+    """Registers one sub-plugin held back with a reason until the user lets it load."""
+
+    @hookimpl
+    def register_plugins(self, register: Any) -> None:
+        register("held", lambda: Part("held", []), blocked="not trusted: ask first")
+
+
+def test_a_sub_plugin_can_be_registered_blocked_with_a_reason(make_host):
+    host = make_host(("servers", Gated()))
+    assert (rows(host)["servers.held"]["state"], rows(host)["servers.held"]["error"]) == (
+        "blocked",
+        "not trusted: ask first",
+    )
+    host.plugins.unblock("servers.held")
+    assert rows(host)["servers.held"]["state"] == "active"
+
+
+class SelfAware:
+    """Keeps its handle and the disposer of its tool, to fail itself or take the tool back."""
+
+    def __init__(self) -> None:
+        self.handle: Any = None
+        self.take_back: Any = None
+
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        self.take_back = register(tool_named("solo_tool"))
+
+    @hookimpl
+    def activate(self, plugin: Any) -> None:
+        self.handle = plugin
+
+
+def test_a_plugin_can_fail_itself_and_take_a_tool_back(make_host):
+    aware = SelfAware()
+    host = make_host(("aware", aware))
+    assert aware.handle.name == "aware"
+    aware.take_back()
+    assert rows(host)["aware"]["tools"] == []
+    assert "solo_tool" not in {row["name"] for row in host.tool_rows()}
+    aware.handle.fail('process "x" exited (status 3): boom')
+    assert (rows(host)["aware"]["state"], rows(host)["aware"]["error"]) == (
+        "failed",
+        'process "x" exited (status 3): boom',
+    )
+    assert host.reload("aware").ok  # a reload brings it back
+    assert rows(host)["aware"]["state"] == "active"
