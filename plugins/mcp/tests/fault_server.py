@@ -1,0 +1,133 @@
+"""An MCP server for the connection tests, built on the SDK's ``MCPServer``; argv picks its faults.
+
+    fault_server.py [--noise] [--stubborn] [--cancel-log PATH] [--http PORT]
+    fault_server.py --silent [--stubborn]
+
+``--silent`` is a plain script that reads stdin and never answers ``initialize``;
+``--stubborn`` ignores SIGTERM and outlives its stdin closing; ``--noise`` writes stderr
+lines at startup; ``--cancel-log`` makes ``slow`` record its start and cancellation there;
+``--http`` serves streamable HTTP on 127.0.0.1:PORT instead of stdio.
+"""
+
+import argparse
+import base64
+import os
+import signal
+import sys
+import time
+
+
+def _stubborn() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def _sleep_forever() -> None:
+    while True:
+        time.sleep(60)
+
+
+def _silent(stubborn: bool) -> None:
+    print("silent server: reading stdin, answering nothing", file=sys.stderr, flush=True)
+    for _line in sys.stdin:
+        pass
+    if stubborn:
+        _sleep_forever()
+
+
+def _record(path: str | None, line: str) -> None:
+    if path:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(line + "\n")
+
+
+def _serve(args: argparse.Namespace) -> None:
+    import anyio
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp_types import ImageContent, ResourceLink, TextContent
+
+    server = MCPServer("fault")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Return the text."""
+        return text
+
+    @server.tool()
+    def crash() -> str:
+        """Exit with status 3 in the middle of the call."""
+        print("fatal: crashing on purpose", file=sys.stderr, flush=True)
+        os._exit(3)
+
+    @server.tool()
+    async def slow(seconds: float) -> str:
+        """Sleep, recording the start and a cancellation in --cancel-log."""
+        _record(args.cancel_log, "started")
+        try:
+            await anyio.sleep(seconds)
+        except anyio.get_cancelled_exc_class():
+            _record(args.cancel_log, "cancelled")
+            raise
+        return "slept"
+
+    @server.tool()
+    def bad_schema() -> str:
+        """Listed with an input schema that is not a valid JSON Schema."""
+        return "unreachable"
+
+    @server.tool()
+    def fail() -> str:
+        """Always fails (isError)."""
+        raise ValueError("it failed")
+
+    @server.tool()
+    def media() -> list[TextContent | ImageContent | ResourceLink]:
+        """Text, an image and a resource link."""
+        png = base64.b64encode(b"\x89PNG" + bytes(96)).decode()
+        return [
+            TextContent(type="text", text="a picture"),
+            ImageContent(type="image", data=png, mime_type="image/png"),
+            ResourceLink(type="resource_link", name="doc", uri="file:///tmp/doc.txt"),
+        ]
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:
+        """Add the tool ``added`` and tell the client the list changed."""
+        server.add_tool(lambda: "added here", name="added", description="Added at runtime.")
+        await ctx.session.send_tool_list_changed()
+        return "grown"
+
+    tool = server._tool_manager.get_tool("bad_schema")
+    assert tool is not None
+    tool.parameters = {"type": "object", "properties": {"x": {"type": "no-such-type"}}}
+
+    if args.noise:
+        for index in range(3):
+            print(f"noise line {index}", file=sys.stderr, flush=True)
+    if args.stubborn:
+        _stubborn()
+    if args.http is not None:
+        server.run("streamable-http", host="127.0.0.1", port=args.http)
+    else:
+        server.run()
+    if args.stubborn:
+        _sleep_forever()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--silent", action="store_true")
+    parser.add_argument("--stubborn", action="store_true")
+    parser.add_argument("--noise", action="store_true")
+    parser.add_argument("--cancel-log")
+    parser.add_argument("--http", type=int)
+    args = parser.parse_args()
+    if args.silent:
+        if args.stubborn:
+            _stubborn()
+        _silent(args.stubborn)
+    else:
+        _serve(args)
+
+
+if __name__ == "__main__":
+    main()
