@@ -30,11 +30,19 @@ DEFAULT_DATA_DIR = ".agent-host"
 
 @attrs.frozen
 class HostSettings:
-    """Where the host keeps its data and reads its configuration (the ``settings`` service)."""
+    """Where the host keeps its data and reads its configuration (the ``settings`` service).
+
+    ``project_dir`` is the project the host runs in (the CLI's working directory; None for a
+    host built in code), where project files such as ``.mcp.json`` live. ``config_trusted``
+    says whether the configuration came from the user (``--config``, or code) rather than from
+    the project's own ``agent-host.toml``, which a freshly cloned repository may carry.
+    """
 
     data_dir: Path = Path(DEFAULT_DATA_DIR)
     config_path: Path | None = None
     debug: bool = False
+    project_dir: Path | None = None
+    config_trusted: bool = True
 
 
 class Host:
@@ -179,7 +187,11 @@ def open_host(
     if resolved_dir.exists() and not resolved_dir.is_dir():
         raise ConfigError(f"data directory {resolved_dir} is not a directory")
     settings = HostSettings(
-        data_dir=resolved_dir, config_path=path if path.exists() else None, debug=debug
+        data_dir=resolved_dir,
+        config_path=path if path.exists() else None,
+        debug=debug,
+        project_dir=Path.cwd(),
+        config_trusted=explicit,
     )
     host = Host(settings, selection=Selection.from_env(env, no_plugin), config=config)
     host.add_plugins(builtin_candidates())

@@ -18,7 +18,7 @@ from typing import Any
 
 from host import __version__
 from host.app import Host, open_host
-from host.cli import render, sessions
+from host.cli import mcp, render, sessions
 from host.errors import HostError
 
 Command = Callable[[Host, argparse.Namespace], int]
@@ -102,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     dev_command.add_argument("--watch", action="append", default=[], type=Path, metavar="PATH")
     dev_command.add_argument("--restart", action="store_true", help="restart on every change")
     sessions.add_parser(commands)
+    mcp.add_parser(commands)
     return parser
 
 
@@ -194,6 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.debug:  # the host's one-line error logs carry their tracebacks
         logging.getLogger("host").setLevel(logging.DEBUG)
     try:
+        if args.command == "mcp":  # opens no host: nothing may start before it is trusted
+            return mcp.command(args)
         if args.command == "demo":
             from host.cli import demo
 

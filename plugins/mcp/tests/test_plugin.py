@@ -1,0 +1,210 @@
+"""The ``mcp`` plugin in a host: one sub-plugin per server, tools in agent turns, trust,
+failures that stay with their server, and no process left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import agent_host_mcp
+import pytest
+
+from host.agents import ScriptedModel, call, say
+from host.app import Host, HostSettings
+from host.plugins.discovery import from_object
+from host.plugins.selection import Selection
+
+BIN = Path(sys.executable).parent
+TIME = {"command": str(BIN / "mcp-server-time")}
+FAULT = {"command": sys.executable, "args": [str(Path(__file__).with_name("fault_server.py"))]}
+PLUGIN = ("mcp", agent_host_mcp)
+
+
+def rows(host):
+    return {row["name"]: row for row in host.plugin_rows()}
+
+
+def servers(**definitions):
+    return {"plugins": {"mcp": {"servers": definitions}}}
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    """Trust decisions go to a throwaway home."""
+    monkeypatch.setenv("AGENT_HOST_HOME", str(tmp_path / "home"))
+
+
+async def test_an_agent_turn_calls_an_mcp_tool_and_the_result_reaches_the_model(make_host):
+    host = make_host(PLUGIN, config=servers(time=TIME))
+    assert rows(host)["mcp.time"]["state"] == "active"
+    assert rows(host)["mcp.time"]["tools"] == ["time__get_current_time", "time__convert_time"]
+    model = host.services.models.resolve("scripted")
+    assert isinstance(model, ScriptedModel)
+    model.script("user", call("time__get_current_time", timezone="UTC"), say("It is late."))
+    agent = await host.services.agents.create(label="user")
+    agent.followup("What time is it?")
+    await agent.wait_idle()
+
+    [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    assert not result.is_error
+    assert json.loads(result.content)["timezone"] == "UTC"
+    await host.aclose()
+
+
+async def test_bad_arguments_are_refused_against_the_servers_own_schema(make_host):
+    host = make_host(PLUGIN, config=servers(time=TIME))
+    model = host.services.models.resolve("scripted")
+    model.script("user", call("time__get_current_time", zone="UTC"), say("ok"))
+    agent = await host.services.agents.create(label="user")
+    agent.followup("time?")
+    await agent.wait_idle()
+    [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    assert result.is_error
+    assert result.content.startswith("invalid arguments for time__get_current_time: arguments: ")
+    assert "'timezone' is a required property" in result.content
+    await host.aclose()
+
+
+def test_each_server_fails_alone_with_one_line(make_host):
+    host = make_host(
+        PLUGIN,
+        config=servers(
+            time=TIME,
+            missing={"command": "/nonexistent/mcp-server"},
+            unset={"command": "x", "env": {"TOKEN": "${AGENT_HOST_TEST_UNSET_VAR}"}},
+        ),
+    )
+    found = rows(host)
+    assert found["mcp.time"]["state"] == "active"
+    assert found["mcp.missing"]["state"] == "failed"
+    assert found["mcp.missing"]["error"].startswith(
+        'HostError: MCP server "missing" could not start: '
+    )
+    assert found["mcp.unset"]["state"] == "failed"
+    assert found["mcp.unset"]["error"] == (
+        'ConfigError: MCP server "unset": env.TOKEN: ${AGENT_HOST_TEST_UNSET_VAR} is not set'
+    )
+    assert "\n" not in found["mcp.missing"]["error"]
+
+
+def test_one_server_can_be_blocked_by_name(tmp_path):
+    host = Host(
+        HostSettings(data_dir=tmp_path / "d"),
+        selection=Selection(block=frozenset({"mcp.time"})),
+        config=servers(time=TIME),
+    )
+    host.add_plugins([from_object("mcp", agent_host_mcp)])
+    host.start()
+    try:
+        assert rows(host)["mcp.time"]["state"] == "blocked"
+        assert host.warnings == []
+    finally:
+        host.close()
+
+
+def project_host(project: Path, data: Path) -> Host:
+    host = Host(HostSettings(data_dir=data, project_dir=project, config_trusted=False))
+    host.add_plugins([from_object("mcp", agent_host_mcp)])
+    return host.start()
+
+
+def test_a_cloned_projects_server_starts_nothing_until_trusted(tmp_path):
+    from agent_host_mcp import configured_servers
+    from agent_host_mcp.trust import TrustStore, default_trust_path
+
+    project = tmp_path / "cloned"
+    project.mkdir()
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": TIME}}))
+    host = project_host(project, tmp_path / "d1")
+    assert (rows(host)["mcp.time"]["state"], rows(host)["mcp.time"]["error"]) == (
+        "blocked",
+        'not trusted: run "agent-host mcp trust time"',
+    )
+    host.close()
+
+    settings = HostSettings(project_dir=project, config_trusted=False)
+    [spec] = configured_servers(None, settings, os.environ).specs
+    TrustStore(default_trust_path(os.environ)).trust(project, spec)
+    host = project_host(project, tmp_path / "d2")
+    assert rows(host)["mcp.time"]["state"] == "active"
+    host.close()
+
+    edited = {**TIME, "args": ["--local-timezone", "UTC"]}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": edited}}))
+    host = project_host(project, tmp_path / "d3")
+    assert rows(host)["mcp.time"]["state"] == "blocked"  # the definition changed
+    host.close()
+
+
+async def test_a_server_that_dies_turns_its_row_failed_and_calls_say_so(make_host):
+    host = make_host(PLUGIN, config=servers(fault=FAULT))
+    model = host.services.models.resolve("scripted")
+    model.script("user", call("fault__crash"), say("noted"))
+    agent = await host.services.agents.create(label="user")
+    agent.followup("crash it")
+    await agent.wait_idle()
+    [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    assert result.is_error
+    assert result.content.startswith('MCP server "fault" exited (status ')
+    for _ in range(200):
+        if rows(host)["mcp.fault"]["state"] == "failed":
+            break
+        await asyncio.sleep(0.02)
+    assert rows(host)["mcp.fault"]["state"] == "failed"
+    assert rows(host)["mcp.fault"]["error"] == result.content
+    await host.aclose()
+
+
+async def test_closing_the_host_leaves_no_server_process(make_host):
+    host = make_host(PLUGIN, config=servers(time=TIME, fault=FAULT))
+    plugins = [host.plugins.records[name].obj for name in ("mcp.time", "mcp.fault")]
+    pids = [plugin.connection.pid for plugin in plugins]
+    assert all(pid is not None and alive(pid) for pid in pids)
+    await host.aclose()
+    assert not any(alive(pid) for pid in pids)
+
+
+def test_reloading_a_server_restarts_it(make_host):
+    host = make_host(PLUGIN, config=servers(time=TIME))
+    before = host.plugins.records["mcp.time"].obj.connection.pid
+    assert host.reload("mcp.time").ok
+    after = host.plugins.records["mcp.time"].obj.connection.pid
+    assert after != before and alive(after) and not alive(before)
+
+
+def test_without_servers_the_sdk_is_never_imported(tmp_path):
+    code = (
+        "import sys, agent_host_mcp\n"
+        "from host.testing import build_host\n"
+        "from pathlib import Path\n"
+        f"host = build_host(('mcp', agent_host_mcp), data_dir=Path({str(tmp_path)!r}))\n"
+        "assert [r['state'] for r in host.plugin_rows() if r['name'] == 'mcp'] == ['active']\n"
+        "host.close()\n"
+        "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_tool_catalog_names_each_tools_server(make_host):
+    host = make_host(PLUGIN, config=servers(time=TIME))
+    owners = {row["name"]: row["plugin"] for row in host.tool_rows()}
+    assert owners["time__convert_time"] == "mcp.time"
+
+
+def test_messages_are_never_written_for_a_failed_server(make_host, tmp_path):
+    host = make_host(PLUGIN, config=servers(missing={"command": "/nonexistent/x"}))
+    assert rows(host)["mcp.missing"]["state"] == "failed"
+    assert not list((tmp_path / "data0").glob("**/*.jsonl"))
