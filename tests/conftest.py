@@ -5,8 +5,9 @@ from __future__ import annotations
 import importlib
 import itertools
 import os
+import random
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,34 @@ _unique = itertools.count()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--slow", action="store_true", help="run the long trials as well")
+
+
+@pytest.fixture
+def crash_seed(request: pytest.FixtureRequest) -> int:
+    """The seed of a test's random trials: ``CRASH_SEED`` when set, else a fresh one.
+
+    It is printed at set-up (pytest shows it with a failure) and added to a failed test's
+    report, so ``CRASH_SEED=<seed>`` replays the same plan of kill moments.
+    """
+    raw = os.environ.get("CRASH_SEED", "").strip()
+    seed = int(raw) if raw else random.SystemRandom().randrange(1 << 32)
+    request.node.stash[_SEED] = seed
+    print(f"CRASH_SEED={seed}")
+    return seed
+
+
+_SEED = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    seed = item.stash.get(_SEED, None)
+    if seed is not None and report.failed:
+        report.sections.append(("random trials", f"reproduce with CRASH_SEED={seed}"))
+    return report
 
 
 def slow_enabled(config: pytest.Config) -> bool:

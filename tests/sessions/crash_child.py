@@ -1,11 +1,13 @@
 """Child process for the crash and locking tests (run as a script, never imported by pytest).
 
-Usage: ``crash_child.py DATA_DIR SESSION_ID MODE SEED``
+Usage: ``crash_child.py DATA_DIR SESSION_ID MODE SEED [PAUSE]``
 
 * ``MODE=append``: create the session (or ``load`` + reopen it), print ``ready``, then append
   events forever in turns of a few events; after each append returns print
   ``ack <seq> <kind> <ident>`` (and ``inbox <message_id>`` for accepted inbox messages).
-  The parent SIGKILLs it at a random moment.
+  The parent SIGKILLs it at a random moment. With ``PAUSE``, after that many appends it prints
+  ``paused`` and blocks on stdin, so the kill lands exactly there. The events depend only on
+  ``SEED``: ``events(SEED)`` yields the same bodies in the same order.
 * ``MODE=hold``: like ``append`` but one event per line read from stdin; stops at EOF.
 * ``MODE=grab``: try to open a writer and to load; print the error codes.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import random
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from host.sessions.jsonl import JsonlPersistence, JsonlWriter
@@ -71,6 +74,13 @@ def bodies(rng: random.Random, seed: int) -> list[EventBody]:
     return out
 
 
+def events(seed: int) -> Iterator[EventBody]:
+    """The bodies an ``append`` child with this seed writes, in order, forever."""
+    rng = random.Random(seed)
+    while True:
+        yield from bodies(rng, seed)
+
+
 def write(writer: JsonlWriter, seq: int, body: EventBody) -> int:
     writer.append([Event(seq, body)])
     say(f"ack {seq} {body.kind} {ident(body)}")
@@ -84,7 +94,6 @@ def write(writer: JsonlWriter, seq: int, body: EventBody) -> int:
 def main() -> None:
     data_dir, session_id, mode, seed = sys.argv[1:5]
     persistence = JsonlPersistence(Path(data_dir), fsync="turn")
-    rng = random.Random(int(seed))
     if mode == "grab":
         for attempt in ("writer", "load"):
             try:
@@ -104,9 +113,12 @@ def main() -> None:
             seq = write(writer, seq, MessageEvent(role="user", content="held"))
         writer.close()
         return
-    while True:
-        for body in bodies(rng, int(seed)):
-            seq = write(writer, seq, body)
+    pause = int(sys.argv[5]) if len(sys.argv) > 5 else None
+    for written, body in enumerate(events(int(seed)), start=1):
+        seq = write(writer, seq, body)
+        if written == pause:
+            say("paused")
+            sys.stdin.read()  # until the parent kills it
 
 
 if __name__ == "__main__":

@@ -4,11 +4,14 @@ Each session is appended to by a sequence of ten child processes, each SIGKILLed
 (while importing, while repairing the previous crash, mid-turn, mid-write). After every kill:
 ``inspect`` never raises and returns a prefix consistent with every acknowledged event;
 ``load`` repairs (torn tail, open turn → ``interrupted``); nothing acknowledged is lost.
-``AGENT_HOST_SLOW=1`` runs 300 trials instead of 50.
+``AGENT_HOST_SLOW=1`` runs 300 trials instead of 50. The kill moments follow a seeded plan:
+``CRASH_SEED`` sets the seed (else a fresh one, printed with a failure), and for a fixed seed
+the minimum counts asserted at the end are exact, not probable.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import signal
@@ -19,33 +22,68 @@ from pathlib import Path
 
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import Event, InboxAccepted, MessageEvent, TurnEnd, TurnStart
+from tests.sessions.crash_child import events
 
 CHILD = Path(__file__).with_name("crash_child.py")
 TRIALS = 300 if os.environ.get("AGENT_HOST_SLOW") else 50
 
 
-def spawn(data_dir: Path, session_id: str, mode: str, seed: int) -> subprocess.Popen[bytes]:
+def spawn(
+    data_dir: Path, session_id: str, mode: str, seed: int, *extra: str
+) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, str(CHILD), str(data_dir), session_id, mode, str(seed)],
-        stdin=subprocess.PIPE if mode == "hold" else subprocess.DEVNULL,
+        [sys.executable, str(CHILD), str(data_dir), session_id, mode, str(seed), *extra],
+        stdin=subprocess.PIPE if mode == "hold" or extra else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
     )
 
 
-def run_and_kill(data_dir: Path, session_id: str, seed: int, rng: random.Random) -> list[str]:
-    """Start a child, SIGKILL it at a random moment, return every line it printed."""
-    proc = spawn(data_dir, session_id, "append", seed)
+def plan(trial: int, rng: random.Random) -> tuple[str, float]:
+    """When trial ``trial`` kills its child: ``("sleep", seconds)`` after start (anywhere:
+    import, load/repair, appending), ``("read", n)`` after ``n`` lines past ``ready`` (the
+    child goes on writing meanwhile), or ``("pause", n)`` exactly after ``n`` appends, inside
+    a turn (once per session)."""
+    if trial % 10 == 4:
+        kinds = [body.kind for body in itertools.islice(events(trial + 1), 60)]
+        return ("pause", rng.choice([i + 1 for i, k in enumerate(kinds) if k != "turn/end"]))
+    if rng.random() < 0.3:
+        return ("sleep", rng.uniform(0.0, 0.25))
+    return ("read", rng.randint(0, 60))
+
+
+def acks_in_lines(seed: int, lines: int) -> int:
+    """How many ``ack`` lines are among the first ``lines`` a child with ``seed`` prints after
+    ``ready`` (an accepted inbox message prints a second line)."""
+    printed = 0
+    for acks, body in enumerate(events(seed)):
+        if printed >= lines:
+            return acks
+        printed += 1 + isinstance(body, InboxAccepted)
+    raise AssertionError("unreachable: events() never ends")
+
+
+def run_and_kill(data_dir: Path, session_id: str, seed: int, how: tuple[str, float]) -> list[str]:
+    """Start a child, SIGKILL it as planned, return every line it printed."""
+    step, amount = how
+    extra = (str(int(amount)),) if step == "pause" else ()
+    proc = spawn(data_dir, session_id, "append", seed, *extra)
     assert proc.stdout is not None
     lines: list[str] = []
-    if rng.random() < 0.3:
-        time.sleep(rng.uniform(0.0, 0.25))  # anywhere: import, load/repair, appending
-    else:
-        lines.append(proc.stdout.readline().decode())
-        for _ in range(rng.randint(0, 60)):
+    if step == "sleep":
+        time.sleep(amount)
+    elif step == "read":
+        for _ in range(1 + int(amount)):
             lines.append(proc.stdout.readline().decode())
+            assert lines[-1], f"the child ended after {len(lines) - 1} lines"
+    else:
+        while not lines or lines[-1] != "paused\n":
+            lines.append(proc.stdout.readline().decode())
+            assert lines[-1], f"the child ended after {len(lines) - 1} lines"
     proc.send_signal(signal.SIGKILL)
     lines += proc.stdout.read().decode().splitlines()
     proc.stdout.close()
+    if proc.stdin is not None:
+        proc.stdin.close()
     proc.wait()
     return [line.strip() for line in lines if line.strip()]
 
@@ -69,17 +107,20 @@ def check_acknowledged(events: tuple[Event, ...], acked: dict[int, str], inbox: 
     assert inbox <= stored_inbox, f"lost inbox messages {inbox - stored_inbox}"
 
 
-async def test_sigkill_trials_lose_nothing_acknowledged(tmp_path: Path) -> None:
-    rng = random.Random(int(os.environ.get("CRASH_SEED", "0")) or None)
+async def test_sigkill_trials_lose_nothing_acknowledged(tmp_path: Path, crash_seed: int) -> None:
+    rng = random.Random(crash_seed)
     persistence = JsonlPersistence(tmp_path)
-    closed_turns = total_acked = 0
+    closed_turns = total_acked = planned_acks = paused = 0
     for trial in range(TRIALS):
+        how = plan(trial, rng)
         if trial % 10 == 0:  # a fresh session every 10 trials keeps each trial cheap
             session_id = f"crashy{trial}"
             acked: dict[int, str] = {}
             inbox: set[str] = set()
             previous: tuple[Event, ...] = ()
-        for line in run_and_kill(tmp_path, session_id, trial + 1, rng):
+        if how[0] == "read":
+            planned_acks += acks_in_lines(trial + 1, int(how[1]))
+        for line in run_and_kill(tmp_path, session_id, trial + 1, how):
             word, _, rest = line.partition(" ")
             if word == "ack":
                 seq, _, what = rest.partition(" ")
@@ -97,6 +138,9 @@ async def test_sigkill_trials_lose_nothing_acknowledged(tmp_path: Path) -> None:
         assert loaded.events[: len(inspected.events)] == inspected.events
         assert loaded.closed_turn == inspected.open_turn
         assert loaded.repaired_bytes == inspected.ignored_bytes
+        if how[0] == "pause":  # killed inside a turn, between two appends
+            paused += 1
+            assert loaded.closed_turn is not None and loaded.repaired_bytes == 0
         if loaded.closed_turn is not None:
             closed_turns += 1
             assert loaded.events[-1].body == TurnEnd(loaded.closed_turn, "interrupted")
@@ -105,8 +149,10 @@ async def test_sigkill_trials_lose_nothing_acknowledged(tmp_path: Path) -> None:
         assert after.open_turn is None
         previous = loaded.events
         total_acked += len(acked) if trial % 10 == 9 else 0
-    assert closed_turns > 0, "no kill landed inside a turn"
-    assert total_acked > TRIALS
+    # For a fixed seed these bounds are exact: each paused kill leaves an open turn, and every
+    # line read before a kill was printed after its append returned.
+    assert paused == TRIALS // 10 and closed_turns >= paused
+    assert total_acked >= planned_acks
 
 
 async def test_second_process_is_locked_out(tmp_path: Path) -> None:
