@@ -465,7 +465,6 @@ class ServerConnection:
     async def _run(self) -> None:
         self._wake = asyncio.Event()
         self._dead = asyncio.Event()
-        interrupted = False
         try:
             async with AsyncExitStack() as stack:
                 try:
@@ -481,9 +480,9 @@ class ServerConnection:
                     try:
                         await self._wake.wait()
                     except asyncio.CancelledError:
-                        # The loop is closing: stop the server the graceful way, then end.
+                        # The loop is closing: stop the server the graceful way and end
+                        # normally (the cancellation is taken as the stop request).
                         self._stopping = True
-                        interrupted = True
                 if self._stopping:
                     return
                 message = await self._exit_message()
@@ -506,8 +505,6 @@ class ServerConnection:
             if not self._ready.done():
                 closed = f'MCP server "{self.name}" was closed'
                 self._ready.set_exception(McpError(self._error or closed))
-        if interrupted:
-            raise asyncio.CancelledError
 
     def _fail(self, message: str) -> None:
         if self._error is None:
@@ -681,7 +678,8 @@ class ServerConnection:
         if self._error is not None:
             return CallOutcome(self._error, is_error=True)
         if session is None:
-            return CallOutcome(f'MCP server "{self.name}" is not connected', is_error=True)
+            state = "is closed" if self._closed else "is not connected"
+            return CallOutcome(f'MCP server "{self.name}" {state}', is_error=True)
         timeout = self.spec.call_timeout
         try:
             result = await session.call_tool(name, arguments, read_timeout_seconds=timeout)

@@ -363,7 +363,8 @@ async def test_close_kills_a_ready_server_that_ignores_stdin_and_sigterm(mcp_loo
     assert 0.6 <= time.monotonic() - started < 4
     assert _gone(pid)
     assert exits == []  # closing is not dying
-    assert (await connection.call_tool("echo", {"text": "x"})).is_error
+    closed = await connection.call_tool("echo", {"text": "x"})
+    assert closed == CallOutcome('MCP server "stubborn" is closed', is_error=True)
 
 
 # -- streamable HTTP ---------------------------------------------------------------------------
