@@ -208,3 +208,57 @@ def test_messages_are_never_written_for_a_failed_server(make_host, tmp_path):
     host = make_host(PLUGIN, config=servers(missing={"command": "/nonexistent/x"}))
     assert rows(host)["mcp.missing"]["state"] == "failed"
     assert not list((tmp_path / "data0").glob("**/*.jsonl"))
+
+
+async def turn_result(host, name, **arguments):
+    """Run one scripted turn calling ``name``; the tool message the model then saw."""
+    model = host.services.models.resolve("scripted")
+    model.script("user", call(name, **arguments), say("ok"))
+    agent = await host.services.agents.create(label="user")
+    agent.followup("go")
+    await agent.wait_idle()
+    [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    return result
+
+
+async def test_a_tool_with_a_bad_schema_is_skipped_with_a_line_naming_it(make_host, caplog):
+    host = make_host(PLUGIN, config=servers(fault=FAULT))
+    tools = rows(host)["mcp.fault"]["tools"]
+    assert "fault__echo" in tools and "fault__bad_schema" not in tools
+    assert 'MCP server "fault": tool "bad_schema" skipped: its inputSchema is not a valid' in (
+        caplog.text
+    )
+    await host.aclose()
+
+
+async def test_a_changed_tool_list_replaces_the_tools_live(make_host):
+    host = make_host(PLUGIN, config=servers(fault=FAULT))
+    assert "fault__added" not in rows(host)["mcp.fault"]["tools"]
+    assert (await turn_result(host, "fault__grow")).content == "grown"
+    for _ in range(200):
+        if "fault__added" in rows(host)["mcp.fault"]["tools"]:
+            break
+        await asyncio.sleep(0.02)
+    assert "fault__added" in {row["name"] for row in host.tool_rows()}
+    assert (await turn_result(host, "fault__added")).content == "added here"
+    await host.aclose()
+
+
+async def test_media_reaches_the_model_as_placeholders_and_errors_as_errors(make_host):
+    host = make_host(PLUGIN, config=servers(fault=FAULT))
+    media = await turn_result(host, "fault__media")
+    assert media.content.splitlines()[0] == "a picture"
+    assert "[image/png, 100 bytes]" in media.content and "iVBOR" not in media.content
+    failed = await turn_result(host, "fault__fail")
+    assert (failed.is_error, failed.content) == (True, "Error executing tool fail")  # its words
+    await host.aclose()
+
+
+def test_tool_names_are_made_valid_deterministically():
+    from agent_host_mcp.tools import NAME_LIMIT, host_name
+
+    assert host_name("git", "git_status") == "git__git_status"
+    assert host_name("my-server", "read.file/v2") == "my-server__read_file_v2"
+    long = host_name("s", "t" * 200)
+    assert len(long) == NAME_LIMIT and long == host_name("s", "t" * 200)
+    assert long != host_name("s", "t" * 199)
