@@ -35,6 +35,7 @@ from host.agents.agent import Agent
 from host.app import Host
 from host.cli.chat import ROOT_LABEL, Conversation
 from host.errors import HostError
+from host.plugins.config import CONFIG_FILE
 from host.plugins.watch import ReloadLoop, WatchMap
 
 STEP_MS = 5
@@ -44,13 +45,51 @@ PROMPT = "you> "
 
 
 async def watch_changes(
-    paths: Sequence[Path], *, step: int = STEP_MS, debounce: int = DEBOUNCE_MS
+    paths: Sequence[Path],
+    *,
+    step: int = STEP_MS,
+    debounce: int = DEBOUNCE_MS,
+    files: Sequence[Path] = (),
 ) -> AsyncIterator[set[str]]:
-    """Batches of changed paths from ``watchfiles`` (imported here: only ``dev`` needs it)."""
+    """Batches of changed paths from ``watchfiles`` (imported here: only ``dev`` needs it):
+    everything below ``paths``, and the single ``files`` (watched through their directories,
+    not recursively, since editors save by replacing a file)."""
     from watchfiles import awatch
 
-    async for changes in awatch(*paths, step=step, debounce=debounce):
-        yield {path for _change, path in changes}
+    wanted = {str(Path(os.path.abspath(f))) for f in files}
+    watchers = [awatch(*paths, step=step, debounce=debounce)] if paths else []
+    if files:
+        folders = sorted({os.path.dirname(f) for f in wanted})
+        watchers.append(
+            awatch(
+                *folders,
+                step=step,
+                debounce=debounce,
+                recursive=False,
+                watch_filter=lambda _change, path: path in wanted,
+            )
+        )
+    queue: asyncio.Queue[set[str]] = asyncio.Queue()
+
+    async def pump(source: AsyncIterator[set[tuple[Any, str]]]) -> None:
+        async for changes in source:
+            await queue.put({path for _change, path in changes})
+
+    pumps = [asyncio.ensure_future(pump(source)) for source in watchers]
+    try:
+        while True:
+            yield await queue.get()
+    finally:
+        for task in pumps:
+            task.cancel()
+        await asyncio.gather(*pumps, return_exceptions=True)
+
+
+def config_files(host: Host) -> list[Path]:
+    """The files plugins read their configuration from: the config file (or the project's
+    ``agent-host.toml`` it would be) and the project's ``.mcp.json``."""
+    project = host.settings.project_dir or Path.cwd()
+    return [host.settings.config_path or project / CONFIG_FILE, project / ".mcp.json"]
 
 
 class DevConversation(Conversation):
@@ -138,6 +177,7 @@ async def run_dev(
         extra=list(watch),
         ignore=[host.settings.data_dir],
         restart_always=restart_always,
+        config_files=config_files(host),
     )
     paths = watch_map.paths()
     names = ", ".join(watch_map.roots) or "no plugin in development"
@@ -148,12 +188,12 @@ async def run_dev(
     tasks: set[asyncio.Future[Any]] = {
         asyncio.ensure_future(_chat(conversation, console, _read_lines(lines)))
     }
-    watcher = asyncio.ensure_future(loop.run(watch_changes(paths))) if paths else None
-    if watcher is not None:
-        tasks.add(watcher)
+    changes = watch_changes(paths, files=watch_map.config_files)
+    watcher = asyncio.ensure_future(loop.run(changes))
+    tasks.add(watcher)
     try:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        reason = watcher.result() if watcher is not None and watcher in done else None
+        reason = watcher.result() if watcher in done else None
     finally:
         for task in tasks:
             task.cancel()

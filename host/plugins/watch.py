@@ -116,9 +116,11 @@ class WatchMap:
         ignore: Sequence[Path] = (),
         restart_always: bool = False,
         development: Callable[[Path], bool] = in_development,
+        config_files: Sequence[Path] = (),
     ) -> None:
         self.plugins = plugins
         self.restart_always = restart_always
+        self.config_files = tuple(Path(os.path.abspath(p)) for p in config_files)
         self.extra = tuple(Path(p).resolve() for p in extra)
         self.ignore = tuple(Path(p).resolve() for p in ignore)
         self.roots: dict[str, tuple[Path, ...]] = {}
@@ -155,6 +157,8 @@ class WatchMap:
         strays: list[Path] = []
         for raw in changed:
             path = Path(os.path.abspath(raw))
+            if path in self.config_files:  # plugins read it when they activate: start afresh
+                return Plan(restart=f"configuration changed ({path.name})")
             if any(path.is_relative_to(i) for i in self.ignore):
                 continue
             owners = self.owners(path)

@@ -206,3 +206,14 @@ async def test_an_unexpected_reload_error_is_one_line_and_watching_goes_on(
         "reload of alpha failed: KeyError: 'alpha'",
         "reload of beta failed: KeyError: 'beta'",
     ]
+
+
+def test_a_changed_configuration_file_restarts(make_host, tmp_path: Path) -> None:
+    host = make_host()
+    config = tmp_path / "agent-host.toml"
+    watch_map = WatchMap(host.plugins, config_files=[config, tmp_path / ".mcp.json"])
+    assert watch_map.plan([tmp_path / "other.toml"]).empty
+    assert watch_map.plan([config]).restart == "configuration changed (agent-host.toml)"
+    assert watch_map.plan([str(tmp_path / ".mcp.json")]).restart == (
+        "configuration changed (.mcp.json)"
+    )
