@@ -23,11 +23,9 @@ warning lines. Decisions:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Mapping
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -81,10 +79,14 @@ class ServerSpec:
                 self.transport, self.command, list(self.args), self.env, self.cwd, self.url,
                 self.headers, self.source,
             )  # fmt: skip
+        import hashlib  # here, not at plugin load: only trust decisions need it
+
         return hashlib.sha256(written.encode("utf-8")).hexdigest()
 
     def allows(self, tool_name: str) -> bool:
         """Whether the server's tool ``tool_name`` (its MCP name) passes ``allow`` and ``deny``."""
+        from fnmatch import fnmatchcase
+
         if self.allow is not None and not any(fnmatchcase(tool_name, p) for p in self.allow):
             return False
         return not any(fnmatchcase(tool_name, p) for p in self.deny)
