@@ -36,6 +36,7 @@ class ServerPlugin:
         self._register: Callable[[Tool], Callable[[], None]] | None = None
         self._registered: list[Callable[[], None]] = []
         self._host_loop: asyncio.AbstractEventLoop | None = None
+        self._handle: Any = None
 
     def __repr__(self) -> str:
         return f"ServerPlugin({self.spec.name!r})"
@@ -55,6 +56,7 @@ class ServerPlugin:
     def activate(self, scope: Any, plugin: Any) -> None:
         """Close the server with the plugin; fail the plugin when the server dies."""
         scope.add(self.connection.close)
+        self._handle = plugin
         try:
             self._host_loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -82,6 +84,10 @@ class ServerPlugin:
         self._registered = [self._register(made) for made in adapted.tools]
 
     async def _call(self, name: str, arguments: dict[str, Any], exec: ToolExec) -> CallOutcome:
-        if self._host_loop is None:
+        if self._host_loop is None:  # a host opened outside any loop (the CLI) learns it here
             self._host_loop = asyncio.get_running_loop()
-        return await self.connection.call_tool(name, arguments, cancel=exec.signal)
+        outcome = await self.connection.call_tool(name, arguments, cancel=exec.signal)
+        error = self.connection.error
+        if error is not None and self._handle is not None:  # died before the loop was known
+            self._host_loop.call_soon(self._handle.fail, error)
+        return outcome
