@@ -14,7 +14,7 @@ from host.errors import ConfigError
 from host.naming import NamedRegistry
 from host.plugins.config import CONFIG_FILE, plugin_tables, read_config_file
 from host.plugins.discovery import PluginCandidate, discover
-from host.plugins.lifecycle import PluginManager
+from host.plugins.lifecycle import PluginManager, PluginStates
 from host.plugins.registrars import Registrars
 from host.plugins.selection import Selection
 from host.profiles.library import ProfileLibrary
@@ -74,6 +74,7 @@ class Host:
             selection=selection,
             config_tables=plugin_tables(dict(config or {})),
         )
+        self.services.register("plugins", PluginStates(self.plugins), owner="host")
 
     def add_plugins(self, candidates: Iterable[PluginCandidate]) -> None:
         """Load candidates in order; a name already present is a warning, not a second copy."""

@@ -10,6 +10,18 @@ from host.errors import HostError
 T = TypeVar("T")
 
 
+def plugin_owner(plugin: str) -> str:
+    """The owner recorded for what plugin ``plugin`` registers: ``plugin "<name>"``."""
+    return f'plugin "{plugin}"'
+
+
+def owning_plugin(owner: str | None) -> str | None:
+    """The plugin name in an owner made by ``plugin_owner``; None for any other owner."""
+    if owner is None or not (owner.startswith('plugin "') and owner.endswith('"')):
+        return None
+    return owner[len('plugin "') : -1] or None
+
+
 class DuplicateNameError(HostError):
     """A second registration of a name in the same layer; the message names both owners."""
 

@@ -1,9 +1,10 @@
 """``agent-host profiles [--json]``: every subagent profile in effect, and every diagnostic.
 
 JSON: a top-level array; ``profile`` entries carry source, name, description, tools,
-disallowed tools, model, max steps, background, file, plugin, aliases and the profiles they
-override; ``diagnostic`` entries carry the file, field and problem of a profile that was
-skipped. Profiles are listed as the host sees them (no delegation tool's deployment filter).
+disallowed tools, model, max steps, background, MCP servers, file, plugin, aliases and the
+profiles they override; ``diagnostic`` entries carry the file, field and problem of a profile
+that was skipped. Profiles are listed as the host sees them (no delegation tool's deployment
+filter).
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def rows(profiles: ProfileSet) -> list[dict[str, Any]]:
                 "model": profile.model,
                 "max_steps": profile.max_steps,
                 "background": profile.background,
+                "mcp_servers": (
+                    list(profile.mcp_servers) if profile.mcp_servers is not None else None
+                ),
                 "path": profile.path,
                 "plugin": profile.plugin,
                 "aliases": profiles.aliases_of(profile.name),
@@ -63,6 +67,8 @@ def table(entries: list[dict[str, Any]]) -> str:
         tools = "all" if row["tools"] is None else ", ".join(row["tools"]) or "none"
         if row["disallowed_tools"]:
             tools += " except " + ", ".join(row["disallowed_tools"])
+        if row["mcp_servers"] is not None:
+            tools += "; MCP servers: " + (", ".join(row["mcp_servers"]) or "none")
         body.append(
             [row["name"], row["source"], row["model"] or "default", tools, row["description"][:60]]
         )

@@ -381,3 +381,23 @@ class PluginHandle:
     def fail(self, error: str) -> None:
         """Take this plugin down as ``failed`` with the one-line ``error`` (host thread only)."""
         self._manager.fail(self.name, error)
+
+
+class PluginStates:
+    """The ``plugins`` service: a read-only view of every plugin's state (sub-plugins too).
+
+    A plugin that depends on another being up now (e.g. the delegation tool checking that a
+    profile's MCP servers are connected) asks ``is_active`` instead of guessing from tools.
+    """
+
+    def __init__(self, manager: PluginManager) -> None:
+        self._manager = manager
+
+    def state(self, name: str) -> str | None:
+        """``active``, ``inactive``, ``failed`` or ``blocked``; None for an unknown plugin."""
+        record = self._manager.records.get(name)
+        return record.state if record is not None else None
+
+    def is_active(self, name: str) -> bool:
+        """Whether plugin ``name`` is loaded and active."""
+        return self.state(name) == "active"

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from host.disposal import Scope
-from host.naming import NamedRegistry
+from host.naming import NamedRegistry, plugin_owner
 from host.plugins.record import PluginRecord
 from host.services import Services
 from host.tools.tool import Tool
@@ -38,7 +38,7 @@ class Registrars:
 
     def for_hook(self, hook: str, record: PluginRecord, scope: Scope) -> Callable[..., Any] | None:
         """The ``register`` callback for ``hook``, or None for hooks without one."""
-        owner = f'plugin "{record.name}"'
+        owner = plugin_owner(record.name)
         if hook == "register_services":
 
             def register_service(name: str, service: Any) -> None:

@@ -123,4 +123,5 @@ def _filter_key(spec: ToolFilterSpec | None) -> Any:
     if spec is None:
         return None
     allow = tuple(spec.allow) if spec.allow is not None else None
-    return (allow, tuple(spec.deny or ()))
+    limits = tuple((limit.parent, tuple(limit.names)) for limit in spec.sub_plugins or ())
+    return (allow, tuple(spec.deny or ()), limits)

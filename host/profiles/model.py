@@ -30,7 +30,9 @@ class Profile:
     the allow-list over the parent's global tools (None: all of them), ``disallowed_tools``
     the deny-list; ``persona`` is the Markdown body (the child's persona prompt section).
     ``model`` None means the default model; ``max_steps`` and ``background`` None mean the
-    delegation tool's defaults. ``path`` is the file it came from (None for built-ins).
+    delegation tool's defaults. ``mcp_servers`` limits the MCP tools to those of the servers
+    named (None: no limit; every one must be connected when a child starts). ``path`` is the
+    file it came from (None for built-ins).
     """
 
     name: str
@@ -42,6 +44,7 @@ class Profile:
     model: str | None = None
     max_steps: int | None = None
     background: bool | None = None
+    mcp_servers: tuple[str, ...] | None = None
     path: str | None = None
     plugin: str | None = None
 

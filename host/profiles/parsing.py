@@ -3,7 +3,8 @@
 Fields: ``name`` and ``description`` (required), ``tools`` and ``disallowed_tools`` (a list, or
 one string separated by commas and/or spaces; ``Tool(args)`` keeps the name before the
 parenthesis; ``tools: "*"`` means every tool), ``model`` (``inherit`` = the default model),
-``max_steps`` (positive integer), ``background`` (boolean). Unknown fields are an error, so a
+``max_steps`` (positive integer), ``background`` (boolean), ``mcp_servers`` (MCP server names,
+a list or one string like ``tools``; ``[]``: no MCP tools). Unknown fields are an error, so a
 typo never goes unnoticed. The checked fields are structured with cattrs into ``FrontMatter``.
 """
 
@@ -26,6 +27,7 @@ DESCRIPTION_MAX = 1024
 PERSONA_MAX = 64 * 1024
 _NAME = re.compile(r"[^\W_][\w.-]*")
 _TOOL = re.compile(r"[A-Za-z0-9_.-]+")
+_SERVER = re.compile(r"[A-Za-z0-9_-]{1,32}")  # an MCP server's name (its sub-plugin's)
 INHERIT = "inherit"
 
 
@@ -40,6 +42,7 @@ class FrontMatter:
     model: str | None = None
     max_steps: int | None = None
     background: bool | None = None
+    mcp_servers: list[str] | None = None
 
 
 FIELDS = tuple(field.name for field in attrs.fields(FrontMatter))
@@ -78,7 +81,7 @@ def build(
     for key in ("name", "description"):
         if key not in present:
             raise Invalid("required", key)
-    for key in ("tools", "disallowed_tools"):
+    for key in ("tools", "disallowed_tools", "mcp_servers"):
         if isinstance(present.get(key), str):
             present[key] = split_tool_list(present[key])
     problems = validate(schema_for(FrontMatter), present)
@@ -102,6 +105,7 @@ def build(
         model=check_model(fields.model),
         max_steps=check_max_steps(fields.max_steps),
         background=fields.background,
+        mcp_servers=check_servers(fields.mcp_servers),
         path=path,
         plugin=plugin,
     )
@@ -172,6 +176,22 @@ def check_tools(items: list[str] | None, field: str) -> tuple[str, ...] | None:
             return None
         if not _TOOL.fullmatch(name):
             raise Invalid(f"{item!r} is not a tool name", field)
+        if name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+def check_servers(items: list[str] | None) -> tuple[str, ...] | None:
+    """MCP server names (``[A-Za-z0-9_-]``, at most 32 characters), duplicates dropped."""
+    if items is None:
+        return None
+    names: list[str] = []
+    for item in items:
+        name = item.strip()
+        if not _SERVER.fullmatch(name):
+            raise Invalid(
+                f"{item!r} is not an MCP server name (1-32 of A-Z a-z 0-9 _ -)", "mcp_servers"
+            )
         if name not in names:
             names.append(name)
     return tuple(names)

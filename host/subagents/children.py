@@ -33,6 +33,7 @@ from host.subagents.descriptors import (
     VERSION,
     ContinuableDescriptor,
     OneShotDescriptor,
+    SubPluginLimit,
     ToolFilterSpec,
     descriptor_data,
 )
@@ -97,7 +98,8 @@ def fork_seed(events: Sequence[object]) -> tuple[EventBody, ...]:
 def combine_filters(
     first: ToolFilterSpec | None, second: ToolFilterSpec | None
 ) -> ToolFilterSpec | None:
-    """Both filters at once: ``allow`` lists intersect (None = everything), ``deny`` adds up."""
+    """Both filters at once: ``allow`` lists intersect (None = everything), ``deny`` adds up,
+    and so do the sub-plugin limits (two limits of one parent intersect)."""
     if first is None:
         return second
     if second is None:
@@ -110,7 +112,19 @@ def combine_filters(
     else:
         allow = [name for name in first.allow if name in second.allow]
     deny = list(dict.fromkeys([*(first.deny or []), *(second.deny or [])]))
-    return ToolFilterSpec(allow=allow, deny=deny or None)
+    limits = combine_limits([*(first.sub_plugins or []), *(second.sub_plugins or [])])
+    return ToolFilterSpec(allow=allow, deny=deny or None, sub_plugins=limits or None)
+
+
+def combine_limits(limits: Sequence[SubPluginLimit]) -> list[SubPluginLimit]:
+    """One limit per parent, in first-seen order; a parent's names lists intersect."""
+    merged: dict[str, list[str]] = {}
+    for limit in limits:
+        if limit.parent in merged:
+            merged[limit.parent] = [n for n in merged[limit.parent] if n in limit.names]
+        else:
+            merged[limit.parent] = list(dict.fromkeys(limit.names))
+    return [SubPluginLimit(parent, names) for parent, names in merged.items()]
 
 
 def to_tool_filter(spec: ToolFilterSpec | None) -> ToolFilter:
@@ -118,7 +132,10 @@ def to_tool_filter(spec: ToolFilterSpec | None) -> ToolFilter:
     if spec is None:
         return ToolFilter()
     allow = tuple(spec.allow) if spec.allow is not None else None
-    return ToolFilter(allow=allow, deny=tuple(spec.deny or ()))
+    limits = tuple(
+        (limit.parent, tuple(limit.names)) for limit in combine_limits(spec.sub_plugins or [])
+    )
+    return ToolFilter(allow=allow, deny=tuple(spec.deny or ()), sub_plugins=limits)
 
 
 def persona_step(persona: str | None) -> SetupStep:

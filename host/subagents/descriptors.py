@@ -20,11 +20,22 @@ VERSION = 2
 
 
 @attrs.frozen
+class SubPluginLimit:
+    """Of the tools registered by sub-plugins of ``parent`` (``<parent>.<name>``), only those
+    of the sub-plugins ``names`` pass (e.g. ``mcp`` and a profile's ``mcp_servers``)."""
+
+    parent: str
+    names: list[str]
+
+
+@attrs.frozen
 class ToolFilterSpec:
-    """A child's filter over its parent's global tools."""
+    """A child's filter over its parent's global tools: by tool name (``allow``, ``deny``) and
+    by the sub-plugin that registered the tool (``sub_plugins``)."""
 
     allow: list[str] | None = None
     deny: list[str] | None = None
+    sub_plugins: list[SubPluginLimit] | None = None
 
 
 @attrs.frozen

@@ -1,8 +1,9 @@
 """Layered tool scopes: an agent's own tools over the filtered global tools.
 
-The filter (``allow``/``deny``) applies to the global layer only; a tool in the agent's own
-scope is never filtered out and shadows a global tool of the same name. A global tool with an
-``offered_to`` predicate is visible only to agents whose session header it accepts.
+The filter (``allow``/``deny`` by tool name, ``sub_plugins`` by the plugin that registered the
+tool) applies to the global layer only; a tool in the agent's own scope is never filtered out
+and shadows a global tool of the same name. A global tool with an ``offered_to`` predicate is
+visible only to agents whose session header it accepts.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from host.naming import NamedRegistry
+from host.naming import NamedRegistry, owning_plugin
 from host.tools.tool import Tool
 
 if TYPE_CHECKING:  # only for annotations: keeps the session model off start-up
@@ -25,16 +26,30 @@ def tool_registry(what: str = "tool") -> NamedRegistry[Tool]:
 
 @attrs.frozen
 class ToolFilter:
-    """Which global tools an agent may see: ``allow`` (None = all) minus ``deny``."""
+    """Which global tools an agent may see: ``allow`` (None = all) minus ``deny``.
+
+    ``sub_plugins`` pairs ``(parent, names)``: of the tools registered by sub-plugins of
+    ``parent`` (plugins named ``<parent>.<name>``), only those of the sub-plugins ``names``
+    pass; other tools are not affected.
+    """
 
     allow: tuple[str, ...] | None = None
     deny: tuple[str, ...] = ()
+    sub_plugins: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
-    def admits(self, name: str) -> bool:
-        """True if a global tool called ``name`` passes the filter."""
+    def admits(self, name: str, plugin: str | None = None) -> bool:
+        """True if a global tool called ``name``, registered by ``plugin`` (None: not by a
+        plugin, or unknown), passes the filter."""
         if self.allow is not None and name not in self.allow:
             return False
-        return name not in self.deny
+        if name in self.deny:
+            return False
+        if plugin is not None:
+            for parent, names in self.sub_plugins:
+                prefix = parent + "."
+                if plugin.startswith(prefix) and plugin[len(prefix) :].split(".")[0] not in names:
+                    return False
+        return True
 
 
 @attrs.frozen
@@ -47,7 +62,8 @@ class ToolView:
     header: SessionHeader | None = None
 
     def _admits(self, name: str, tool: Tool) -> bool:
-        if not self.filter.admits(name):
+        plugin = owning_plugin(self.global_tools.owner(name)) if self.filter.sub_plugins else None
+        if not self.filter.admits(name, plugin):
             return False
         return tool.offered_to is None or self.header is None or tool.offered_to(self.header)
 

@@ -27,6 +27,7 @@ def setup_files(tmp_path: Path) -> tuple[Path, Path]:
         model="fast",
         max_steps="7",
         background="false",
+        mcp_servers="[time, git]",
     )
     (project / ".agent-host" / "agents" / "broken.md").write_text("no front matter")
     return home, project
@@ -62,6 +63,7 @@ def test_profiles_json(tmp_path):
         "model": "fast",
         "max_steps": 7,
         "background": False,
+        "mcp_servers": ["time", "git"],
         "path": str(agents / "rev.md"),
         "plugin": None,
         "aliases": [],
@@ -92,7 +94,11 @@ def test_profiles_table(tmp_path, monkeypatch, capsys):
         "fast",
         "grep",
         "except",
-        "shell",
+        "shell;",
+        "MCP",
+        "servers:",
+        "time,",
+        "git",
         "Project",
         "reviewer",
     ]

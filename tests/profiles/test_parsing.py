@@ -76,6 +76,21 @@ def test_tool_lists(tools, expected):
     assert profile.tools == expected
 
 
+@pytest.mark.parametrize(
+    ("servers", "expected"),
+    [
+        ("[time, 'git']", ("time", "git")),
+        ("time,git", ("time", "git")),
+        ("time git time", ("time", "git")),
+        ("[]", ()),
+        ("", None),
+    ],
+)
+def test_mcp_server_lists(servers, expected):
+    profile = parse(f"---\nname: n\ndescription: d\nmcp_servers: {servers}\n---\n")
+    assert profile.mcp_servers == expected
+
+
 def test_model_inherit_means_the_default():
     assert parse("---\nname: n\ndescription: d\nmodel: Inherit\n---\n").model is None
 
@@ -102,13 +117,23 @@ def test_model_inherit_means_the_default():
         ),
         ("name: n\ndescription: d\ntools: a/b", "tools: 'a/b' is not a tool name"),
         ("name: n\ndescription: d\nmodel: ''", "model: must be a model name"),
+        ("name: n\ndescription: d\nmcp_servers: 5", "mcp_servers: expected array, got integer"),
+        ("name: n\ndescription: d\nmcp_servers: [1]", "mcp_servers: expected string, got integer"),
+        (
+            "name: n\ndescription: d\nmcp_servers: time, a.b",
+            "mcp_servers: 'a.b' is not an MCP server name (1-32 of A-Z a-z 0-9 _ -)",
+        ),
+        (
+            "name: n\ndescription: d\nmcp_servers: '*'",
+            "mcp_servers: '*' is not an MCP server name (1-32 of A-Z a-z 0-9 _ -)",
+        ),
         (
             "name: n\ndescription: d\ncolor: purple",
-            "color: unknown field (known: name, description, tools, disallowed_tools, model, max_steps, background)",
+            "color: unknown field (known: name, description, tools, disallowed_tools, model, max_steps, background, mcp_servers)",
         ),
         (
             "name: n\ndescription: d\ndisallowedTools: x",
-            "disallowedTools: unknown field (known: name, description, tools, disallowed_tools, model, max_steps, background)",
+            "disallowedTools: unknown field (known: name, description, tools, disallowed_tools, model, max_steps, background, mcp_servers)",
         ),
     ],
 )

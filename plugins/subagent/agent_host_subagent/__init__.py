@@ -12,7 +12,10 @@ gets. The tool's description lists the profiles in effect with their description
 text for the same set of profiles; the schema never changes). Profiles are re-read at every
 start. A tool instance's ``allow``/``deny`` is the deployment's filter: every child started
 through it is cut down to it, whatever its profile says, and project-level profiles naming
-tools outside it are refused (the repository cannot grant itself more).
+tools outside it are refused (the repository cannot grant itself more). A profile's
+``mcp_servers`` limits the child's MCP tools (those registered by the sub-plugins
+``mcp.<server>``) to the servers named; each must be active when the child starts, or nothing
+is started.
 """
 
 from __future__ import annotations
@@ -45,6 +48,9 @@ if TYPE_CHECKING:  # the subagent values are imported where they are built, not 
 requires = ("subagents",)
 
 Mode = Literal["continuable", "one-shot"]
+
+MCP_PLUGIN = "mcp"
+"""The plugin whose sub-plugins ``mcp.<server>`` register the tools of MCP servers."""
 
 DESCRIPTION = (
     "Start a subagent: a separate agent with its own session that works on the task you "
@@ -138,6 +144,8 @@ def describe(base: str, profiles: ProfileSet) -> str:
         line = f"- {name}: {profile.description}"
         if profile.tools is not None:
             line += f" (tools: {', '.join(profile.tools) or 'none'})"
+        if profile.mcp_servers is not None:
+            line += f" (MCP servers: {', '.join(profile.mcp_servers) or 'none'})"
         lines.append(line)
     return "\n".join(lines)
 
@@ -177,15 +185,19 @@ def child_request(
     args: SubagentArgs, profile: Profile | None, deployment: ToolFilterSpec | None
 ) -> ChildRequest:
     """What to ask the subagent service for: the task, plus the profile cut to ``deployment``."""
-    from host.subagents.descriptors import ToolFilterSpec
+    from host.subagents.descriptors import SubPluginLimit, ToolFilterSpec
     from host.subagents.types import ChildRequest
 
     if profile is None:
         return ChildRequest(prompt=args.prompt, label=args.description, tool_filter=deployment)
     own = None
-    if profile.tools is not None or profile.disallowed_tools:
+    limits = None
+    if profile.mcp_servers is not None:
+        limits = [SubPluginLimit(MCP_PLUGIN, list(profile.mcp_servers))]
+    if profile.tools is not None or profile.disallowed_tools or limits is not None:
         allow = list(profile.tools) if profile.tools is not None else None
-        own = ToolFilterSpec(allow=allow, deny=list(profile.disallowed_tools) or None)
+        deny = list(profile.disallowed_tools) or None
+        own = ToolFilterSpec(allow=allow, deny=deny, sub_plugins=limits)
     return ChildRequest(
         prompt=args.prompt,
         label=args.description,
@@ -206,6 +218,19 @@ def check_model(ctx: Any, profile: Profile) -> str | None:
         f'profile "{profile.name}" ({profile.origin}) names model "{profile.model}", '
         f"which is not registered (known: {known})"
     )
+
+
+def check_servers(ctx: Any, profile: Profile) -> str | None:
+    """Why a child of ``profile`` cannot start for want of an MCP server, or None: every
+    server its ``mcp_servers`` names must be an active plugin ``mcp.<server>`` (a child never
+    connects on its own; it borrows the parent host's connections)."""
+    if not profile.mcp_servers:
+        return None
+    plugins = ctx.find("plugins")
+    for server in profile.mcp_servers:
+        if plugins is None or not plugins.is_active(f"{MCP_PLUGIN}.{server}"):
+            return f'required MCP server "{server}" is not connected'
+    return None
 
 
 def make_tool(
@@ -253,6 +278,9 @@ def resolve_profile(
     problem = check_model(ctx, profile)
     if problem is not None:
         return ToolResult.error(f"{tool_name} failed: {problem}")
+    missing = check_servers(ctx, profile)
+    if missing is not None:
+        return ToolResult.error(missing)
     return profile
 
 

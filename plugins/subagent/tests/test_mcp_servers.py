@@ -1,0 +1,241 @@
+"""Children and MCP servers: a profile's ``mcp_servers`` limits a child to those servers' tools,
+a server that is not connected starts nothing, and the deployment's ``allow``/``deny`` filter
+MCP tools like any tool. MCP tools are recognised by the plugin that registered them
+(``mcp.<server>``), never by their names."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import agent_host_mcp
+import agent_host_subagent
+import attrs
+import pytest
+
+from host import hookimpl
+from host.agents.scripted import ScriptedModel, call, say
+from host.app import Host
+from host.sessions.model import SubagentDescriptorEvent
+from host.testing import build_host, call_tool
+from host.tools import ToolResult, tool
+
+MCP_TIME = {"command": str(Path(sys.executable).parent / "mcp-server-time")}
+
+
+@attrs.frozen
+class NoArgs:
+    pass
+
+
+def simple(name: str):
+    @tool(name, f"The {name} tool.", NoArgs)
+    async def run(args: NoArgs, exec) -> ToolResult:
+        return ToolResult(name)
+
+    return run
+
+
+class Server:
+    """A stand-in for one MCP server's sub-plugin: registers ``<server>__<tool>`` tools."""
+
+    def __init__(self, tools: list[str]) -> None:
+        self.tools = tools
+
+    @hookimpl
+    def register_tools(self, register):
+        for name in self.tools:
+            register(simple(name))
+
+
+class FakeMcp:
+    """A plugin named ``mcp`` whose sub-plugins ``mcp.time`` and ``mcp.git`` offer tools the
+    way the real one does (fast: no server processes)."""
+
+    @staticmethod
+    @hookimpl
+    def register_plugins(register):
+        register("time", lambda: Server(["time__get_current_time", "time__convert_time"]))
+        register("git", lambda: Server(["git__status"]))
+        register("off", lambda: Server(["off__thing"]), blocked="not trusted")
+
+
+class Tools:
+    """Plain global tools, one of them named like an MCP tool but not from a server."""
+
+    @staticmethod
+    @hookimpl
+    def register_tools(register):
+        for name in ("read_file", "shell", "lookalike__tool"):
+            register(simple(name))
+
+
+def write(directory: Path, name: str, **fields: str) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    lines = [f"name: {name}", "description: d", *(f"{k}: {v}" for k, v in fields.items())]
+    (directory / f"{name}.md").write_text("---\n" + "\n".join(lines) + f"\n---\nYou are {name}.\n")
+
+
+def make(tmp_path: Path, *plugins, config=None, data: str = "data") -> tuple[Host, Path]:
+    host = build_host(
+        ("subagent", agent_host_subagent),
+        ("tools", Tools),
+        *plugins,
+        data_dir=tmp_path / data,
+        config=config,
+    )
+    home = tmp_path / "home"
+    host.profiles.environ = {"AGENT_HOST_HOME": str(home)}
+    host.profiles.cwd = tmp_path / "project"
+    return host, home / "agents"
+
+
+def scripted(host: Host) -> ScriptedModel:
+    model = host.services.models.resolve("scripted")
+    assert isinstance(model, ScriptedModel)
+    return model
+
+
+def offered(model: ScriptedModel, label: str) -> list[str]:
+    return [t.name for t in model.requests_for(label)[-1].tools]
+
+
+async def start(
+    host: Host, root, label: str, profile: str | None = None, *, background: bool = False
+) -> ToolResult:
+    args = {"description": label, "prompt": "p", "run_in_background": background}
+    if profile is not None:
+        args["subagent_type"] = profile
+    result = await call_tool(host, "subagent", args, agent=root)
+    if background and not result.is_error:
+        activation = host.services.subagents.manager().activation(result.structured["subagent_id"])
+        if activation is not None:
+            await activation.wait_done()
+        await root.wait_idle()
+    return result
+
+
+async def stored(host: Host) -> int:
+    """How many sessions are stored."""
+    return len(await host.services.session_persistence.list())
+
+
+async def test_a_profile_limits_a_child_to_its_servers_tools_and_records_it(tmp_path):
+    host, agents = make(tmp_path, ("mcp", FakeMcp))
+    try:
+        write(agents, "clock", mcp_servers="[time]")
+        write(agents, "quiet", mcp_servers="[]", disallowed_tools="shell")
+        write(
+            agents, "narrow", tools="read_file, git__status, time__convert_time", mcp_servers="git"
+        )
+        model = scripted(host)
+        for label in ("clock", "quiet", "narrow", "plain"):
+            model.script(label, say("ok"))
+        root = await host.services.agents.create(label="root")
+        started = {}
+        for label in ("clock", "quiet", "narrow"):
+            result = await start(host, root, label, label, background=True)
+            assert not result.is_error, result.text
+            started[label] = result.structured["subagent_id"]
+        await start(host, root, "plain")
+
+        everything = ["read_file", "shell", "lookalike__tool"]
+        time_tools = ["time__get_current_time", "time__convert_time"]
+        assert offered(model, "plain") == ["subagent", *everything, *time_tools, "git__status"]
+        assert offered(model, "clock") == ["subagent", *everything, *time_tools]
+        # Not an MCP tool (no mcp.<server> registered it), so the limit does not touch it.
+        assert offered(model, "quiet") == ["subagent", "read_file", "lookalike__tool"]
+        assert offered(model, "narrow") == ["read_file", "git__status"]  # both filters apply
+
+        clock = await host.services.session_persistence.inspect(started["clock"])
+        (event,) = [e.body for e in clock.events if isinstance(e.body, SubagentDescriptorEvent)]
+        assert event.descriptor["tool_filter"] == {
+            "sub_plugins": [{"parent": "mcp", "names": ["time"]}]
+        }
+        assert "- clock: d (MCP servers: time)" in host.tools.get("subagent").description
+    finally:
+        await host.aclose()
+
+
+async def test_a_server_that_is_not_active_starts_nothing(tmp_path):
+    host, agents = make(tmp_path, ("mcp", FakeMcp))
+    try:
+        write(agents, "missing", mcp_servers="time, nowhere")
+        write(agents, "untrusted", mcp_servers="[off]")  # blocked sub-plugin
+        write(agents, "clock", mcp_servers="[time]")
+        root = await host.services.agents.create(label="root")
+        before = await stored(host)
+        host.plugins.fail("mcp.time", "exited (status 1)")  # a server that died meanwhile
+        assert "time__get_current_time" not in host.tools
+        cases = (("missing", "time"), ("untrusted", "off"), ("clock", "time"))
+        for profile, server in cases:
+            for background in (False, True):
+                result = await start(host, root, profile, profile, background=background)
+                assert result.is_error
+                assert result.text == f'required MCP server "{server}" is not connected'
+        assert await stored(host) == before
+    finally:
+        await host.aclose()
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """Trust decisions of the real mcp plugin go to a throwaway home."""
+    monkeypatch.setenv("AGENT_HOST_HOME", str(tmp_path / "trust-home"))
+
+
+async def test_real_server_a_child_calls_through_the_parents_connection(tmp_path, home):
+    config = {
+        "plugins": {
+            "mcp": {"servers": {"time": MCP_TIME}},
+            "subagent": {
+                "tools": [
+                    {"name": "subagent", "provider": "spawn"},
+                    {
+                        "name": "subagent_no_clock",
+                        "provider": "spawn",
+                        "deny": ["time__get_current_time"],
+                    },
+                    {
+                        "name": "subagent_clock_only",
+                        "provider": "spawn",
+                        "allow": ["time__get_current_time"],
+                    },
+                ]
+            },
+        }
+    }
+    host, agents = make(tmp_path, ("mcp", agent_host_mcp), config=config)
+    try:
+        assert host.tools.owner("time__get_current_time") == 'plugin "mcp.time"'
+        write(agents, "clock", mcp_servers="[time]")
+        write(agents, "gitter", mcp_servers="[time, git]")
+        model = scripted(host)
+        model.script("clock", call("time__get_current_time", timezone="UTC"), say("It is late."))
+        root = await host.services.agents.create(label="root")
+        result = await start(host, root, "clock", "clock")
+        assert (result.is_error, result.text) == (False, "It is late.")
+        [answer] = [m for m in model.requests_for("clock")[-1].messages if m.role == "tool"]
+        assert not answer.is_error and json.loads(answer.content)["timezone"] == "UTC"
+        assert "time__convert_time" in offered(model, "clock")
+
+        before = await stored(host)
+        refused = await start(host, root, "gitter", "gitter")
+        assert (refused.is_error, refused.text) == (
+            True,
+            'required MCP server "git" is not connected',
+        )
+        assert await stored(host) == before
+
+        # The deployment's allow/deny filter MCP tools like any other tool.
+        for tool_name, label in (("subagent_no_clock", "deny"), ("subagent_clock_only", "allow")):
+            model.script(label, say("ok"))
+            args = {"description": label, "prompt": "p", "run_in_background": False}
+            assert not (await call_tool(host, tool_name, args, agent=root)).is_error
+        assert "time__get_current_time" not in offered(model, "deny")
+        assert "time__convert_time" in offered(model, "deny")
+        assert offered(model, "allow") == ["time__get_current_time"]
+        assert await stored(host) == before + 2  # the two children that did start
+    finally:
+        await host.aclose()
