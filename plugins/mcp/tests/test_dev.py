@@ -38,8 +38,10 @@ def definition(zone: str) -> str:
 
 
 def test_editing_the_server_definition_restarts_dev_with_it(tmp_path: Path) -> None:
+    server = tmp_path / "time-server-of-this-test"  # a name no other process runs
+    server.symlink_to(TIME)
     config = tmp_path / "user.toml"
-    config.write_text(definition("UTC"))
+    config.write_text(definition(server, "UTC"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_HOST_", "OPENAI_"))}
     env["AGENT_HOST_HOME"] = str(tmp_path / "home")
     command = [sys.executable, "-m", "host.cli.main", "--config", str(config), "dev"]
@@ -63,7 +65,7 @@ def test_editing_the_server_definition_restarts_dev_with_it(tmp_path: Path) -> N
         deadline = time.monotonic() + TIMEOUT
         zones = iter(["Europe/Paris", "Asia/Tokyo", "America/Lima"] * 20)
         while line is None and time.monotonic() < deadline:
-            config.write_text(definition(next(zones)))  # the watcher may start a moment late
+            config.write_text(definition(server, next(zones)))  # the watcher may start a moment late
             line = wait_for(out, "restarting: ", 2.0)
         assert line == "restarting: configuration changed (user.toml)"
         assert wait_for(err, "agent-host: watching", TIMEOUT) is not None  # the new process
@@ -75,5 +77,5 @@ def test_editing_the_server_definition_restarts_dev_with_it(tmp_path: Path) -> N
         if process.poll() is None:
             process.kill()
             process.wait()
-    leftover = subprocess.run(["pgrep", "-f", str(TIME)], capture_output=True, text=True)
+    leftover = subprocess.run(["pgrep", "-f", str(server)], capture_output=True, text=True)
     assert leftover.stdout.strip() == ""  # every server the two processes started is gone
