@@ -31,9 +31,10 @@ def wait_for(lines: queue.Queue[str], needle: str, seconds: float) -> str | None
     return None
 
 
-def definition(zone: str) -> str:
+def definition(command: Path, zone: str) -> str:
     return (
-        f'[plugins.mcp.servers.time]\ncommand = "{TIME}"\nargs = ["--local-timezone", "{zone}"]\n'
+        f'[plugins.mcp.servers.time]\ncommand = "{command}"\n'
+        f'args = ["--local-timezone", "{zone}"]\n'
     )
 
 
