@@ -66,7 +66,8 @@ def test_editing_the_server_definition_restarts_dev_with_it(tmp_path: Path) -> N
         deadline = time.monotonic() + TIMEOUT
         zones = iter(["Europe/Paris", "Asia/Tokyo", "America/Lima"] * 20)
         while line is None and time.monotonic() < deadline:
-            config.write_text(definition(server, next(zones)))  # the watcher may start a moment late
+            # the watcher may start a moment after the "watching" line: save until it sees one
+            config.write_text(definition(server, next(zones)))
             line = wait_for(out, "restarting: ", 2.0)
         assert line == "restarting: configuration changed (user.toml)"
         assert wait_for(err, "agent-host: watching", TIMEOUT) is not None  # the new process
