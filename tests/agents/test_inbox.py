@@ -21,12 +21,6 @@ from tests.agents.helpers import (
 )
 
 
-async def settle() -> None:
-    """Let every ready callback run (no wall-clock time involved)."""
-    for _ in range(5):
-        await asyncio.sleep(0)
-
-
 async def test_followups_run_fifo_as_separate_turns(
     agents: AgentRegistry, model: ScriptedModel
 ) -> None:
@@ -115,16 +109,26 @@ async def test_inject_does_not_wake_and_is_seen_at_the_next_step(
 ) -> None:
     model.script("w", say("ok"))
     agent = await agents.create(label="w")
+    wakes: list[str] = []  # every wake the inbox asks of the driver (the only way a turn starts)
+    wake = agent._driver.wake
+
+    def spy() -> None:
+        wakes.append(agent.status)
+        wake()
+
+    agent.inbox.bind(spy)
     quiet = agent.inject("background fact")
-    await settle()
-    assert agent.status == "idle"
-    assert model.requests == []
+    assert (wakes, agent.status, agent.inbox.turn_ready()) == ([], "idle", False)
+    await agent.wait_idle()  # returns at once: nothing runs
+    assert model.requests == [] and wakes == []
     assert [a.message_id for a in bodies(agent, InboxAccepted)] == [quiet]
 
     agent.followup("go")
+    assert wakes == ["idle"]
     await agent.wait_idle()
     assert user_texts(model.requests[0]) == ["background fact", "go"]
     assert stop_reasons(agent) == ["completed"]
+    assert wakes == ["idle"]  # a wake the inject deferred would have come during that turn
 
 
 async def test_inject_during_a_turn_is_claimed_at_the_next_step(
@@ -158,8 +162,11 @@ async def test_interrupt_mid_model_call_parks_the_queue(
     assert gate.cancelled
     assert stop_reasons(agent) == ["interrupted"]
     assert [o.stop_reason for o in outcomes] == ["interrupted"]
-    await settle()
-    assert agent.status == "idle"  # parked: nothing runs until the next waking send
+    # parked: no turn can start (a wake finds no turn work) until the next waking send
+    assert agent.inbox.parked and not agent.inbox.turn_ready()
+    assert [m.content for m in agent.inbox.pending()] == ["parked"]
+    agent._driver.wake()
+    assert agent.status == "idle"
     assert len(model.requests) == 1
 
     agent.followup("new")

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from host.agents import AgentRegistry, ModelRegistry, ModelRequest, ScriptedModel, call, say
+from host.agents import models as models_module
 from host.agents.models import ModelResponse, StreamEvent, TextDelta, ToolCallDelta, streams
 from host.cancel import CancelSignal
 from host.sessions.model import MessageEvent, TurnEnd
@@ -152,7 +153,9 @@ async def test_the_registry_closes_models_on_unregistration_and_on_aclose() -> N
     registry.register("b", kept)
     registry.register("c", lambda: never_built)
     dispose()
-    await asyncio.sleep(0)  # the close runs on the loop
+    scheduled = [t for t in models_module._closing if not t.done()]  # the close runs on the loop
+    assert unregistered.closes == 0 and len(scheduled) == 1
+    await asyncio.gather(*scheduled)
     assert unregistered.closes == 1
     await registry.aclose()
     assert (unregistered.closes, kept.closes, never_built.closes) == (1, 1, 0)

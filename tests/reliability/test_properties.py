@@ -288,7 +288,9 @@ class Stepper:
         return say("ok")
 
 
-async def settle() -> None:
+async def interleave() -> None:
+    """Let the agent run a little between two operations (any amount: ``check_inbox`` holds at
+    every moment; quiescence is reached by ``wait_idle``, not by yielding)."""
     for _ in range(12):
         await asyncio.sleep(0)
 
@@ -356,12 +358,12 @@ async def _inbox_scenario(ops: list[str], pattern: list[bool]) -> None:
                     agent.interrupt(keep_inbox=True)
                 else:
                     getattr(agent, op)(f"{op} {index}")
-                await settle()
+                await interleave()
                 check_inbox(agent, quiescent=False)
             for _ in range(200):  # let everything run: what is left must be parked
                 stepper.permits.release()
             await agent.wait_idle()
-            await settle()
+            assert agent.status == "idle"
             check_inbox(agent, quiescent=True)
             agent.followup("flush")  # a waking send unparks: everything is delivered
             for _ in range(400):

@@ -341,14 +341,17 @@ async def test_a_read_timeout_is_not_retried_by_default(server, sleeps):
     assert sleeps.delays == []
 
 
-async def test_a_read_timeout_is_retried_when_configured(server):
+async def test_a_read_timeout_is_retried_when_configured(server, sleeps):
+    # the answers come long after the test ends (stopping the server ends their delays): an
+    # error naming the timeout is proof that neither was awaited, whatever the machine's load
     server.reply(
-        Reply(delay=2.0, body=completion("late")), Reply(delay=2.0, body=completion("late"))
+        Reply(delay=600.0, body=completion("late")), Reply(delay=600.0, body=completion("late"))
     )
-    model = make_model(server.url, timeout=0.2, max_retries=1, retry_read_timeouts=True)
-    started = time.monotonic()
+    model = make_model(
+        server.url, timeout=0.2, max_retries=1, retry_read_timeouts=True, sleep=sleeps
+    )
     error = await fails(model)
-    assert time.monotonic() - started < 1.5
+    assert len(sleeps.delays) == 1  # one backoff between the two attempts
     assert error.code == "MODEL_UNAVAILABLE"
     assert error.message == (
         f"model server {server.url} did not answer within 0.2s (gave up after 2 attempts)"
@@ -360,17 +363,15 @@ async def test_a_read_timeout_is_retried_when_configured(server):
 
 
 async def test_signal_cancels_an_in_flight_request(server):
-    server.reply(Reply(delay=5.0, body=completion("too late")))
+    server.reply(Reply(delay=600.0, body=completion("too late")))  # never, within the test
     signal = CancelSignal()
-    model = make_model(server.url)
+    model = make_model(server.url, timeout=600.0)
     call = asyncio.ensure_future(model.complete(request(), signal=signal))
     while not server.requests:  # the request reached the server
         await asyncio.sleep(0.01)
-    started = time.monotonic()
     signal.set("interrupted")
     with pytest.raises(OpenAIModelError) as caught:
-        await call
-    assert time.monotonic() - started < 1.0
+        await asyncio.wait_for(call, 60)  # a hang guard: the answer would take 600 s
     assert (caught.value.code, caught.value.message) == (
         "CANCELLED",
         "model request cancelled: interrupted",
@@ -380,14 +381,23 @@ async def test_signal_cancels_an_in_flight_request(server):
 async def test_signal_cancels_a_retry_wait(server):
     server.reply(Reply(503, "", headers={"Retry-After": "30"}))
     signal = CancelSignal()
-    call = asyncio.ensure_future(make_model(server.url).complete(request(), signal=signal))
-    while not server.requests:
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.05)
+    waiting = asyncio.Event()
+    delays: list[float] = []
+
+    async def sleep(delay: float) -> None:
+        delays.append(delay)
+        waiting.set()
+        await asyncio.sleep(delay)
+
+    call = asyncio.ensure_future(
+        make_model(server.url, sleep=sleep).complete(request(), signal=signal)
+    )
+    await waiting.wait()  # the retry wait has begun
     signal.set()
     with pytest.raises(OpenAIModelError) as caught:
-        await asyncio.wait_for(call, 2)
+        await asyncio.wait_for(call, 20)  # a hang guard: the wait would take 30 s
     assert caught.value.code == "CANCELLED"
+    assert (delays, len(server.requests)) == ([30.0], 1)
 
 
 async def test_a_set_signal_sends_nothing(server):

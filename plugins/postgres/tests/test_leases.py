@@ -6,6 +6,7 @@ pool and heartbeat); the paused-process case runs a real second process and SIGS
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 
 import psycopg
 import pytest
@@ -50,6 +52,22 @@ def expire(dsn: str, schema: str, session_id: str) -> None:
             " WHERE session_id = %s",
             (session_id,),
         )
+
+
+def expiry(dsn: str, schema: str, session_id: str) -> datetime:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(
+            f"SELECT expires_at FROM {schema}.leases WHERE session_id = %s", (session_id,)
+        ).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def db_now(dsn: str) -> datetime:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute("SELECT now()").fetchone()
+    assert row is not None
+    return row[0]
 
 
 def lease_row(dsn: str, schema: str, session_id: str) -> tuple[str | None, int]:
@@ -106,16 +124,32 @@ async def test_takeover_after_expiry_fences_the_old_holder(hosts, dsn, schema) -
     assert contents == ["from a", "from b", "still b"]
 
 
-async def test_heartbeat_keeps_a_lease_past_its_ttl(hosts) -> None:
-    a, b = hosts
-    header = SessionHeader(id="s1")
-    writer = a.open_writer(header, create=True)
-    time.sleep(TTL * 2.5)
-    with pytest.raises(PersistenceError) as err:
-        b.open_writer(header, create=False)
-    assert err.value.code == "LOCKED"
-    writer.append([message(0, "still mine")])
-    writer.close()
+async def test_heartbeat_keeps_a_lease_past_its_ttl(dsn, schema) -> None:
+    # A longer TTL than the other tests: heartbeats come every TTL/3 = 1 s, so a lease survives
+    # a heartbeat that a loaded machine delays by up to 2 s.
+    a = PostgresPersistence(dsn, schema=schema, lease_ttl=3.0)
+    b = PostgresPersistence(dsn, schema=schema, lease_ttl=3.0)
+    try:
+        header = SessionHeader(id="s1")
+        writer = a.open_writer(header, create=True)
+        first_expiry = expiry(dsn, schema, "s1")
+        # Bounded: the database clock passes the lease's first expiry (a heartbeat renewed it
+        # or it lapsed); waits without blocking the loop.
+        for _ in range(600):
+            if db_now(dsn) > first_expiry:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the database clock never passed the first expiry")
+        assert expiry(dsn, schema, "s1") > db_now(dsn)  # renewed: still live past its TTL
+        with pytest.raises(PersistenceError) as err:
+            b.open_writer(header, create=False)
+        assert err.value.code == "LOCKED"
+        writer.append([message(0, "still mine")])
+        writer.close()
+    finally:
+        a.close()
+        b.close()
 
 
 async def test_a_closed_host_loses_its_leases_at_expiry(dsn, schema) -> None:

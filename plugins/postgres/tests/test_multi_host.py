@@ -2,8 +2,9 @@
 
 Each host is a separate process running ``multi_host.py`` (its docstring: the line protocol),
 driven step by step over stdin/stdout. The lease time to live is short (``TTL``) so that the
-only sleeps — waiting for a killed or paused host's lease to expire — stay short; every other
-wait polls a condition with a deadline. Every process still running at the end of a test is
+only sleep — waiting for a paused host's lease to expire — stays short; a killed host's leases
+are pinned alive right after the kill and expired when the test says (``set_expiry``), so no
+assertion races the end of a lease; every other wait polls a condition with a deadline. Every process still running at the end of a test is
 killed (the ``spawn`` fixture), whatever the outcome.
 
 Most scenarios start alike (``parent_moves_to_b``): host A creates the root ``R`` and starts the
@@ -171,6 +172,30 @@ def lease(dsn: str, schema: str, session_id: str) -> dict[str, Any]:
     return {"owner": row[0], "epoch": int(row[1]), "status": row[2], "live": row[3]}
 
 
+def set_expiry(dsn: str, schema: str, owner: str, interval: str) -> None:
+    """Make every lease ``owner`` holds expire at ``now() + interval`` (database clock).
+
+    The test's clock for a killed host: right after the kill its leases are pinned alive (as a
+    lease is for up to ``TTL`` after the last heartbeat, however long the test then takes on a
+    loaded machine), and a negative interval is the expiry, at a moment the test chooses.
+    """
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            f"UPDATE {schema}.leases SET expires_at = now() + %s::interval WHERE owner = %s",
+            (interval, owner),
+        )
+
+
+def outlive(dsn: str, schema: str, host: HostProcess) -> None:
+    """``host`` was just killed: its leases live on until ``expire`` (see ``set_expiry``)."""
+    set_expiry(dsn, schema, host.host_id, "1 hour")
+
+
+def expire(dsn: str, schema: str, host: HostProcess) -> None:
+    """The leases of the killed ``host`` expire now (see ``set_expiry``)."""
+    set_expiry(dsn, schema, host.host_id, "-1 second")
+
+
 def wait_for(check: Callable[[], Any], what: str, timeout: float = 10.0) -> Any:
     """Poll ``check`` until it returns something truthy; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
@@ -256,9 +281,9 @@ def test_list_agents_on_b_shows_children_resident_on_a(spawn, dsn, schema) -> No
 
     # A dies: its leases outlive it until they expire, then everything is "ready".
     a.kill()
-    killed = time.monotonic()
+    outlive(dsn, schema, a)
     assert listed("descendants") == tree
-    sleep_until(killed + EXPIRY)
+    expire(dsn, schema, a)
     assert not lease(dsn, schema, worker)["live"]
     assert listed("descendants") == (
         f"{worker} [ready] parent=R depth=1 — worker\n"
@@ -289,13 +314,13 @@ def test_a_child_of_a_killed_host_is_taken_over_without_losing_events(spawn, dsn
     assert (before["owner"], before["status"], before["live"]) == (a.host_id, "running", True)
 
     a.kill()
-    killed = time.monotonic()
+    outlive(dsn, schema, a)
 
     # Until A's lease expires, B sees W as A's (running) and does not touch it.
     assert b("list", parent="R")["rows"][0]["status"] == "running"
     assert lease(dsn, schema, worker)["owner"] == a.host_id
 
-    sleep_until(killed + EXPIRY)
+    expire(dsn, schema, a)
     sent = b("send", parent="R", child=worker, text="continue on B")
     assert sent["code"] is None
     b("wait_settled", id=worker)
@@ -465,16 +490,18 @@ def test_a_message_sent_while_a_dead_hosts_lease_lives_is_delivered_after_expiry
     acked = a("events", id=worker)["events"]
     epoch_a = lease(dsn, schema, worker)["epoch"]
     a.kill()
+    outlive(dsn, schema, a)
 
     # A's lease on W still lives: the message is queued for A, nothing is written to W's log.
     sent = b("send", parent="R", child=worker, text="sent while A's lease lived", via="tool")
     assert sent["is_error"] is False, sent["text"]
     assert sent["text"] == f"message queued as the next turn for subagent {worker}"
     message_id = sent["message_id"]
-    assert lease(dsn, schema, worker)["live"]  # (it lives at most TTL after the kill)
+    assert lease(dsn, schema, worker)["live"]
     assert queued_messages(dsn, schema) == [(message_id, worker)]
     assert b("stored", id=worker)["events"] == acked
     assert b("status", id=worker)["agent"] is None
+    expire(dsn, schema, a)
 
     # Once it expired, B (the sender, with R live) resumes W itself and delivers it, same id.
     def delivered() -> list[dict[str, Any]]:
