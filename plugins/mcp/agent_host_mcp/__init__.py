@@ -12,6 +12,7 @@ costs the host nothing but itself.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -58,6 +59,28 @@ class _Servers:
     """What the ``mcp`` plugin keeps while active: the MCP loop its servers share."""
 
     loop: McpLoop | None = None
+
+
+open_connections: set[Any] = set()
+"""Every server connection a ``ServerPlugin`` opened and has not closed yet."""
+
+
+def _close_all(connections: list[Any]) -> None:
+    for connection in connections:
+        connection.close()
+
+
+class Shutdown:
+    """The ``mcp_shutdown`` service: the host awaits its ``aclose`` before it disposes plugins,
+    so every server is asked to stop at once instead of one after another."""
+
+    async def aclose(self) -> None:
+        """Ask every live server to stop, then wait for them all (off the event loop)."""
+        live = list(open_connections)
+        for connection in live:
+            connection.request_close()
+        if live:
+            await asyncio.to_thread(_close_all, live)
 
 
 _state = _Servers()
@@ -113,6 +136,12 @@ def _failing(message: str) -> Callable[[], Any]:
         raise ConfigError(message)
 
     return load
+
+
+@hookimpl
+def register_services(register: Callable[[str, Any], None]) -> None:
+    """Provide ``mcp_shutdown`` (see ``Shutdown``)."""
+    register("mcp_shutdown", Shutdown())
 
 
 @hookimpl

@@ -426,6 +426,15 @@ class ServerConnection:
         future.cancel()
         return CallOutcome(f'MCP server "{self.name}": call of "{name}" cancelled', is_error=True)
 
+    def request_close(self) -> None:
+        """Begin stopping the session and the server and return at once (``close`` waits):
+        several servers asked first stop side by side."""
+        self._closed = True
+        main = self._main
+        if main is not None and not main.done():
+            with suppress(RuntimeError):
+                self._loop.call_soon(self._request_stop)
+
     def close(self, grace: float | None = None) -> None:
         """Stop the session and the server process (blocking; idempotent).
 

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from agent_host_mcp import open_connections
 from agent_host_mcp.config import ServerSpec
 from agent_host_mcp.connection import CallOutcome, McpError, ServerConnection, ToolInfo
 from agent_host_mcp.loop import McpLoop
@@ -32,6 +33,7 @@ class ServerPlugin:
         self.spec = spec
         self.connection = ServerConnection(spec, loop)
         self.connection.start()
+        open_connections.add(self.connection)
         self._loop = loop
         self._register: Callable[[Tool], Callable[[], None]] | None = None
         self._registered: list[Callable[[], None]] = []
@@ -47,7 +49,7 @@ class ServerPlugin:
         try:
             infos = self.connection.wait_ready(self.spec.startup_timeout + 5.0)
         except McpError as error:
-            self.connection.close()
+            self._close()
             raise HostError("MCP_SERVER_FAILED", str(error)) from None
         self._register = register
         self._replace_tools(infos)
@@ -55,7 +57,7 @@ class ServerPlugin:
     @hookimpl
     def activate(self, scope: Any, plugin: Any) -> None:
         """Close the server with the plugin; fail the plugin when the server dies."""
-        scope.add(self.connection.close)
+        scope.add(self._close)
         self._handle = plugin
         try:
             self._host_loop = asyncio.get_running_loop()
@@ -74,6 +76,10 @@ class ServerPlugin:
 
         self.connection.on_exit(exited)
         self.connection.on_tools_changed(changed)
+
+    def _close(self) -> None:
+        self.connection.close()
+        open_connections.discard(self.connection)
 
     def _replace_tools(self, infos: list[ToolInfo]) -> None:
         """Offer exactly the tools in ``infos`` (those offered before are taken back)."""

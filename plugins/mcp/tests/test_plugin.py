@@ -174,6 +174,7 @@ async def test_closing_the_host_leaves_no_server_process(make_host):
     assert all(pid is not None and alive(pid) for pid in pids)
     await host.aclose()
     assert not any(alive(pid) for pid in pids)
+    assert agent_host_mcp.open_connections == set()  # asked to stop together, then awaited
 
 
 def test_reloading_a_server_restarts_it(make_host):
