@@ -92,7 +92,8 @@ class ServerPlugin:
     async def _call(self, name: str, arguments: dict[str, Any], exec: ToolExec) -> CallOutcome:
         if self._host_loop is None:  # a host opened outside any loop (the CLI) learns it here
             self._host_loop = asyncio.get_running_loop()
-        outcome = await self.connection.call_tool(name, arguments, cancel=exec.signal)
+        # an interrupt cancels this task (the driver does both): no waiter on the signal needed
+        outcome = await self.connection.call_tool(name, arguments)
         error = self.connection.error
         if error is not None and self._handle is not None:  # died before the loop was known
             self._host_loop.call_soon(self._handle.fail, error)

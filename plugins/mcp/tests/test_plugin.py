@@ -263,3 +263,27 @@ def test_tool_names_are_made_valid_deterministically():
     long = host_name("s", "t" * 200)
     assert len(long) == NAME_LIMIT and long == host_name("s", "t" * 200)
     assert long != host_name("s", "t" * 199)
+
+
+async def test_interrupting_a_turn_cancels_the_call_on_the_server(make_host, tmp_path):
+    log = tmp_path / "cancel.log"
+    slow = {**FAULT, "args": [*FAULT["args"], "--cancel-log", str(log)]}
+    host = make_host(PLUGIN, config=servers(fault=slow))
+    model = host.services.models.resolve("scripted")
+    model.script("user", call("fault__slow", seconds=60), say("never"))
+    agent = await host.services.agents.create(label="user")
+    agent.followup("wait a minute")
+    for _ in range(500):
+        if log.exists() and "started" in log.read_text():
+            break
+        await asyncio.sleep(0.02)
+    agent.interrupt()
+    await agent.wait_idle()  # returns at once: the call does not run out its minute
+    ends = [e.body for e in agent.session.events if type(e.body).__name__ == "TurnEnd"]
+    assert [end.stop_reason for end in ends] == ["interrupted"]
+    for _ in range(500):
+        if "cancelled" in log.read_text():
+            break
+        await asyncio.sleep(0.02)
+    assert log.read_text().split() == ["started", "cancelled"]
+    await host.aclose()
