@@ -1,4 +1,5 @@
-"""Shared fixtures: throwaway distributions on the path, the slow profile switch."""
+"""Shared fixtures: throwaway distributions on the path, the slow profile switch, the seed of
+random trials."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests import profile
 from tests.distributions import write_distribution
 
 _unique = itertools.count()
@@ -50,9 +52,9 @@ def pytest_runtest_makereport(
     return report
 
 
-def slow_enabled(config: pytest.Config) -> bool:
-    """True when the slow profile is selected (``--slow`` or ``AGENT_HOST_SLOW=1``)."""
-    return bool(config.getoption("--slow")) or os.environ.get("AGENT_HOST_SLOW") == "1"
+def pytest_configure(config: pytest.Config) -> None:
+    """Settle the slow profile (``tests.profile``) before any test module is imported."""
+    profile.SLOW = profile.requested(bool(config.getoption("--slow")))
 
 
 @pytest.fixture

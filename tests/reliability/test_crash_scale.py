@@ -23,11 +23,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from host.agents import say
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import InboxAccepted
+from tests.profile import scale
 from tests.reliability.hosts import Tree
-from tests.reliability.support import scale
 
 HOST = Path(__file__).with_name("crash_host.py")
 CHILDREN = 4
@@ -120,6 +122,7 @@ async def verify(
     return {"torn": torn, "lost": lost}
 
 
+@pytest.mark.slow
 async def test_sigkill_trials_of_a_reporting_host(tmp_path: Path, crash_seed: int) -> None:
     trials = scale(10, 200)
     rng = random.Random(crash_seed)

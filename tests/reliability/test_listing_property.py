@@ -16,12 +16,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from host.sessions.model import Event, MessageEvent, SessionHeader, SubagentDescriptorEvent
 from host.subagents.entries import ChildEntry, DiagnosticEntry
-from tests.reliability.support import scale
+from tests.profile import scale
 from tests.subagents.conftest import World, continuable, one_shot
 
 KINDS = [
@@ -141,6 +142,7 @@ def expected_pre_order(
     return out
 
 
+@pytest.mark.slow
 @settings(
     max_examples=scale(60, 600),
     deadline=None,

@@ -10,11 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.reliability.support import scale
+import pytest
+
+from tests.profile import scale
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "load.py"
 
 
+@pytest.mark.slow
 def test_reports_reach_the_parent_exactly_once_in_order() -> None:
     children, reports = scale(10, 100), scale(20, 100)
     done = subprocess.run(

@@ -37,7 +37,7 @@ from host.subagents.descriptors import (
     descriptor_data,
     parse_descriptor,
 )
-from tests.reliability.support import scale
+from tests.profile import scale
 
 QUICK = settings(
     max_examples=scale(250, 3000),
@@ -104,6 +104,7 @@ near_descriptors = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @QUICK
 @given(st.one_of(json_values, near_descriptors))
 def test_any_json_value_is_a_descriptor_corrupt_or_unsupported(value: Any) -> None:
@@ -179,6 +180,7 @@ def damage(data: bytes, kind: str, where: float, payload: bytes) -> tuple[bytes,
     return data[:nl] + data[nl + 1 :], nl
 
 
+@pytest.mark.slow
 @QUICK
 @given(st.lists(bodies, max_size=12), st.lists(damages, min_size=1, max_size=2))
 def test_damaged_logs_read_as_a_prefix_and_load_repairs_or_refuses(
@@ -321,6 +323,7 @@ def check_inbox(agent: Any, *, quiescent: bool) -> None:
         event("turn work parked at quiescence")
 
 
+@pytest.mark.slow
 @settings(
     max_examples=scale(80, 800),
     deadline=None,

@@ -4,7 +4,7 @@ Each session is appended to by a sequence of ten child processes, each SIGKILLed
 (while importing, while repairing the previous crash, mid-turn, mid-write). After every kill:
 ``inspect`` never raises and returns a prefix consistent with every acknowledged event;
 ``load`` repairs (torn tail, open turn → ``interrupted``); nothing acknowledged is lost.
-``AGENT_HOST_SLOW=1`` runs 300 trials instead of 50. The kill moments follow a seeded plan:
+The slow profile (``--slow`` / ``AGENT_HOST_SLOW=1``) runs 300 trials instead of 50. The kill moments follow a seeded plan:
 ``CRASH_SEED`` sets the seed (else a fresh one, printed with a failure), and for a fixed seed
 the minimum counts asserted at the end are exact, not probable.
 """
@@ -12,7 +12,6 @@ the minimum counts asserted at the end are exact, not probable.
 from __future__ import annotations
 
 import itertools
-import os
 import random
 import signal
 import subprocess
@@ -20,12 +19,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import Event, InboxAccepted, MessageEvent, TurnEnd, TurnStart
+from tests.profile import scale
 from tests.sessions.crash_child import events
 
 CHILD = Path(__file__).with_name("crash_child.py")
-TRIALS = 300 if os.environ.get("AGENT_HOST_SLOW") else 50
+TRIALS = scale(50, 300)
 
 
 def spawn(
@@ -107,6 +109,7 @@ def check_acknowledged(events: tuple[Event, ...], acked: dict[int, str], inbox: 
     assert inbox <= stored_inbox, f"lost inbox messages {inbox - stored_inbox}"
 
 
+@pytest.mark.slow
 async def test_sigkill_trials_lose_nothing_acknowledged(tmp_path: Path, crash_seed: int) -> None:
     rng = random.Random(crash_seed)
     persistence = JsonlPersistence(tmp_path)
