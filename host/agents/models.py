@@ -123,8 +123,14 @@ class StreamingModel(Model, Protocol):
 
 
 def streams(model: Model) -> bool:
-    """True if ``model`` offers ``stream`` (and has not switched it off with ``streaming``)."""
-    return isinstance(model, StreamingModel) and getattr(model, "streaming", True) is not False
+    """True if ``model`` offers ``stream`` (and has not switched it off with ``streaming``).
+
+    Asked on every model call, so it looks the method up instead of an ``isinstance`` check
+    against the runtime-checkable protocol (which inspects every protocol member each time).
+    """
+    return (
+        callable(getattr(model, "stream", None)) and getattr(model, "streaming", True) is not False
+    )
 
 
 ModelFactory = Callable[[], Model]
