@@ -100,6 +100,9 @@ def register_plugins(register: Callable[..., None], ctx: Any, config: Config | N
     import os
 
     settings = ctx.find("settings") if ctx is not None else None
+    project = getattr(settings, "project_dir", None)
+    if not (config and config.servers) and not (project and (Path(project) / MCP_JSON).exists()):
+        return  # the common case costs a stat, not the parsing module
     servers = configured_servers(config, settings, os.environ)
     for line in servers.warnings:
         log.warning("%s", line)
@@ -112,7 +115,6 @@ def register_plugins(register: Callable[..., None], ctx: Any, config: Config | N
         return
     from agent_host_mcp.trust import TrustStore, default_trust_path, untrusted_reason
 
-    project = getattr(settings, "project_dir", None)
     store = TrustStore(default_trust_path(os.environ))
     for spec in servers.specs:
         trusted = project is None or store.is_trusted(Path(project), spec)
