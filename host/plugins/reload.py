@@ -92,7 +92,7 @@ def reload_plugin(manager: PluginManager, name: str) -> ReloadOutcome:
         return ReloadOutcome(name, False, 0.0, record.state, "the plugin is blocked")
     package = plugin_package(record)
     saved = _take_modules(package)
-    old = (record.obj, record.requires, record.config)
+    old = (record.obj, record.requires, record.uses, record.config, record.hooks)
     try:
         fresh = record.candidate.load()
     except Exception as error:
@@ -113,7 +113,7 @@ def reload_plugin(manager: PluginManager, name: str) -> ReloadOutcome:
     error_text = record.error or "activation failed"
     with manager.paused():
         _restore_modules(package, saved)
-        record.obj, record.requires, record.config = old
+        record.obj, record.requires, record.uses, record.config, record.hooks = old
         record.state, record.error = "inactive", None
     return _failed(record, started, error_text)
 

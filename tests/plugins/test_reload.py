@@ -86,7 +86,9 @@ async def test_an_activation_error_puts_the_old_version_back(site, unique, tmp_p
     site(entry_points={"activating": module}, modules={module: source("good")})
     host = start(tmp_path, {"activating"})
 
-    broken = source("bad", extra="\n@hookimpl\ndef activate(scope):\n    raise RuntimeError('no')\n")
+    broken = source(
+        "bad", extra="\n@hookimpl\ndef activate(scope):\n    raise RuntimeError('no')\n"
+    )
     write(tmp_path, module, broken)
     outcome = host.reload("activating")
     assert not outcome.ok
@@ -117,7 +119,9 @@ from host import hookimpl
 def register_services(register):
     register("weather", {value!r})
 """
-    site(entry_points={"weather": provider}, modules={provider: provider_source.format(value="rain")})
+    site(
+        entry_points={"weather": provider}, modules={provider: provider_source.format(value="rain")}
+    )
     seen: list[str] = []
 
     class Dependent:
@@ -136,3 +140,20 @@ def register_services(register):
     assert host.reload("weather").ok
     assert seen == ["rain", "disposed", "sun"]
     assert host.plugins.records["dependent"].state == "active"
+
+
+async def test_a_failed_reload_restores_uses_and_hooks_too(site, unique, tmp_path):
+    module = unique("using")
+    site(entry_points={"using": module}, modules={module: source("good")})
+    host = start(tmp_path, {"using"})
+    record = host.plugins.records["using"]
+    before = (record.uses, record.hooks)
+
+    broken = source(
+        "bad",
+        extra="\nuses = ('projections',)\n@hookimpl\ndef activate(scope):\n    raise RuntimeError('no')\n",
+    )
+    write(tmp_path, module, broken)
+    assert not host.reload("using").ok
+    assert (record.uses, record.hooks) == before == ((), frozenset({"register_tools"}))
+    assert await version_text(host) == "good"
