@@ -209,7 +209,8 @@ class PluginManager:
         if registrar is not None:
             available["register"] = registrar
         for impl in impls:
-            impl.function(**{name: available[name] for name in impl.argnames})
+            wanted = (*impl.argnames, *impl.kwargnames)  # arguments with defaults too, as pluggy
+            impl.function(**{name: available[name] for name in wanted if name in available})
 
     def _sub_plugin_registrar(
         self, parent: PluginRecord, scope: Scope

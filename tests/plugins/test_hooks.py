@@ -110,3 +110,25 @@ def test_register_tools(tmp_path):
     assert host.tools.get("noop") is noop
     host.plugins.block("tools")
     assert host.tools.get("noop") is None
+
+
+def test_a_hook_argument_with_a_default_is_still_passed(make_host):
+    """pluggy lists arguments with defaults apart (kwargnames); the host passes them too."""
+    import attrs
+
+    from host import hookimpl
+
+    seen: list[object] = []
+
+    class Defaulted:
+        @attrs.frozen
+        class Config:
+            level: int = 3
+
+        @staticmethod
+        @hookimpl
+        def activate(scope, config=None):
+            seen.append(config)
+
+    make_host(("defaulted", Defaulted), config={"plugins": {"defaulted": {"level": 5}}})
+    assert seen == [Defaulted.Config(level=5)]
