@@ -111,6 +111,8 @@ async def test_registered_once_with_two_delegation_tools(tmp_path: Path) -> None
         ("interrupt_agent", {"agent_id": "sub_x"}),
         ("list_agents", {}),
         ("list_agents", {"scope": "descendants"}),
+        ("subagent", {"description": "a task", "prompt": "do it"}),
+        ("subagent", {"description": "a task", "prompt": "do it", "run_in_background": False}),
     ],
 )
 async def test_every_tool_requires_a_calling_agent(ctl: Ctl, name: str, args: Any) -> None:

@@ -13,6 +13,7 @@ import tool_subagent_report.plugin as report_plugin
 from host import hookimpl
 from host.agents import call, say
 from host.errors import HostError
+from host.naming import NamedRegistry
 from host.subagents.errors import SubagentError
 from host.subagents.types import ChildRequest
 from host.tools import Tool, ToolExec, tool
@@ -278,18 +279,36 @@ class FakeLayer:
         self.stuck = stuck
         self.items: dict[str, Any] = {}
 
-    def register(self, name: str, item: Any, *, owner: str) -> Callable[[], None]:
+    def register(self, name: str, item: Any, *, owner: str) -> Callable[[], bool]:
+        """As ``NamedRegistry.register``: the disposer says whether it removed this entry."""
         if self.refuse is not None:
             raise self.refuse
-        self.items[name] = (item, owner)
+        entry = (item, owner)
+        self.items[name] = entry
 
-        def remove() -> None:
+        def remove() -> bool:
             self.log.append(f"remove {name}")
             if self.stuck is not None:
                 raise self.stuck
-            self.items.pop(name, None)
+            if self.items.get(name) is entry:
+                del self.items[name]
+                return True
+            return False
 
         return remove
+
+
+def test_the_fake_layer_disposes_like_a_named_registry() -> None:
+    real: NamedRegistry[str] = NamedRegistry("tool")
+    fake = FakeLayer([])
+    for layer in (real, fake):
+        dispose = layer.register("report", "v1", owner="o")
+        assert (dispose(), dispose()) == (True, False)  # exactly this registration, once
+        stale = layer.register("report", "v2", owner="o")
+        assert stale() is True
+        again = layer.register("report", "v3", owner="o")
+        assert stale() is False  # an old disposer leaves a newer registration alone
+        assert again() is True
 
 
 def fake_setup(tools: FakeLayer, sections: FakeLayer) -> Any:

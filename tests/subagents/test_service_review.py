@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from host.agents import say
 from host.subagents.errors import SubagentError
-from host.subagents.types import ChildRequest
 from tests.subagents.test_service_support import Env, env_fixture  # noqa: F401
 
 
 async def test_a_parent_lost_during_cold_resume_leaves_the_child_settled(env: Env) -> None:
-    root = await env.root()
-    env.model.script("bg", say("first"))
-    started = await env.subagents.start_continuable(
-        "spawn", ChildRequest("task"), parent=root, label="bg"
-    )
-    child_id = started.child_id
-    await env.settled(child_id, root)
+    root, child_id = await env.settled_child("bg")
 
     persistence = env.services.session_persistence
     original = persistence.load

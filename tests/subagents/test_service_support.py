@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
+from host.agents import Agent, say
 from host.sessions.model import SubagentDescriptorEvent
 from host.subagents.service import SubagentService
+from host.subagents.types import ChildRequest
 from host.testing import HostHarness, MakeHarness
 from host.tools import Tool, ToolExec, tool
 from tests.scenarios import (  # noqa: F401 - re-exported for the service tests
@@ -43,6 +45,16 @@ class Env(HostHarness):
 
     def __init__(self, data_dir: Path, environ: dict[str, str] | None = None) -> None:
         super().__init__(data_dir=data_dir, environ=environ)
+
+    async def settled_child(self, label: str = "bg") -> tuple[Agent, str]:
+        """A root and a continuable child (``label``) that answered once and settled."""
+        root = await self.root()
+        self.model.script(label, say("first"))
+        started = await self.subagents.start_continuable(
+            "spawn", ChildRequest("task"), parent=root, label=label
+        )
+        await self.settled(started.child_id, root)
+        return root, started.child_id
 
 
 def release_stubborn() -> None:
