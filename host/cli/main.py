@@ -189,6 +189,14 @@ def _load_script(args: argparse.Namespace) -> dict[str, dict[str, Any]] | None:
     return SCRIPTED_DEFAULT
 
 
+def print_plugin_failures(host: Host) -> None:
+    """``--debug``: the traceback of each plugin that failed (its row shows one line)."""
+    for record in host.plugins.records.values():
+        if record.state == "failed" and record.exception is not None:
+            print(f"agent-host: debug: plugin {record.name} failed:", file=sys.stderr)
+            traceback.print_exception(record.exception, file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
@@ -211,6 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         for warning in host.warnings:
             print(f"agent-host: warning: {warning}", file=sys.stderr)
+        if args.debug:
+            print_plugin_failures(host)
         try:
             return COMMANDS[args.command](host, args)
         finally:

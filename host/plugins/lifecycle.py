@@ -98,7 +98,7 @@ class PluginManager:
         try:
             self._load(record)
         except Exception as error:
-            record.state, record.error = "failed", describe_error(error)
+            record.fail(error)
         return record
 
     def _load(self, record: PluginRecord) -> None:
@@ -162,9 +162,9 @@ class PluginManager:
                     self._call(record, hook, impls, scope)
         except Exception as error:
             self._dispose_scope(record)
-            record.state, record.error = "failed", describe_error(error)
+            record.fail(error)
             return
-        record.state, record.error = "active", None
+        record.state, record.error, record.exception = "active", None, None
         self._refresh_dependents(record)
 
     def _refresh_dependents(self, record: PluginRecord) -> None:
@@ -288,7 +288,7 @@ class PluginManager:
             try:
                 self._load(record)
             except Exception as error:
-                record.state, record.error = "failed", describe_error(error)
+                record.fail(error)
         self.reconcile()
 
     def _deactivate(self, record: PluginRecord, state: str) -> bool:
@@ -306,7 +306,7 @@ class PluginManager:
         try:
             self._dispose_scope(record)
         except ExceptionGroup as errors:
-            record.state, record.error = "failed", describe_error(errors)
+            record.fail(errors)
             return False
         record.state = state  # type: ignore[assignment]
         record.error = "blocked by selection" if state == "blocked" else None

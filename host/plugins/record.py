@@ -36,6 +36,14 @@ class PluginRecord:
     services: list[str] = attrs.field(factory=list)
     displaced: list[str] = attrs.field(factory=list)
     hooks: frozenset[str] = frozenset()
+    exception: BaseException | None = None
+    """What made it fail, kept for ``--debug`` (``error`` is its one line)."""
+
+    def fail(self, error: BaseException) -> None:
+        """Mark the plugin ``failed`` by ``error``: its one-line text, the exception kept."""
+        from host.plugins.lifecycle import describe_error
+
+        self.state, self.error, self.exception = "failed", describe_error(error), error
 
     @property
     def name(self) -> str:
