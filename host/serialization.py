@@ -1,7 +1,7 @@
 """The one cattrs converter through which every JSON value crosses the host's boundary.
 
 Modules that own a type register its hooks here at import time; nobody builds a second
-converter. ``to_json``/``from_json`` are the only JSON entry points for typed values.
+converter. ``to_json`` writes a typed value as JSON; ``structure`` builds one from parsed data.
 """
 
 from __future__ import annotations
@@ -29,8 +29,3 @@ def structure(data: Any, cls: type[T]) -> T:
 def to_json(value: Any) -> str:
     """Serialize an attrs value to one compact JSON line (no newline)."""
     return json.dumps(converter.unstructure(value), separators=(",", ":"), ensure_ascii=False)
-
-
-def from_json(text: str | bytes, cls: type[T]) -> T:
-    """Parse one JSON document into ``cls``."""
-    return converter.structure(json.loads(text), cls)

@@ -11,7 +11,6 @@ import attrs
 from host.errors import HostError
 
 Source = Literal["built-in", "user", "project", "plugin"]
-SOURCES: tuple[Source, ...] = ("built-in", "user", "project", "plugin")
 
 
 @attrs.frozen

@@ -142,10 +142,6 @@ class Projections:
         """Every registered unit, in registration order."""
         return self._ordered
 
-    def restore(self, key: str, events: Iterable[Event]) -> object:
-        """Unit ``key`` folded over ``events`` from scratch (a cold restore)."""
-        return fold_events(self.unit(key), events)
-
     async def snapshot(
         self,
         session_id: str,

@@ -88,13 +88,6 @@ class Activation:
             return "waiting"
         return "running"
 
-    def recorded_ancestor(self, agent_id: str) -> Agent | None:
-        """The agent recorded under ``agent_id`` in the ancestry, if any."""
-        for ancestor in self.ancestors:
-            if ancestor.id == agent_id:
-                return ancestor
-        return None
-
     def has_turn_work(self) -> bool:
         """True while the inbox holds a followup or steer (parked or not)."""
         return any(m.delivery != "inject" for m in self.agent.inbox.pending())

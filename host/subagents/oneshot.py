@@ -34,8 +34,6 @@ from host.subagents.types import RunResult
 
 log = logging.getLogger(__name__)
 
-START_SOURCE_KIND = "subagent-start"
-
 
 class DescriptorFirst:
     """A model wrapper that appends the child's descriptor before the first model call."""
