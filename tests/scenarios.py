@@ -12,7 +12,7 @@ import asyncio
 import attrs
 
 from host.agents import Agent
-from host.sessions.model import InboxAccepted, MessageEvent
+from host.sessions.model import MessageEvent
 from host.subagents.service import SubagentService
 from host.subagents.types import ChildRequest
 from host.tools import Tool, ToolExec, tool
@@ -73,7 +73,3 @@ def user_messages(agent: Agent) -> list[MessageEvent]:
         for e in agent.session.events
         if isinstance(e.body, MessageEvent) and e.body.role == "user"
     ]
-
-
-def accepted(agent: Agent) -> list[InboxAccepted]:
-    return [e.body for e in agent.session.events if isinstance(e.body, InboxAccepted)]

@@ -1,17 +1,14 @@
-"""Helpers for the agent tests: test tools, ``Gate`` (holds a model call or tool in flight
-until the test releases it, so tests never depend on timing) and event accessors."""
+"""Helpers for the agent tests: test tools and event accessors (``Gate`` and ``bodies`` are in
+``tests.support``)."""
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
-
 import attrs
 
-from host.agents import Agent, ModelRequest, ModelResponse
-from host.cancel import CancelSignal
+from host.agents import Agent, ModelRequest
 from host.sessions.model import Event, MessageEvent, TurnEnd
 from host.tools import Tool, ToolExec, tool
+from tests.support import Gate, bodies
 
 
 @attrs.frozen
@@ -26,39 +23,6 @@ async def echo(args: TextArgs, exec: ToolExec) -> str:
     return args.text.upper()
 
 
-class Gate:
-    """Holds a coroutine until ``open()``; records that it was entered and whether cancelled."""
-
-    def __init__(self) -> None:
-        self.entered = asyncio.Event()
-        self._open = asyncio.Event()
-        self.cancelled = False
-        self.signal: CancelSignal | None = None
-
-    def open(self) -> None:
-        """Let the held coroutine continue."""
-        self._open.set()
-
-    async def hold(self, signal: CancelSignal | None = None) -> None:
-        """Enter, then wait for ``open()``; a cancellation is recorded and re-raised."""
-        self.signal = signal
-        self.entered.set()
-        try:
-            await self._open.wait()
-        except asyncio.CancelledError:
-            self.cancelled = True
-            raise
-
-    def reply(self, response: ModelResponse) -> Any:
-        """A scripted-model entry that holds the model call, then answers ``response``."""
-
-        async def held(request: ModelRequest) -> ModelResponse:
-            await self.hold()
-            return response
-
-        return held
-
-
 def gated_tool(name: str, gate: Gate, *, concurrency_safe: bool = False) -> Tool:
     """A tool that holds on ``gate`` (recording the call's signal), then returns ``done``."""
 
@@ -68,11 +32,6 @@ def gated_tool(name: str, gate: Gate, *, concurrency_safe: bool = False) -> Tool
         return "done"
 
     return held
-
-
-def bodies(agent: Agent, kind: type) -> list[Any]:
-    """The bodies of ``agent``'s events of one type, in order."""
-    return [e.body for e in agent.session.events if isinstance(e.body, kind)]
 
 
 def stop_reasons(agent: Agent) -> list[str]:

@@ -19,7 +19,6 @@ import pytest
 
 from host.agents import Agent
 from host.sessions.model import (
-    InboxAccepted,
     MessageEvent,
     SessionHeader,
     SubagentDescriptorEvent,
@@ -27,6 +26,7 @@ from host.sessions.model import (
     TurnStart,
 )
 from host.testing import HostHarness, MakeHarness
+from tests.support import bodies
 from tool_subagent_control import listing, root
 
 CONTROL_PLUGINS = (
@@ -99,14 +99,6 @@ class Ctl(HostHarness):
 def ctl_fixture(tmp_path: Path, make_harness: MakeHarness) -> Ctl:
     made: Ctl = make_harness(cls=Ctl, data_dir=tmp_path / "data")
     return made
-
-
-def bodies(events: Any, kind: type) -> list[Any]:
-    return [e.body for e in events if isinstance(e.body, kind)]
-
-
-def accepted(events: Any) -> list[InboxAccepted]:
-    return bodies(events, InboxAccepted)
 
 
 def turn_count(events: Any) -> int:

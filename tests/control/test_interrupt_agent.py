@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 from host.agents import Agent, call, say
-from tests.agents.helpers import Gate
 from tests.control.conftest import Ctl, stop_reasons, turn_count
+from tests.support import Gate, forged
 
 ACCEPTED = {"accepted": True}
-
-
-def forged(real: Agent) -> Agent:
-    """Another Agent object carrying ``real``'s id (never registered)."""
-    return Agent(real.session, real.model, real.tools, real.sections, label=real.label)
 
 
 async def held_child(ctl: Ctl, parent: Agent, label: str, answer: str = "done") -> tuple[str, Gate]:

@@ -116,7 +116,9 @@ async def test_the_distribution_needs_only_the_host() -> None:
 
 
 def cli(tmp_path: Path, *args: str, environ: dict[str, str] | None = None) -> Any:
-    assert AGENT_HOST.exists(), f"{AGENT_HOST} is not installed (pip install -r requirements-dev.txt)"
+    assert AGENT_HOST.exists(), (
+        f"{AGENT_HOST} is not installed (pip install -r requirements-dev.txt)"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HOST_")}
     env["AGENT_HOST_DATA_DIR"] = str(tmp_path / "data")
     env.update(environ or {})

@@ -13,8 +13,8 @@ from host.cancel import CancelSignal
 from host.sessions.model import MessageEvent
 from host.tools import ToolExec, ToolResult
 from host.tools.execute import run_tool
-from tests.agents.helpers import Gate
 from tests.control.conftest import TWO_DELEGATION_TOOLS, Ctl
+from tests.support import Gate
 from tool_subagent_control import listing
 
 CORRUPT = {"version": 2, "mode": "bogus", "secret": "hunter2"}

@@ -9,8 +9,8 @@ from host.cancel import CancelSignal
 from host.sessions.model import MessageEvent
 from host.tools import ToolExec
 from host.tools.execute import run_tool
-from tests.agents.helpers import Gate
-from tests.control.conftest import Ctl, bodies
+from tests.control.conftest import Ctl
+from tests.support import Gate, bodies
 from tool_subagent_control import root as root_plugin
 
 

@@ -9,6 +9,7 @@ import pytest
 from host.app import Host, HostSettings
 from host.plugins.discovery import discover, from_object
 from host.plugins.selection import Selection
+from tests.support import plugin_row
 
 TOOL_MODULE = """
 import attrs
@@ -41,10 +42,6 @@ def make_host(tmp_path: Path, names: set[str], **kwargs: object) -> Host:
     return host.start()
 
 
-def row(host: Host, name: str) -> dict[str, object]:
-    return next(r for r in host.plugin_rows() if r["name"] == name)
-
-
 def test_discovery_keeps_distribution_and_version(site, unique, tmp_path):
     module = unique("echo")
     site(
@@ -54,7 +51,7 @@ def test_discovery_keeps_distribution_and_version(site, unique, tmp_path):
         modules={module: tool_module("echo")},
     )
     host = make_host(tmp_path, {"echo"})
-    assert row(host, "echo") == {
+    assert plugin_row(host, "echo") == {
         "name": "echo",
         "distribution": "echo-dist",
         "version": "2.5.1",
@@ -76,21 +73,21 @@ def test_requires_gates_activation_both_ways(site, unique, tmp_path):
     module = unique("gated")
     site(entry_points={"gated": module}, modules={module: tool_module("gated_echo", ("weather",))})
     host = make_host(tmp_path, {"gated"})
-    assert row(host, "gated")["state"] == "inactive"
-    assert row(host, "gated")["missing"] == ["weather"]
+    assert plugin_row(host, "gated")["state"] == "inactive"
+    assert plugin_row(host, "gated")["missing"] == ["weather"]
     assert "gated_echo" not in host.tools
 
     withdraw = host.services.register("weather", object(), owner="test")
-    assert row(host, "gated")["state"] == "active"
+    assert plugin_row(host, "gated")["state"] == "active"
     assert "gated_echo" in host.tools
 
     withdraw()
-    assert row(host, "gated")["state"] == "inactive"
+    assert plugin_row(host, "gated")["state"] == "inactive"
     assert "gated_echo" not in host.tools
 
     host.services.register("weather", object(), owner="test")
-    assert row(host, "gated")["state"] == "active"
-    assert row(host, "gated")["tools"] == ["gated_echo"]
+    assert plugin_row(host, "gated")["state"] == "active"
+    assert plugin_row(host, "gated")["tools"] == ["gated_echo"]
 
 
 def test_provider_and_dependent_chain_follow_each_other(tmp_path):
@@ -116,17 +113,17 @@ def test_provider_and_dependent_chain_follow_each_other(tmp_path):
     # The dependent is added first: order of addition must not matter.
     host.add_plugins([from_object("dependent", Dependent), from_object("provider", Provider)])
     host.start()
-    assert row(host, "dependent")["state"] == "active"
+    assert plugin_row(host, "dependent")["state"] == "active"
     assert Dependent.seen == ["sunny"]
 
     host.plugins.block("provider")
-    assert row(host, "provider")["state"] == "blocked"
-    assert row(host, "dependent")["state"] == "inactive"
-    assert row(host, "dependent")["missing"] == ["weather"]
+    assert plugin_row(host, "provider")["state"] == "blocked"
+    assert plugin_row(host, "dependent")["state"] == "inactive"
+    assert plugin_row(host, "dependent")["missing"] == ["weather"]
     assert Dependent.seen == ["sunny", "disposed"]
 
     host.plugins.unblock("provider")
-    assert row(host, "dependent")["state"] == "active"
+    assert plugin_row(host, "dependent")["state"] == "active"
     assert Dependent.seen == ["sunny", "disposed", "sunny"]
 
 
@@ -137,9 +134,9 @@ def test_import_error_marks_only_that_plugin_failed(site, unique, tmp_path):
         modules={broken: "raise RuntimeError('boom at import')\n", good: tool_module("good")},
     )
     host = make_host(tmp_path, {"broken", "good"})
-    assert row(host, "broken")["state"] == "failed"
-    assert row(host, "broken")["error"] == "RuntimeError: boom at import"
-    assert row(host, "good")["state"] == "active"
+    assert plugin_row(host, "broken")["state"] == "failed"
+    assert plugin_row(host, "broken")["error"] == "RuntimeError: boom at import"
+    assert plugin_row(host, "good")["state"] == "active"
 
 
 def test_activation_failing_half_way_leaves_nothing_registered(site, unique, tmp_path):
@@ -158,9 +155,9 @@ def activate(ctx, scope):
     )
     site(entry_points={"halfway": module}, modules={module: source})
     host = make_host(tmp_path, {"halfway"})
-    assert row(host, "halfway")["state"] == "failed"
-    assert row(host, "halfway")["error"] == "ValueError: activation broke"
-    assert row(host, "halfway")["tools"] == []
+    assert plugin_row(host, "halfway")["state"] == "failed"
+    assert plugin_row(host, "halfway")["error"] == "ValueError: activation broke"
+    assert plugin_row(host, "halfway")["tools"] == []
     assert "first_tool" not in host.tools
     assert not host.services.has("half_service")
     assert host.plugins.pm.get_plugin("halfway") is None
@@ -173,9 +170,9 @@ def test_duplicate_tool_names_fail_the_second_plugin_naming_both(site, unique, t
         modules={a: tool_module("same"), b: tool_module("same")},
     )
     host = make_host(tmp_path, {"a_plugin", "b_plugin"})
-    assert row(host, "a_plugin")["state"] == "active"
-    assert row(host, "b_plugin")["state"] == "failed"
-    assert row(host, "b_plugin")["error"] == (
+    assert plugin_row(host, "a_plugin")["state"] == "active"
+    assert plugin_row(host, "b_plugin")["state"] == "failed"
+    assert plugin_row(host, "b_plugin")["error"] == (
         'DuplicateNameError: tool "same" from plugin "b_plugin" duplicates the one from plugin "a_plugin"'
     )
     assert host.tools.owner("same") == 'plugin "a_plugin"'
@@ -193,8 +190,8 @@ def test_unknown_hook_fails_the_plugin(tmp_path):
     host = Host(HostSettings(data_dir=tmp_path))
     host.add_plugins([from_object("typo", Typo)])
     host.start()
-    assert row(host, "typo")["state"] == "failed"
-    assert row(host, "typo")["error"] == "AttributeError: unknown hook 'register_tool'"
+    assert plugin_row(host, "typo")["state"] == "failed"
+    assert plugin_row(host, "typo")["error"] == "AttributeError: unknown hook 'register_tool'"
 
 
 @pytest.mark.parametrize(
@@ -214,15 +211,15 @@ def test_allow_and_block_lists(site, unique, tmp_path, environ, no_plugin, state
         modules={one: tool_module("t1"), two: tool_module("t2")},
     )
     host = make_host(tmp_path, {"one", "two"}, selection=Selection.from_env(environ, no_plugin))
-    assert {name: row(host, name)["state"] for name in states} == states
+    assert {name: plugin_row(host, name)["state"] for name in states} == states
 
 
 def test_blocked_plugin_is_never_imported(site, unique, tmp_path):
     module = unique("never")
     site(entry_points={"never": module}, modules={module: "raise RuntimeError('imported')\n"})
     host = make_host(tmp_path, {"never"}, selection=Selection(block=frozenset({"never"})))
-    assert row(host, "never")["state"] == "blocked"
-    assert row(host, "never")["error"] == "blocked by selection"
+    assert plugin_row(host, "never")["state"] == "blocked"
+    assert plugin_row(host, "never")["error"] == "blocked by selection"
 
 
 def test_unknown_selected_names_warn(tmp_path):
@@ -257,8 +254,8 @@ def test_disposal_failures_are_aggregated_and_everything_is_attempted(tmp_path):
     with pytest.raises(ExceptionGroup) as caught:
         host.close()
     assert calls == ["last", "middle", "first"]
-    assert row(host, "messy")["state"] == "failed"
-    assert "RuntimeError: last; RuntimeError: first" in str(row(host, "messy")["error"])
+    assert plugin_row(host, "messy")["state"] == "failed"
+    assert "RuntimeError: last; RuntimeError: first" in str(plugin_row(host, "messy")["error"])
     assert len(caught.value.exceptions) == 1
 
 
@@ -295,14 +292,17 @@ def test_a_builtin_provider_steps_aside_and_returns(tmp_path):
     host.start()
     assert host.services.get("weather") == "installed rain"
     assert User.seen[-1] == "installed rain"
-    assert row(host, "builtin")["state"] == "active" and row(host, "builtin")["services"] == []
-    assert row(host, "replacement")["services"] == ["weather"]
-    assert row(host, "user")["uses"] == ["weather"]
+    assert (
+        plugin_row(host, "builtin")["state"] == "active"
+        and plugin_row(host, "builtin")["services"] == []
+    )
+    assert plugin_row(host, "replacement")["services"] == ["weather"]
+    assert plugin_row(host, "user")["uses"] == ["weather"]
 
     host.plugins.block("replacement")
     assert host.services.get("weather") == "builtin sun"
     assert User.seen[-1] == "builtin sun"
-    assert row(host, "builtin")["services"] == ["weather"]
+    assert plugin_row(host, "builtin")["services"] == ["weather"]
 
     host.plugins.unblock("replacement")
     assert host.services.get("weather") == "installed rain"
@@ -330,8 +330,8 @@ def test_two_installed_providers_of_one_name_still_conflict(tmp_path):
     host.add_plugins([from_object("first", First), from_object("second", Second)])
     host.start()
     assert host.services.get("weather") == 1
-    assert row(host, "second")["state"] == "failed"
-    assert "weather" in str(row(host, "second")["error"])
+    assert plugin_row(host, "second")["state"] == "failed"
+    assert "weather" in str(plugin_row(host, "second")["error"])
 
 
 def test_uses_must_name_services(tmp_path):
@@ -341,5 +341,5 @@ def test_uses_must_name_services(tmp_path):
     host = Host(HostSettings(data_dir=tmp_path / "data"))
     host.add_plugins([from_object("bad", Bad)])
     host.start()
-    assert row(host, "bad")["state"] == "failed"
-    assert "uses must be a tuple of service names" in str(row(host, "bad")["error"])
+    assert plugin_row(host, "bad")["state"] == "failed"
+    assert "uses must be a tuple of service names" in str(plugin_row(host, "bad")["error"])

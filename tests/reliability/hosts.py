@@ -123,8 +123,3 @@ class Tree:
     async def aclose(self) -> None:
         self.release.set()
         await self.host.aclose()
-
-
-def forged(real: Agent) -> Agent:
-    """Another ``Agent`` object carrying ``real``'s id and session (never registered)."""
-    return Agent(real.session, real.model, real.tools, real.sections, label=real.label)

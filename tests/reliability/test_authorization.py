@@ -27,7 +27,8 @@ import pytest
 
 from host.agents import say
 from host.sessions.model import InboxAccepted
-from tests.reliability.hosts import QUIET, Tree, forged
+from tests.reliability.hosts import QUIET, Tree
+from tests.support import forged
 
 ALLOWED = "allowed"
 

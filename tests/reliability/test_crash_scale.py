@@ -17,10 +17,8 @@ The totals are printed (``-s``) for docs/reliability.md.
 from __future__ import annotations
 
 import random
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -30,6 +28,7 @@ from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import InboxAccepted
 from tests.profile import scale
 from tests.reliability.hosts import Tree
+from tests.support import run_and_kill
 
 HOST = Path(__file__).with_name("crash_host.py")
 CHILDREN = 4
@@ -41,29 +40,6 @@ def plan(rng: random.Random) -> tuple[str, float]:
     if rng.random() < 0.25:
         return ("sleep", rng.uniform(0.0, 0.6))
     return ("read", rng.randint(0, 120))
-
-
-def run_and_kill(data_dir: Path, seed: int, how: tuple[str, float]) -> list[str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(HOST), str(data_dir), str(seed), str(CHILDREN)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert proc.stdout is not None
-    lines: list[str] = []
-    try:
-        if how[0] == "sleep":
-            time.sleep(how[1])
-        else:
-            for _ in range(1 + int(how[1])):  # ready, then acks and followups
-                lines.append(proc.stdout.readline().decode())
-                assert lines[-1], f"the host ended after {len(lines) - 1} lines"
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        lines += proc.stdout.read().decode().splitlines()
-        proc.stdout.close()
-        proc.wait()
-    return [line.strip() for line in lines if line.strip()]
 
 
 async def verify(
@@ -141,7 +117,8 @@ async def test_sigkill_trials_of_a_reporting_host(tmp_path: Path, crash_seed: in
         if how[0] == "read":  # ready was read: the tree exists and this trial is verified
             planned_trials += 1
             planned_reports += max(0, int(how[1]) - CHILDREN)  # a followup per child at most
-        for line in run_and_kill(data_dir, trial + 1, how):
+        argv = [sys.executable, str(HOST), str(data_dir), str(trial + 1), str(CHILDREN)]
+        for line in run_and_kill(argv, how, stderr=subprocess.DEVNULL):
             word, *rest = line.split(" ")
             if word == "ack" and len(rest) == 3:
                 acked[rest[1]] = f"{rest[0]} {rest[2]}"

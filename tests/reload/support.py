@@ -8,11 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from host.agents import Agent, ScriptedModel, call, say
+from host.agents import Agent, call, say
 from host.app import Host
 from host.plugins.discovery import discover
 from host.sessions.model import MessageEvent
 from host.testing import build_host
+from tests.support import scripted
 
 HEADER = """
 import attrs
@@ -79,12 +80,6 @@ def open_host(data_dir: Path, names: set[str], *extra: Any) -> Host:
     """Built-ins, the installed plugins named, and any plugin objects/pairs in ``extra``."""
     candidates = [c for c in discover() if c.name in names]
     return build_host(*extra, *candidates, data_dir=data_dir)
-
-
-def scripted(host: Host) -> ScriptedModel:
-    model = host.services.models.resolve("scripted")
-    assert isinstance(model, ScriptedModel)
-    return model
 
 
 async def ask_to_call(host: Host, tool: str, label: str, agent: Agent | None = None) -> Agent:

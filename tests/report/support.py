@@ -9,8 +9,7 @@ is mocked and nothing waits on time: tests await gates, Activations and turn end
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,10 @@ from host.tools.execute import run_tool
 from tests.scenarios import (  # noqa: F401 - re-exported for the report tests
     Stubborn,
     TextArgs,
-    accepted,
     background_tool,
     user_messages,
 )
+from tests.support import Gate, accepted  # noqa: F401 - re-exported for the report tests
 
 PLUGIN = ("subagent_report", report_plugin)
 FINISHED = "finished and will do no further work unless you send it more."
@@ -39,25 +38,6 @@ FINISHED = "finished and will do no further work unless you send it more."
 @tool("echo", "Echo the text back.", TextArgs, concurrency_safe=True)
 async def echo(args: TextArgs, exec: ToolExec) -> str:
     return args.text
-
-
-class Gate:
-    """Holds a scripted model call until ``open()``; records that it was entered."""
-
-    def __init__(self) -> None:
-        self.entered = asyncio.Event()
-        self._open = asyncio.Event()
-
-    def open(self) -> None:
-        self._open.set()
-
-    def reply(self, response: Any) -> Callable[[ModelRequest], Any]:
-        async def held(request: ModelRequest) -> Any:
-            self.entered.set()
-            await self._open.wait()
-            return response
-
-        return held
 
 
 class ReportEnv(HostHarness):

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import itertools
 import random
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,17 +23,16 @@ from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import Event, InboxAccepted, MessageEvent, TurnEnd, TurnStart
 from tests.profile import scale
 from tests.sessions.crash_child import events
+from tests.support import run_and_kill
 
 CHILD = Path(__file__).with_name("crash_child.py")
 TRIALS = scale(50, 300)
 
 
-def spawn(
-    data_dir: Path, session_id: str, mode: str, seed: int, *extra: str
-) -> subprocess.Popen[bytes]:
+def spawn(data_dir: Path, session_id: str, mode: str, seed: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, str(CHILD), str(data_dir), session_id, mode, str(seed), *extra],
-        stdin=subprocess.PIPE if mode == "hold" or extra else subprocess.DEVNULL,
+        [sys.executable, str(CHILD), str(data_dir), session_id, mode, str(seed)],
+        stdin=subprocess.PIPE if mode == "hold" else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
     )
 
@@ -62,32 +59,6 @@ def acks_in_lines(seed: int, lines: int) -> int:
             return acks
         printed += 1 + isinstance(body, InboxAccepted)
     raise AssertionError("unreachable: events() never ends")
-
-
-def run_and_kill(data_dir: Path, session_id: str, seed: int, how: tuple[str, float]) -> list[str]:
-    """Start a child, SIGKILL it as planned, return every line it printed."""
-    step, amount = how
-    extra = (str(int(amount)),) if step == "pause" else ()
-    proc = spawn(data_dir, session_id, "append", seed, *extra)
-    assert proc.stdout is not None
-    lines: list[str] = []
-    if step == "sleep":
-        time.sleep(amount)
-    elif step == "read":
-        for _ in range(1 + int(amount)):
-            lines.append(proc.stdout.readline().decode())
-            assert lines[-1], f"the child ended after {len(lines) - 1} lines"
-    else:
-        while not lines or lines[-1] != "paused\n":
-            lines.append(proc.stdout.readline().decode())
-            assert lines[-1], f"the child ended after {len(lines) - 1} lines"
-    proc.send_signal(signal.SIGKILL)
-    lines += proc.stdout.read().decode().splitlines()
-    proc.stdout.close()
-    if proc.stdin is not None:
-        proc.stdin.close()
-    proc.wait()
-    return [line.strip() for line in lines if line.strip()]
 
 
 def ident(event: Event) -> str:
@@ -123,7 +94,9 @@ async def test_sigkill_trials_lose_nothing_acknowledged(tmp_path: Path, crash_se
             previous: tuple[Event, ...] = ()
         if how[0] == "read":
             planned_acks += acks_in_lines(trial + 1, int(how[1]))
-        for line in run_and_kill(tmp_path, session_id, trial + 1, how):
+        extra = [str(int(how[1]))] if how[0] == "pause" else []
+        argv = [sys.executable, str(CHILD), str(tmp_path), session_id, "append", str(trial + 1)]
+        for line in run_and_kill([*argv, *extra], how):
             word, _, rest = line.partition(" ")
             if word == "ack":
                 seq, _, what = rest.partition(" ")

@@ -8,7 +8,6 @@ from host.agents import Agent, say
 from host.cancel import CancelSignal
 from host.subagents.errors import SubagentError
 from host.subagents.types import ChildRequest
-from tests.agents.helpers import Gate
 from tests.subagents.test_service_support import (
     Env,
     Stubborn,
@@ -16,6 +15,7 @@ from tests.subagents.test_service_support import (
     background_tool,
     env_fixture,  # noqa: F401
 )
+from tests.support import Gate, forged
 
 COORD = {"kind": "coordinator"}
 
@@ -31,11 +31,6 @@ async def start_held(env: Env, parent: Agent, label: str) -> tuple[Agent, Gate]:
     child = env.agents.get(started.child_id)
     assert child is not None
     return child, gate
-
-
-def forged(real: Agent) -> Agent:
-    """Another Agent object carrying ``real``'s id (never registered)."""
-    return Agent(real.session, real.model, real.tools, real.sections, label=real.label)
 
 
 async def expect(code: str, text: str, awaitable: object) -> None:

@@ -11,7 +11,7 @@ from host.sessions.model import InboxAccepted, SubagentDescriptorEvent
 from host.subagents.errors import SubagentError
 from host.subagents.identity import Identity
 from host.subagents.types import ChildRequest
-from tests.agents.helpers import Gate, echo
+from tests.agents.helpers import echo
 from tests.subagents.test_service_support import (
     Env,
     accepted,
@@ -20,6 +20,7 @@ from tests.subagents.test_service_support import (
     report_tool,
     user_messages,
 )
+from tests.support import Gate
 
 FINISHED = "finished and will do no further work unless you send it more."
 

@@ -12,8 +12,9 @@ from host.subagents.descriptors import ToolFilterSpec
 from host.subagents.errors import SubagentError
 from host.subagents.identity import Identity
 from host.subagents.types import ChildRequest, Provider, ProviderCapabilities
-from tests.agents.helpers import Gate, echo
+from tests.agents.helpers import echo
 from tests.subagents.test_service_support import Env, descriptor_seqs, env_fixture  # noqa: F401
+from tests.support import Gate
 
 
 async def test_one_shot_runs_one_turn_and_settles_its_run(env: Env) -> None:

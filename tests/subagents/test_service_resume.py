@@ -12,7 +12,6 @@ from host.agents import call, say
 from host.sessions.model import MessageEvent, SessionHeader, SubagentDescriptorEvent
 from host.subagents.errors import SubagentError
 from host.subagents.types import ChildRequest, Provider, ProviderCapabilities
-from tests.agents.helpers import Gate
 from tests.subagents.test_service_support import (
     Env,
     accepted,
@@ -20,6 +19,7 @@ from tests.subagents.test_service_support import (
     env_fixture,  # noqa: F401
     user_messages,
 )
+from tests.support import Gate
 
 COORD = {"kind": "coordinator"}
 NOT_RESUMABLE = (

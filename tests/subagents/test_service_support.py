@@ -22,10 +22,10 @@ from host.tools import Tool, ToolExec, tool
 from tests.scenarios import (  # noqa: F401 - re-exported for the service tests
     Stubborn,
     TextArgs,
-    accepted,
     background_tool,
     user_messages,
 )
+from tests.support import accepted  # noqa: F401 - re-exported for the service tests
 
 
 def report_tool(delivery: str = "next-step") -> Tool:

@@ -13,6 +13,7 @@ from agent_host_openai.testing import Reply, completion, tool_call
 from host import hookimpl
 from host.sessions.model import MessageEvent, TurnEnd
 from host.tools import ToolExec, ToolResult, tool
+from tests.support import plugin_row
 
 PLUGIN = ("openai", agent_host_openai)
 
@@ -34,10 +35,6 @@ class EchoPlugin:
         register(echo)
 
 
-def row(host, name="openai"):
-    return next(r for r in host.plugin_rows() if r["name"] == name)
-
-
 def openai_model(host, name="openai") -> OpenAIModel:
     model = host.services.get("models").resolve(name)
     assert isinstance(model, OpenAIModel)
@@ -49,7 +46,7 @@ def openai_model(host, name="openai") -> OpenAIModel:
 
 def test_no_configuration_registers_no_model(make_host):
     host = make_host(PLUGIN)
-    assert row(host)["state"] == "active"
+    assert plugin_row(host, "openai")["state"] == "active"
     models = host.services.get("models")
     assert models.names() == ["scripted"]
     assert models.default_name == "scripted"
@@ -143,7 +140,10 @@ def test_empty_environment_variables_do_not_override():
 )
 def test_bad_configuration_is_a_clear_error(make_host, table, error):
     host = make_host(PLUGIN, config={"plugins": {"openai": table}})
-    assert (row(host)["state"], row(host)["error"]) == ("failed", error)
+    assert (plugin_row(host, "openai")["state"], plugin_row(host, "openai")["error"]) == (
+        "failed",
+        error,
+    )
     assert host.services.get("models").names() == ["scripted"]
 
 
@@ -151,7 +151,7 @@ def test_a_bad_url_from_the_environment_names_the_variable(make_host, monkeypatc
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:99999/v1")
     monkeypatch.setenv("AGENT_HOST_MODEL", "m")
     host = make_host(PLUGIN)
-    assert (row(host)["state"], row(host)["error"]) == (
+    assert (plugin_row(host, "openai")["state"], plugin_row(host, "openai")["error"]) == (
         "failed",
         "ConfigError: OPENAI_BASE_URL: 'http://127.0.0.1:99999/v1' has an invalid port",
     )

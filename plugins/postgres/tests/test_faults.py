@@ -21,9 +21,10 @@ from agent_host_postgres.schema import LATEST, MIGRATIONS
 from agent_host_postgres.writer import encode_bodies
 
 from host.sessions.codec import encode_header
-from host.sessions.model import Event, MessageEvent, SessionHeader
+from host.sessions.model import SessionHeader
 from host.sessions.persistence import PersistenceError
 from host.testing import HostHarness
+from tests.support import message
 
 T = TypeVar("T")
 
@@ -118,10 +119,6 @@ async def eventually(call: Callable[[], Awaitable[T]], timeout: float = 30.0) ->
             if asyncio.get_running_loop().time() > deadline:
                 raise
             await asyncio.sleep(0.2)
-
-
-def message(seq: int, text: str) -> Event:
-    return Event(seq, MessageEvent(role="user", content=text))
 
 
 async def test_the_database_going_away_mid_run_and_coming_back(proxy, schema) -> None:

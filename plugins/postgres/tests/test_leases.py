@@ -24,13 +24,13 @@ from agent_host_postgres.persistence import PostgresPersistence
 from host.sessions.model import (
     Event,
     InboxAccepted,
-    MessageEvent,
     SessionHeader,
     TurnEnd,
     TurnStart,
 )
 from host.sessions.persistence import PersistenceError
 from host.sessions.remote import RemoteMessage
+from tests.support import message
 
 TTL = 1.0
 
@@ -77,10 +77,6 @@ def lease_row(dsn: str, schema: str, session_id: str) -> tuple[str | None, int]:
         ).fetchone()
     assert row is not None
     return row[0], int(row[1])
-
-
-def message(seq: int, text: str) -> Event:
-    return Event(seq, MessageEvent(role="user", content=text))
 
 
 async def test_a_live_lease_locks_out_other_hosts(hosts) -> None:

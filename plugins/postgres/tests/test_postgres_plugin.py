@@ -14,12 +14,9 @@ from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import Event, MessageEvent, SessionHeader, TurnEnd, TurnStart
 from host.sessions.persistence import PersistenceError
 from host.testing import HostHarness
+from tests.support import plugin_row
 
 PLUGIN = ("postgres", agent_host_postgres)
-
-
-def row(host, name="postgres"):
-    return next(r for r in host.plugin_rows() if r["name"] == name)
 
 
 # -- configuration -----------------------------------------------------------------------------
@@ -36,7 +33,7 @@ def test_dsn_resolution() -> None:
 
 def test_without_a_dsn_jsonl_keeps_serving(make_host) -> None:
     host = make_host(PLUGIN)
-    assert row(host)["state"] == "active"
+    assert plugin_row(host, "postgres")["state"] == "active"
     assert isinstance(host.services.get("session_persistence"), JsonlPersistence)
 
 
@@ -44,8 +41,10 @@ def test_a_dsn_replaces_jsonl_and_blocking_the_plugin_brings_it_back(
     make_host, dsn: str, schema: str
 ) -> None:
     host = make_host(PLUGIN, config={"plugins": {"postgres": {"dsn": dsn, "schema": schema}}})
-    assert row(host)["state"] == "active" and row(host)["services"] == ["session_persistence"]
-    assert row(host, "session_persistence")["services"] == []  # standing aside
+    assert plugin_row(host, "postgres")["state"] == "active" and plugin_row(host, "postgres")[
+        "services"
+    ] == ["session_persistence"]
+    assert plugin_row(host, "session_persistence")["services"] == []  # standing aside
     assert isinstance(host.services.get("session_persistence"), PostgresPersistence)
     assert isinstance(host.services.get("sessions").persistence, PostgresPersistence)
 
@@ -53,7 +52,7 @@ def test_a_dsn_replaces_jsonl_and_blocking_the_plugin_brings_it_back(
 
     assert isinstance(host.services.get("session_persistence"), JsonlPersistence)
     assert isinstance(host.services.get("sessions").persistence, JsonlPersistence)
-    assert row(host, "session_persistence")["services"] == ["session_persistence"]
+    assert plugin_row(host, "session_persistence")["services"] == ["session_persistence"]
     host.plugins.unblock("postgres")
     assert isinstance(host.services.get("sessions").persistence, PostgresPersistence)
 
@@ -63,7 +62,10 @@ def test_a_bad_schema_name_fails_clearly(make_host) -> None:
         PLUGIN,
         config={"plugins": {"postgres": {"dsn": "postgresql://x@127.0.0.1:1/x", "schema": "a;b"}}},
     )
-    assert row(host)["state"] == "failed" and "schema" in row(host)["error"]
+    assert (
+        plugin_row(host, "postgres")["state"] == "failed"
+        and "schema" in plugin_row(host, "postgres")["error"]
+    )
 
 
 def test_unreachable_database_is_a_clear_error() -> None:
@@ -85,7 +87,7 @@ async def test_host_sessions_live_in_postgres(
         config={"plugins": {"postgres": {"schema": schema}}},
     )
     try:
-        assert row(harness.host)["state"] == "active"
+        assert plugin_row(harness.host, "postgres")["state"] == "active"
         persistence = harness.services.get("session_persistence")
         assert isinstance(persistence, PostgresPersistence)
         harness.model.script("w", say("hello from postgres"))

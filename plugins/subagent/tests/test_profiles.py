@@ -14,6 +14,7 @@ from host.app import Host
 from host.sessions.model import SubagentDescriptorEvent
 from host.testing import build_host, call_tool
 from host.tools import ToolResult, tool
+from tests.support import scripted
 
 PROFILE = """---
 name: {name}
@@ -88,12 +89,6 @@ async def env(tmp_path: Path):
     host, files = make(tmp_path)
     yield host, files
     await host.aclose()
-
-
-def scripted(host: Host) -> ScriptedModel:
-    model = host.services.models.resolve("scripted")
-    assert isinstance(model, ScriptedModel)
-    return model
 
 
 async def settle(host: Host, child_id: str, *agents) -> None:

@@ -1,0 +1,136 @@
+"""Small helpers shared by the suites, the plugins' included (no tests here).
+
+* ``Gate``: holds a model call or a tool in flight until the test opens it;
+* ``forged``: an impostor ``Agent`` object with a real agent's id and session;
+* ``bodies`` / ``accepted``: event bodies of one type, from an agent or from events;
+* ``message``: a numbered user-message event;
+* ``plugin_row``: a plugin's row of ``Host.plugin_rows()``;
+* ``scripted``: a host's scripted model;
+* ``run_and_kill``: run a script and SIGKILL it at a planned moment (the crash trials).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import time
+from collections.abc import Iterable
+from typing import IO, Any
+
+from host.agents import Agent, ModelRequest, ModelResponse, ScriptedModel
+from host.app import Host
+from host.cancel import CancelSignal
+from host.sessions.model import Event, InboxAccepted, MessageEvent
+
+
+class Gate:
+    """Holds a coroutine until ``open()``; records that it was entered and whether cancelled."""
+
+    def __init__(self) -> None:
+        self.entered = asyncio.Event()
+        self._open = asyncio.Event()
+        self.cancelled = False
+        self.signal: CancelSignal | None = None
+
+    def open(self) -> None:
+        """Let the held coroutine continue."""
+        self._open.set()
+
+    async def hold(self, signal: CancelSignal | None = None) -> None:
+        """Enter, then wait for ``open()``; a cancellation is recorded and re-raised."""
+        self.signal = signal
+        self.entered.set()
+        try:
+            await self._open.wait()
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+
+    def reply(self, response: ModelResponse) -> Any:
+        """A scripted-model entry that holds the model call, then answers ``response``."""
+
+        async def held(request: ModelRequest) -> ModelResponse:
+            await self.hold()
+            return response
+
+        return held
+
+
+def forged(real: Agent) -> Agent:
+    """Another ``Agent`` object carrying ``real``'s id and session (never registered)."""
+    return Agent(real.session, real.model, real.tools, real.sections, label=real.label)
+
+
+def bodies(source: Agent | Iterable[Event], kind: type) -> list[Any]:
+    """The bodies of one type among ``source``'s events (an agent's session, or events)."""
+    events = source.session.events if isinstance(source, Agent) else source
+    return [e.body for e in events if isinstance(e.body, kind)]
+
+
+def accepted(source: Agent | Iterable[Event]) -> list[InboxAccepted]:
+    """The inbox acceptances among ``source``'s events, in order."""
+    return bodies(source, InboxAccepted)
+
+
+def message(seq: int, text: str) -> Event:
+    """Event ``seq``: a user message saying ``text``."""
+    return Event(seq, MessageEvent(role="user", content=text))
+
+
+def plugin_row(host: Host, name: str) -> dict[str, Any]:
+    """The row of plugin ``name`` in ``host.plugin_rows()``."""
+    return next(r for r in host.plugin_rows() if r["name"] == name)
+
+
+def scripted(host: Host) -> ScriptedModel:
+    """The host's scripted model (the ``scripted`` entry of its model registry)."""
+    model = host.services.models.resolve("scripted")
+    assert isinstance(model, ScriptedModel)
+    return model
+
+
+def run_and_kill(
+    argv: list[str], how: tuple[str, float], *, stderr: int | IO[Any] | None = None
+) -> list[str]:
+    """Run ``argv`` (a script that prints a line per acknowledged step), SIGKILL it as planned
+    and return every non-empty line it printed, stripped.
+
+    ``("sleep", s)``: ``s`` seconds after the start, wherever it is; ``("read", n)``: once it
+    printed its first line and ``n`` more (the script goes on meanwhile); ``("pause", _)``: once
+    it printed ``paused`` (its stdin is then a pipe it blocks on). Reading fails the test if
+    the script ends first.
+    """
+    step, amount = how
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE if step == "pause" else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+    )
+    assert proc.stdout is not None
+    lines: list[str] = []
+
+    def read_line() -> str:
+        assert proc.stdout is not None
+        lines.append(proc.stdout.readline().decode())
+        assert lines[-1], f"the script ended after {len(lines) - 1} lines"
+        return lines[-1]
+
+    try:
+        if step == "sleep":
+            time.sleep(amount)
+        elif step == "read":
+            for _ in range(1 + int(amount)):
+                read_line()
+        else:
+            while read_line() != "paused\n":
+                pass
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        lines += proc.stdout.read().decode().splitlines()
+        proc.stdout.close()
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait()
+    return [line.strip() for line in lines if line.strip()]
