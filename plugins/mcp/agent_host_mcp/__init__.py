@@ -55,14 +55,41 @@ def configured_servers(config: Config | None, settings: Any, environ: Any) -> Se
     )
 
 
-class _Servers:
-    """What the ``mcp`` plugin keeps while active: the MCP loop its servers share."""
+class McpHost:
+    """The ``mcp`` service: what one host's ``mcp`` plugin keeps while active — the MCP loop
+    its servers share and their open connections. Its ``aclose``, awaited by the host before
+    plugins are disposed, ends the agents' turns first (a call in flight ends as interrupted,
+    not as "closed"), then asks every server to stop at once and waits for them all."""
 
-    loop: McpLoop | None = None
+    def __init__(self, ctx: Any) -> None:
+        self._ctx = ctx
+        self._loop: McpLoop | None = None
+        self.connections: set[Any] = set()
 
+    def loop(self) -> McpLoop:
+        """The loop the servers of this host share (started on first use)."""
+        from agent_host_mcp.loop import McpLoop
 
-open_connections: set[Any] = set()
-"""Every server connection a ``ServerPlugin`` opened and has not closed yet."""
+        if self._loop is None:
+            self._loop = McpLoop()
+        return self._loop
+
+    async def aclose(self) -> None:
+        """End the agents' turns, then stop every server together (off the event loop)."""
+        agents = self._ctx.find("agents") if self._ctx is not None else None
+        live = list(self.connections)
+        if live and agents is not None:
+            await agents.dispose_all()
+        for connection in live:
+            connection.request_close()
+        if live:
+            await asyncio.to_thread(_close_all, live)
+
+    def stop(self) -> None:
+        """Stop the loop (every server of it closed first)."""
+        loop, self._loop = self._loop, None
+        if loop is not None:
+            loop.close()
 
 
 def _close_all(connections: list[Any]) -> None:
@@ -70,28 +97,16 @@ def _close_all(connections: list[Any]) -> None:
         connection.close()
 
 
-class Shutdown:
-    """The ``mcp_shutdown`` service: the host awaits its ``aclose`` before it disposes plugins,
-    so every server is asked to stop at once instead of one after another."""
-
-    async def aclose(self) -> None:
-        """Ask every live server to stop, then wait for them all (off the event loop)."""
-        live = list(open_connections)
-        for connection in live:
-            connection.request_close()
-        if live:
-            await asyncio.to_thread(_close_all, live)
+@hookimpl
+def register_services(register: Callable[[str, Any], None], ctx: Any) -> None:
+    """Provide ``mcp`` (see ``McpHost``)."""
+    register("mcp", McpHost(ctx))
 
 
-_state = _Servers()
-
-
-def _shared_loop() -> McpLoop:
-    from agent_host_mcp.loop import McpLoop
-
-    if _state.loop is None:
-        _state.loop = McpLoop()
-    return _state.loop
+@hookimpl
+def activate(scope: Any, ctx: Any) -> None:
+    """Stop this host's MCP loop (after every server closed) when the plugin deactivates."""
+    scope.add(ctx.get("mcp").stop)
 
 
 @hookimpl
@@ -99,7 +114,7 @@ def register_plugins(register: Callable[..., None], ctx: Any, config: Config | N
     """One sub-plugin per configured server; nothing (and no SDK) when there are none."""
     import os
 
-    settings = ctx.find("settings") if ctx is not None else None
+    settings = ctx.find("settings")
     project = getattr(settings, "project_dir", None)
     if not (config and config.servers) and not (project and (Path(project) / MCP_JSON).exists()):
         return  # the common case costs a stat, not the parsing module
@@ -119,14 +134,14 @@ def register_plugins(register: Callable[..., None], ctx: Any, config: Config | N
     for spec in servers.specs:
         trusted = project is None or store.is_trusted(Path(project), spec)
         blocked = None if trusted else untrusted_reason(spec.name)
-        register(spec.name, _starter(spec), blocked=blocked)
+        register(spec.name, _starter(spec, ctx.get("mcp")), blocked=blocked)
 
 
-def _starter(spec: ServerSpec) -> Callable[[], Any]:
+def _starter(spec: ServerSpec, mcp: McpHost) -> Callable[[], Any]:
     def load() -> Any:
         from agent_host_mcp.server import ServerPlugin
 
-        return ServerPlugin(spec, _shared_loop())
+        return ServerPlugin(spec, mcp)
 
     return load
 
@@ -138,21 +153,3 @@ def _failing(message: str) -> Callable[[], Any]:
         raise ConfigError(message)
 
     return load
-
-
-@hookimpl
-def register_services(register: Callable[[str, Any], None]) -> None:
-    """Provide ``mcp_shutdown`` (see ``Shutdown``)."""
-    register("mcp_shutdown", Shutdown())
-
-
-@hookimpl
-def activate(scope: Any) -> None:
-    """Stop the MCP loop (after every server closed) when the plugin deactivates."""
-
-    def stop() -> None:
-        loop, _state.loop = _state.loop, None
-        if loop is not None:
-            loop.close()
-
-    scope.add(stop)

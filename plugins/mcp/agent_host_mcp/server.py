@@ -10,14 +10,14 @@ list replaces the tools live. Reloading the plugin starts the server afresh.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from agent_host_mcp import open_connections
+from agent_host_mcp import McpHost
 from agent_host_mcp.config import ServerSpec
 from agent_host_mcp.connection import CallOutcome, McpError, ServerConnection, ToolInfo
-from agent_host_mcp.loop import McpLoop
 from agent_host_mcp.tools import adapt
 from host import hookimpl
 from host.errors import HostError
@@ -29,16 +29,22 @@ log = logging.getLogger("agent_host_mcp")
 class ServerPlugin:
     """The plugin object of one server; ``connection`` is its live connection."""
 
-    def __init__(self, spec: ServerSpec, loop: McpLoop) -> None:
+    def __init__(self, spec: ServerSpec, mcp: McpHost) -> None:
         self.spec = spec
-        self.connection = ServerConnection(spec, loop)
-        self.connection.start()
-        open_connections.add(self.connection)
-        self._loop = loop
+        self._mcp = mcp
         self._register: Callable[[Tool], Callable[[], None]] | None = None
         self._registered: list[Callable[[], None]] = []
         self._host_loop: asyncio.AbstractEventLoop | None = None
         self._handle: Any = None
+        self._closed = False
+        self.connection = self._connect()
+
+    def _connect(self) -> ServerConnection:
+        """Start the server (returns at once; ``register_tools`` waits for it)."""
+        connection = ServerConnection(self.spec, self._mcp.loop())
+        connection.start()
+        self._mcp.connections.add(connection)
+        return connection
 
     def __repr__(self) -> str:
         return f"ServerPlugin({self.spec.name!r})"
@@ -46,6 +52,9 @@ class ServerPlugin:
     @hookimpl
     def register_tools(self, register: Callable[[Tool], Callable[[], None]]) -> None:
         """Wait for the server (raising its one-line failure) and offer its tools."""
+        if self._closed:  # activated again after a close (a reload put this object back)
+            self._closed = False
+            self.connection = self._connect()
         try:
             infos = self.connection.wait_ready(self.spec.startup_timeout + 5.0)
         except McpError as error:
@@ -65,36 +74,43 @@ class ServerPlugin:
             self._host_loop = None  # learnt at the first call instead
 
         def exited(error: str) -> None:  # on the MCP loop thread
-            host_loop = self._host_loop
-            if host_loop is not None and not host_loop.is_closed():
-                host_loop.call_soon_threadsafe(plugin.fail, error)
+            self._on_host_loop(plugin.fail, error)
 
         def changed(infos: list[ToolInfo]) -> None:  # on the MCP loop thread
-            host_loop = self._host_loop
-            if host_loop is not None and not host_loop.is_closed():
-                host_loop.call_soon_threadsafe(self._replace_tools, infos)
+            self._on_host_loop(self._replace_tools, infos)
 
         self.connection.on_exit(exited)
         self.connection.on_tools_changed(changed)
 
+    def _on_host_loop(self, callback: Callable[..., object], *args: Any) -> None:
+        """Run ``callback(*args)`` on the host's loop, if one is known and still open."""
+        host_loop = self._host_loop
+        if host_loop is not None:
+            with contextlib.suppress(RuntimeError):  # it closed meanwhile: nobody to tell
+                host_loop.call_soon_threadsafe(callback, *args)
+
     def _close(self) -> None:
+        self._closed = True
         self.connection.close()
-        open_connections.discard(self.connection)
+        self._mcp.connections.discard(self.connection)
 
     def _replace_tools(self, infos: list[ToolInfo]) -> None:
-        """Offer exactly the tools in ``infos`` (those offered before are taken back)."""
-        assert self._register is not None
+        """Offer exactly the tools in ``infos`` (those offered before are taken back); nothing
+        once the plugin closed (a late list change)."""
+        if self._closed or self._register is None:
+            return
         for dispose in self._registered:
             dispose()
+        self._registered = []
         adapted = adapt(self.spec.name, infos, self._call, self.spec.allows)
-        self._registered = [self._register(made) for made in adapted.tools]
+        for made in adapted.tools:
+            self._registered.append(self._register(made))
 
     async def _call(self, name: str, arguments: dict[str, Any], exec: ToolExec) -> CallOutcome:
-        if self._host_loop is None:  # a host opened outside any loop (the CLI) learns it here
-            self._host_loop = asyncio.get_running_loop()
+        self._host_loop = asyncio.get_running_loop()  # the loop agents run on now
         # an interrupt cancels this task (the driver does both): no waiter on the signal needed
         outcome = await self.connection.call_tool(name, arguments)
         error = self.connection.error
-        if error is not None and self._handle is not None:  # died before the loop was known
-            self._host_loop.call_soon(self._handle.fail, error)
+        if error is not None and self._handle is not None and not self._closed:
+            self._host_loop.call_soon(self._handle.fail, error)  # died before it was noticed
         return outcome

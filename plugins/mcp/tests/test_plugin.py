@@ -169,12 +169,13 @@ async def test_a_server_that_dies_turns_its_row_failed_and_calls_say_so(make_hos
 
 async def test_closing_the_host_leaves_no_server_process(make_host):
     host = make_host(PLUGIN, config=servers(time=TIME, fault=FAULT))
+    mcp = host.services.get("mcp")
     plugins = [host.plugins.records[name].obj for name in ("mcp.time", "mcp.fault")]
     pids = [plugin.connection.pid for plugin in plugins]
     assert all(pid is not None and alive(pid) for pid in pids)
     await host.aclose()
     assert not any(alive(pid) for pid in pids)
-    assert agent_host_mcp.open_connections == set()  # asked to stop together, then awaited
+    assert mcp.connections == set()  # asked to stop together, then awaited
 
 
 def test_reloading_a_server_restarts_it(make_host):
@@ -287,3 +288,56 @@ async def test_interrupting_a_turn_cancels_the_call_on_the_server(make_host, tmp
         await asyncio.sleep(0.02)
     assert log.read_text().split() == ["started", "cancelled"]
     await host.aclose()
+
+
+def test_a_failed_reload_of_a_server_puts_back_a_working_one(make_host, tmp_path):
+    """The second start fails: the reload keeps the previous version, with a live server."""
+    marker = tmp_path / "started-once"
+    script = tmp_path / "once.sh"
+    script.write_text(
+        f'#!/bin/sh\nif [ -e "{marker}" ]; then echo "second start refused" >&2; exit 3; fi\n'
+        f'touch "{marker}"\nexec "{TIME["command"]}"\n'
+    )
+    script.chmod(0o755)
+    host = make_host(PLUGIN, config=servers(once={"command": str(script)}))
+    assert rows(host)["mcp.once"]["state"] == "active"
+    outcome = host.reload("mcp.once")
+    assert not outcome.ok and "second start refused" in outcome.error
+    # the old version is back with a server of its own: its start is refused too, so it fails
+    # honestly instead of offering tools that answer "closed"
+    assert rows(host)["mcp.once"]["state"] == "failed"
+    assert "second start refused" in rows(host)["mcp.once"]["error"]
+
+
+async def test_two_hosts_in_one_process_keep_their_servers_apart(make_host):
+    first = make_host(PLUGIN, config=servers(time=TIME))
+    second = make_host(PLUGIN, config=servers(time=TIME))
+    await first.aclose()
+    model = second.services.models.resolve("scripted")
+    model.script("user", call("time__get_current_time", timezone="UTC"), say("ok"))
+    agent = await second.services.agents.create(label="user")
+    agent.followup("time?")
+    await agent.wait_idle()
+    [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    assert not result.is_error, result.content
+    await second.aclose()
+
+
+async def test_closing_the_host_mid_call_ends_the_turn_as_interrupted(make_host, tmp_path):
+    from host.agents.driver import INTERRUPTED_TOOL_TEXT
+
+    log = tmp_path / "cancel.log"
+    slow = {**FAULT, "args": [*FAULT["args"], "--cancel-log", str(log)]}
+    host = make_host(PLUGIN, config=servers(fault=slow))
+    model = host.services.models.resolve("scripted")
+    model.script("user", call("fault__slow", seconds=60), say("never"))
+    agent = await host.services.agents.create(label="user")
+    agent.followup("wait")
+    for _ in range(500):
+        if log.exists() and "started" in log.read_text():
+            break
+        await asyncio.sleep(0.02)
+    await host.aclose()
+    tools = [e.body for e in agent.session.events if getattr(e.body, "role", None) == "tool"]
+    assert [(t.content, t.is_error) for t in tools] == [(INTERRUPTED_TOOL_TEXT, True)]
+    assert len(model.requests) == 1  # no model call after the tool was cut short
