@@ -56,6 +56,8 @@ class Registrars:
             def register_tool(tool: Tool) -> Callable[[], None]:
                 if not isinstance(tool, Tool):
                     raise TypeError(f"register_tools expects host.tools.Tool, got {tool!r}")
+                if scope.disposed:  # a late call after the plugin went away adds nothing
+                    raise RuntimeError(f"{owner} is no longer active: {tool.name} not added")
                 unregister = self.tools.register(tool.name, tool, owner=owner)
                 record.tools.append(tool.name)
 
