@@ -318,9 +318,14 @@ class OpenAIModel:
             else:
                 if response.status_code < 300:
                     return response
-                await response.aread()
-                await response.aclose()
-                failure, retry_after = self._refusal(response)
+                try:
+                    await response.aread()
+                except httpx.TransportError as error:  # the error body itself broke off
+                    failure = f"connection failed: {describe_transport_error(error)}"
+                else:
+                    failure, retry_after = self._refusal(response)
+                finally:
+                    await response.aclose()
             if not retryable:
                 why = "it may still be generating; set retry_read_timeouts to retry"
                 raise OpenAIModelError(

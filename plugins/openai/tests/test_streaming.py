@@ -430,3 +430,14 @@ async def test_a_stream_cut_mid_tool_call_ends_the_turn_with_no_partial_call(mak
     await host.aclose()
     stored = await persistence.inspect(agent.id)  # the log as a later host reads it
     assert [type(e.body).__name__ for e in stored.events] == [type(b).__name__ for b in bodies]
+
+
+async def test_an_error_body_that_breaks_off_is_a_retried_connection_failure(server, sleeps):
+    """A 503 whose body is cut mid-way: one line naming the server, retried, then success."""
+    server.reply(
+        Stream(['{"error": {"mess'], status=503, done=False, cut=True),
+        Stream(stream_chunks("ok")),
+    )
+    events = await collect(make_model(server.url, sleep=sleeps))  # the streamed path
+    assert events[-1].text == "ok"
+    assert len(sleeps.delays) == 1
