@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -61,5 +62,16 @@ def command(args: argparse.Namespace) -> int:
         store.trust(project, spec)
     except TrustStoreError as error:
         raise HostError("MCP_TRUST_STORE", str(error)) from None
-    print(f'MCP server "{args.name}" ({spec.source}) is trusted in {project}')
+    print(f'MCP server "{args.name}" ({spec.source}) is trusted in {project}; it runs:')
+    print(f"  {describe(spec)}")
     return 0
+
+
+def describe(spec: Any) -> str:
+    """What a trusted server runs: its command line (and directory), or its URL and the names of
+    the headers sent (never their values)."""
+    if spec.url is not None:
+        headers = ", ".join(sorted(spec.headers)) or "none"
+        return f"{spec.url} (headers: {headers})"
+    words = " ".join(shlex.quote(word) for word in (spec.command, *spec.args))
+    return words + (f" (in {spec.cwd})" if spec.cwd else "")

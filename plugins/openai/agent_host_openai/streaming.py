@@ -63,6 +63,7 @@ class _CallParts:
     arguments: list[str] = attrs.field(factory=list)
 
     def call(self) -> ToolCall:
+        """The complete call: its argument pieces joined and parsed."""
         return ToolCall(self.id, self.name, parse_arguments("".join(self.arguments)))
 
 
@@ -158,12 +159,7 @@ class StreamAssembler:
         """The assembled answer; a ``ResponseShapeError`` when the stream did not complete."""
         if not self.done:
             raise ResponseShapeError("the stream ended before [DONE]")
-        calls = tuple(
-            ToolCall(
-                id=parts.id, name=parts.name, arguments=parse_arguments("".join(parts.arguments))
-            )
-            for _, parts in sorted(self._calls.items())
-        )
+        calls = tuple(parts.call() for _, parts in sorted(self._calls.items()))
         return ModelResponse(
             text=self.text,
             tool_calls=calls,
