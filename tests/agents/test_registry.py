@@ -18,7 +18,7 @@ from host.sessions.model import (
     TurnStart,
 )
 from host.sessions.store import SessionStore
-from host.tools import ToolExec, tool
+from host.tools import Tool, ToolExec, tool
 from host.tools.scope import ToolFilter
 from tests.agents.helpers import TextArgs, bodies, stop_reasons, user_texts
 
@@ -49,7 +49,7 @@ class Installs:
         return install
 
 
-def make_tool(name: str, text: str | None = None) -> object:
+def make_tool(name: str, text: str | None = None) -> Tool:
     @tool(name, f"The {name} tool.", TextArgs)
     async def run(args: TextArgs, exec: ToolExec) -> str:
         return text if text is not None else name
@@ -137,7 +137,7 @@ async def test_tool_filter_applies_to_the_global_layer_only_and_own_tools_shadow
     def own_tools(setup: AgentSetup) -> Disposer:
         one = setup.tools.register("report", make_tool("report", "own report"), owner="own")
         two = setup.tools.register("search", make_tool("search", "own search"), owner="own")
-        return lambda: (two(), one())  # type: ignore[func-returns-value]
+        return lambda: (two(), one())
 
     model.script("w", call("secret", text="x"), call("search", text="x"), say("done"))
     agent = await agents.create(

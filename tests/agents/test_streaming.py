@@ -6,16 +6,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from host.agents import AgentRegistry, ModelRegistry, ModelRequest, ScriptedModel, call, say
+from host.agents import AgentRegistry, ModelRegistry, ModelRequest, call, say
 from host.agents import models as models_module
 from host.agents.models import ModelResponse, StreamEvent, TextDelta, ToolCallDelta, streams
+from host.agents.scripted import ScriptedModel
 from host.cancel import CancelSignal
 from host.sessions.model import MessageEvent, TurnEnd
 from tests.agents.helpers import bodies, stop_reasons
 
 
 def assistant_texts(agent: object) -> list[str]:
-    return [m.content for m in bodies(agent, MessageEvent) if m.role == "assistant"]  # type: ignore[arg-type]
+    return [m.content for m in bodies(agent, MessageEvent) if m.role == "assistant"]
 
 
 async def test_listeners_see_words_then_the_response_and_the_log_one_message(
@@ -85,8 +86,8 @@ async def test_an_interrupt_mid_stream_keeps_the_text_so_far(
     agents: AgentRegistry, models: ModelRegistry
 ) -> None:
     held = HeldStream()
-    assert streams(held)  # type: ignore[arg-type]
-    models.register("held", held, owner="test")  # type: ignore[arg-type]
+    assert streams(held)
+    models.register("held", held, owner="test")
     agent = await agents.create(label="w", model="held")
     agent.followup("go")
     await held.sent.wait()
@@ -111,7 +112,7 @@ class Unfinished(HeldStream):
 async def test_a_stream_without_its_response_ends_the_turn_with_one_error(
     agents: AgentRegistry, models: ModelRegistry
 ) -> None:
-    models.register("unfinished", Unfinished(), owner="test")  # type: ignore[arg-type]
+    models.register("unfinished", Unfinished(), owner="test")
     agent = await agents.create(label="w", model="unfinished")
     agent.followup("go")
     await agent.wait_idle()

@@ -19,7 +19,7 @@ from tests.agents.helpers import TextArgs, bodies, echo, kinds, stop_reasons
 def tool_messages(agent: object) -> list[tuple[str, str, bool]]:
     return [
         (m.tool_call_id or "", m.content, m.is_error)
-        for m in bodies(agent, MessageEvent)  # type: ignore[arg-type]
+        for m in bodies(agent, MessageEvent)
         if m.role == "tool"
     ]
 

@@ -127,7 +127,7 @@ def test_a_failed_model_plugin_stops_check_and_is_a_warning_of_the_listing(tmp_p
 def test_a_model_that_cannot_be_built_is_a_row_saying_why():
     registry = ModelRegistry(fallback="scripted")
     registry.register("scripted", ScriptedModel)
-    registry.register("broken", lambda: {}["api_key"])
+    registry.register("broken", lambda: dict[str, ScriptedModel]()["api_key"])
     assert rows(registry) == [
         {
             "name": "scripted",

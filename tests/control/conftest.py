@@ -97,7 +97,8 @@ class Ctl(HostHarness):
 
 @pytest.fixture(name="ctl")
 def ctl_fixture(tmp_path: Path, make_harness: MakeHarness) -> Ctl:
-    made: Ctl = make_harness(cls=Ctl, data_dir=tmp_path / "data")
+    made = make_harness(cls=Ctl, data_dir=tmp_path / "data")
+    assert isinstance(made, Ctl)
     return made
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from host.agents import call, say
+from host.agents.models import ModelRequest, ModelResponse
 from host.cancel import CancelSignal
 from host.sessions.model import MessageEvent
 from host.tools import ToolExec
@@ -23,9 +24,9 @@ async def test_a_parent_turn_starts_lists_messages_and_interrupts(ctl: Ctl) -> N
     gate = Gate()
     ids: list[str] = []
 
-    def remember(request: object) -> object:
+    def remember(request: ModelRequest) -> ModelResponse:
         # the previous tool result carries the child's id
-        (last,) = [m for m in request.messages if m.role == "tool"][-1:]  # type: ignore[attr-defined]
+        (last,) = [m for m in request.messages if m.role == "tool"][-1:]
         ids.append(last.structured["subagent_id"])
         return call("list_agents", scope="descendants")
 

@@ -77,4 +77,4 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
 
 @pytest.fixture
 def persistence(backend: Backend) -> SessionPersistence:
-    return backend.make()  # type: ignore[no-any-return]
+    return backend.make()

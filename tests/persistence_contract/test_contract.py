@@ -15,6 +15,7 @@ import pytest
 from host.cancel import CancelSignal
 from host.sessions.model import (
     Event,
+    EventBody,
     MessageEvent,
     PluginEvent,
     SessionHeader,
@@ -63,7 +64,7 @@ async def test_full_header_and_awkward_content_round_trip(persistence) -> None:
         delegation_depth=2,
         seed_length=1,
     )
-    bodies = [
+    bodies: list[EventBody] = [
         MessageEvent(role="user", content='nul \x00 quote " backslash \\ emoji 🦀 \u2028'),
         PluginEvent(plugin="p", type="p/x", data={"nested": [1, 2.5, None, True, "x" * 1000]}),
     ]

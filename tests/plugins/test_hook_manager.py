@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import types
+from typing import Any
 
 import pluggy
 import pytest
@@ -119,12 +120,12 @@ def test_close_takes_every_plugin_out_of_pluggy_and_a_restart_works(tmp_path):
     }
 
 
-def ordered_plugin(index: int, **options: bool) -> types.ModuleType:
+def ordered_plugin(index: int, **options: Any) -> types.ModuleType:
     """A module implementing ``activate`` with the given pluggy ordering options."""
     module = types.ModuleType(f"ordered_{index}")
     wrapper = options.get("wrapper") or options.get("hookwrapper")
 
-    def activate(ctx):  # type: ignore[no-untyped-def]
+    def activate(ctx):
         if wrapper:
             yield
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from host import hookimpl
 from host.app import Host, HostSettings
 from host.plugins.discovery import from_object
@@ -25,7 +27,7 @@ class ModelShelf:
 
 
 def test_register_services_and_activate(tmp_path):
-    events = []
+    events: list[tuple[Any, ...]] = []
 
     class Clock:
         @staticmethod

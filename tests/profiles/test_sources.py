@@ -53,7 +53,7 @@ def test_built_in_general_purpose_has_every_tool_and_asks_for_a_report(tmp_path)
         None,
         None,
     )
-    assert "complete, concise final report" in profile.persona
+    assert profile.persona is not None and "complete, concise final report" in profile.persona
 
 
 def test_a_unique_bare_plugin_name_is_an_alias(tmp_path):

@@ -140,7 +140,7 @@ async def test_relations_by_operations(tmp_path: Path) -> None:
         rows.sort(
             key=lambda row: (
                 OPS.index(row[0]),
-                expected(row[0], row[1], n, caller_for(*row, n)) == ALLOWED,
+                expected(row[0], row[1], n, caller_for(row[0], row[1], n)) == ALLOWED,
             )
         )
         for op, relation in rows:

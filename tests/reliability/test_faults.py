@@ -331,7 +331,8 @@ async def test_a_log_that_refuses_writes_mid_turn_is_logged_one_line_each(
             tree.release.set()
             await tree.settled(t.id, r)
         failures = [rec for rec in caplog.records if rec.levelno >= logging.ERROR]
-        turn = failures[0].args[0] if failures and failures[0].args else None
+        args: Any = failures[0].args if failures else None
+        turn = args[0] if args else None
         assert [rec.getMessage() for rec in failures] == [
             f"turn {turn} of agent {t.id} failed: {BOOM} (PERSISTENCE_FAILED)",
             f"could not record the end of turn {turn}: {BOOM} (PERSISTENCE_FAILED)",

@@ -348,7 +348,7 @@ async def _inbox_scenario(ops: list[str], pattern: list[bool]) -> None:
         store = SessionStore(persistence, Projections())
         models = ModelRegistry()
         stepper = Stepper(pattern)
-        models.register("stepper", stepper, owner="test")  # type: ignore[arg-type]
+        models.register("stepper", stepper, owner="test")
         tools = tool_registry()
         tools.register("echo", echo, owner="test")
         agents = AgentRegistry(store, models, tools, section_registry(), ctx=None)

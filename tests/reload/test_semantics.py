@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from host import hookimpl
 from host.agents import call, say
@@ -93,7 +94,7 @@ async def test_a_running_call_finishes_on_the_old_code(
     gate = unique("gate")
     (plugins.directory / f"{gate}.py").write_text("entered = release = None\n")
     try:
-        held = __import__(gate)
+        held: Any = __import__(gate)
         held.entered, held.release = asyncio.Event(), asyncio.Event()
         plugins.install("slowpoke", tools_source({}) + SLOW.format(gate=gate, text="old"))
         host = dev_host({"slowpoke"})

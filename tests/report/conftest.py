@@ -16,7 +16,8 @@ def make_env(make_harness: MakeHarness) -> Callable[..., ReportEnv]:
     """``make_env(**options)`` → a ``ReportEnv`` in its own data directory; closed afterwards."""
 
     def make(**options: Any) -> ReportEnv:
-        env: ReportEnv = make_harness(cls=ReportEnv, **options)
+        env = make_harness(cls=ReportEnv, **options)
+        assert isinstance(env, ReportEnv)
         return env
 
     return make

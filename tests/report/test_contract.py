@@ -53,7 +53,7 @@ async def test_description_and_schema_are_pinned(env: ReportEnv) -> None:
         assert clause in report.description
     # the schema is stable across calls and children, and is what the model is shown
     sibling = await env.start(root, label="sibling")
-    assert sibling.tools.get("report").parameters == report.parameters  # type: ignore[union-attr]
+    assert sibling.tools.get("report").parameters == report.parameters
     await env.settled(sibling.id)
     await env.settled(child.id, root)
     (request,) = env.model.requests_for("bg")

@@ -185,7 +185,7 @@ async def test_report_then_settlement_arrive_in_that_order_in_one_batch(env: Rep
     child = await env.start(root)
     await env.settled(child.id)  # settled while the parent is still in its first step
     pending = [a for a in accepted(root) if a.source and a.source["sender_session_id"] == child.id]
-    assert [(a.delivery, a.source["kind"]) for a in pending] == [
+    assert [(a.delivery, a.source["kind"]) for a in pending if a.source] == [
         ("steer", "subagent-report"),
         ("steer", "subagent-settled"),
     ]

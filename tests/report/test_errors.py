@@ -7,8 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from host.agents import call, say
+from host.agents import Agent, call, say
 from host.cancel import CancelSignal
+from host.sessions.model import InboxAccepted
 from host.subagents.errors import SubagentError
 from host.subagents.types import ChildRequest
 from tests.report.support import (
@@ -31,8 +32,8 @@ DRAINING = "subagents are draining; report was not delivered"
 CANCELLED = "report was cancelled before delivery"
 
 
-def reports_in(agent: object) -> list[object]:
-    return [a for a in accepted(agent) if (a.source or {}).get("kind") == "subagent-report"]  # type: ignore[arg-type]
+def reports_in(agent: Agent) -> list[InboxAccepted]:
+    return [a for a in accepted(agent) if (a.source or {}).get("kind") == "subagent-report"]
 
 
 async def expect_code(env: ReportEnv, sender: object, code: str, text: str) -> None:

@@ -108,7 +108,7 @@ async def test_unblocking_grants_report_only_at_the_next_activation(env: ReportE
     await env.subagents.followup(root, child.id, "once more", source=None)
     resumed = env.agents.get(child.id)
     assert resumed is not None and resumed is not child
-    assert env.activation(child.id).resumed  # type: ignore[union-attr]
+    assert env.activation(child.id).resumed
     assert has_report(resumed)
     await env.settled(child.id, root)
     resumed_request = env.model.requests_for("bg")[before]
@@ -191,7 +191,7 @@ async def test_a_half_failed_installation_rolls_back_and_publishes_nothing(
     assert squatter.released == 1
     # nothing published: no agent, no Activation, no session file, nothing sent to the parent
     assert env.agents.get(setup.id) is None
-    assert env.subagents.manager().residents() == []  # type: ignore[union-attr]
+    assert env.subagents.manager().residents() == []
     assert set(env.data_dir.glob("*.jsonl")) == files
     assert accepted(root) == []
     assert env.plugin_row()["state"] == "active"  # one child failed, not the plugin
@@ -246,7 +246,7 @@ async def test_a_revocation_while_a_child_is_built_publishes_nothing(
     # installed, then revoked immediately while still provisioning
     assert revoker.seen == [(True, True), (False, False)]
     assert revoker.released == 1  # the rest of the batch was rolled back
-    assert env.subagents.manager().residents() == []  # type: ignore[union-attr]
+    assert env.subagents.manager().residents() == []
     assert set(env.data_dir.glob("*.jsonl")) == files
     assert env.plugin_row()["state"] == "blocked"
     revoker.armed = False

@@ -86,7 +86,7 @@ def projections() -> Projections:
 
 @pytest.fixture
 def store(recording: RecordingPersistence, projections: Projections) -> SessionStore:
-    return SessionStore(recording, projections)  # type: ignore[arg-type]
+    return SessionStore(recording, projections)
 
 
 def user(text: str) -> MessageEvent:
@@ -169,7 +169,7 @@ def test_compaction_keeps_hidden_events(store: SessionStore) -> None:
     session.append(MessageEvent(role="assistant", content="two"))
     session.append(TurnEnd("t1", "completed"))
     compaction = store.compact("s1", "summary of one and two")
-    assert compaction.body.through_seq == 4  # type: ignore[union-attr]
+    assert compaction.body.through_seq == 4
     session.append(user("three"))
     assert len(session.events) == 7  # nothing removed
     assert sum(e.model_hidden for e in session.events) == 3
@@ -213,9 +213,9 @@ async def test_resume_errors(store: SessionStore, data_dir: Path) -> None:
         with pytest.raises(SessionIdError):
             await store.resume(bad)
     assert not data_dir.exists()
-    with pytest.raises(SessionError) as err:
+    with pytest.raises(SessionError) as unusable:
         await SessionStore(None, None).resume("s1")
-    assert err.value.code == "PERSISTENCE_UNAVAILABLE"
+    assert unusable.value.code == "PERSISTENCE_UNAVAILABLE"
 
 
 async def test_live_snapshot_reads_nothing_and_cold_restore_matches(
@@ -226,12 +226,12 @@ async def test_live_snapshot_reads_nothing_and_cold_restore_matches(
     for i in range(5):
         session.append(user(f"m{i}"))
     session.append(TurnEnd("t", "completed"))
-    live_count = await projections.snapshot("s1", "count", store=store, persistence=recording)  # type: ignore[arg-type]
-    live_kinds = await projections.snapshot("s1", "kinds", store=store, persistence=recording)  # type: ignore[arg-type]
+    live_count = await projections.snapshot("s1", "count", store=store, persistence=recording)
+    live_kinds = await projections.snapshot("s1", "kinds", store=store, persistence=recording)
     assert live_count == 6 and live_kinds == ["message"] * 6 + ["turn/end"]
     assert sum(recording.reads.values()) == 0
     store.release("s1")
-    cold = await projections.snapshot("s1", "count", store=store, persistence=recording)  # type: ignore[arg-type]
+    cold = await projections.snapshot("s1", "count", store=store, persistence=recording)
     assert cold == live_count and recording.reads == Counter({"inspect": 1})
     resumed = await store.resume("s1")
     assert resumed.projection("kinds") == live_kinds
@@ -252,7 +252,7 @@ async def test_raising_unit_is_contained(
     assert bad.projection("count") == 2  # the other unit is unaffected
     assert good.projection("kinds") == ["message"]
     store.release("bad")
-    cold: Any = await projections.snapshot("bad", "kinds", persistence=recording)  # type: ignore[arg-type]
+    cold: Any = await projections.snapshot("bad", "kinds", persistence=recording)
     assert cold == ProjectionFailure(unit="kinds", error="RuntimeError: boom")
 
 

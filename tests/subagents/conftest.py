@@ -98,7 +98,7 @@ class World:
         self.persistence = Recording(JsonlPersistence(self.data_dir, fsync="never"))
         self.projections = Projections()
         self.projections.register(IDENTITY_UNIT)
-        self.store = SessionStore(self.persistence, self.projections)  # type: ignore[arg-type]
+        self.store = SessionStore(self.persistence, self.projections)
         self.index_path = self.data_dir / ".index" / "identity.jsonl"
         self.index = IdentityIndex(self.index_path)
         self._clock = 1_000

@@ -76,7 +76,7 @@ def test_unsupported_and_corrupt_descriptors() -> None:
     )
     bad = judge_descriptor({"version": 2, "mode": "one-shot"}, 0)
     assert isinstance(bad, IdentityProblem) and bad.reason == "corrupt" and bad.seq == 0
-    assert judge_descriptor(None, 0).reason == "corrupt"  # type: ignore[union-attr]
+    assert judge_descriptor(None, 0).reason == "corrupt"
 
 
 def test_judge_accepts_parsed_descriptors_and_verdicts() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,12 @@ from tests.subagents.conftest import continuable, one_shot
 
 
 def header(sid: str = "c1", **kw) -> SessionHeader:
-    base = {"id": sid, "parent_session": "p", "created_at": 10, "origin": "subagent"}
+    base: dict[str, Any] = {
+        "id": sid,
+        "parent_session": "p",
+        "created_at": 10,
+        "origin": "subagent",
+    }
     base.update(kw)
     return SessionHeader(**base)
 

@@ -317,7 +317,7 @@ async def test_unregistered_unit_still_answers_live_children(world: World) -> No
     from host.sessions.store import SessionStore
 
     world.projections = Projections()  # nobody registered the identity unit
-    world.store = SessionStore(world.persistence, world.projections)  # type: ignore[arg-type]
+    world.store = SessionStore(world.persistence, world.projections)
     world.root()
     world.child("live", "root", live=True)
     world.child("settled", "root", record=False)
@@ -372,7 +372,7 @@ async def test_fold_failure_is_contained_to_that_child(world: World) -> None:
     world.projections = projections
     from host.sessions.store import SessionStore
 
-    world.store = SessionStore(world.persistence, projections)  # type: ignore[arg-type]
+    world.store = SessionStore(world.persistence, projections)
     world.root()
     world.child("fine", "root")
     world.child("cold-boom", "root", live=True)

@@ -297,6 +297,7 @@ async def test_report_authority_matrix(env: Env) -> None:
     run = await svc.start("spawn", ChildRequest("go", label="once"), parent=root)
     await one_shot_gate.entered.wait()
     one_shot = env.agents.get(run.id)
+    assert one_shot is not None
 
     def text(agent_id: str) -> str:
         return f'agent "{agent_id}" is not a live continuable subagent and cannot report'

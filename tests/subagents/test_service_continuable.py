@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from host.agents import AgentRegistry, call, calls, say, tool_call
+from host.agents.registry import AgentSetup
 from host.sessions.model import InboxAccepted, SubagentDescriptorEvent
 from host.subagents.errors import SubagentError
 from host.subagents.identity import Identity
@@ -141,6 +143,7 @@ async def test_quiet_reports_are_injected_and_do_not_wake_an_idle_parent(env: En
         "spawn", ChildRequest("look"), parent=root, label="bg"
     )
     child = env.agents.get(started.child_id)
+    assert child is not None
     message_id = await env.subagents.report_from(child, "quiet news", delivery="quiet")
     (quiet,) = accepted(root)
     assert (quiet.message_id, quiet.delivery) == (message_id, "inject")
@@ -236,7 +239,7 @@ async def test_setup_contributions_apply_at_creation_and_revocation_blocks_nothi
     root = await env.root()
     seen: list[str] = []
 
-    def contribute(setup: object) -> object:
+    def contribute(setup: AgentSetup) -> Callable[[], object]:
         seen.append(getattr(setup, "id", ""))
         return lambda: seen.append("released")
 
@@ -253,7 +256,7 @@ async def test_setup_contributions_apply_at_creation_and_revocation_blocks_nothi
 async def test_a_failing_contribution_publishes_nothing(env: Env) -> None:
     root = await env.root()
 
-    def broken(setup: object) -> object:
+    def broken(setup: AgentSetup) -> Callable[[], object]:
         raise RuntimeError("cannot install")
 
     env.subagents.register_continuable_setup(broken)

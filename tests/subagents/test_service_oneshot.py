@@ -6,6 +6,7 @@ import attrs
 import pytest
 
 from host.agents import ModelRequest, call, calls, say, tool_call
+from host.agents.models import ModelResponse
 from host.cancel import CancelSignal
 from host.sessions.model import MessageEvent, SubagentDescriptorEvent
 from host.subagents.descriptors import ToolFilterSpec
@@ -160,7 +161,7 @@ async def test_filter_persona_and_model_compose_the_child(env: Env) -> None:
     )
     seen: list[ModelRequest] = []
 
-    def capture(request: ModelRequest) -> object:
+    def capture(request: ModelRequest) -> ModelResponse:
         seen.append(request)
         return say("ok")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,7 @@ async def test_two_concurrent_followups_materialize_a_cold_child_once(env: Env) 
         resumes.append(session_id)
         return await real_resume(session_id, **kwargs)
 
-    env.agents.resume = counting
+    env.agents.resume = counting  # type: ignore[method-assign]
     gate = Gate()
     env.model.script("bg", gate.reply(say("one")), say("two"))
     first, second = await asyncio.gather(
@@ -161,7 +162,7 @@ async def test_depth_is_recorded_and_limited(env: Env) -> None:
         "one-level", ChildRequest("go"), parent=root, label="bg"
     )
     child = env.agents.get(started.child_id)
-    assert child.session.header.delegation_depth == 1
+    assert child is not None and child.session.header.delegation_depth == 1
     with pytest.raises(SubagentError) as caught:
         await env.subagents.start_continuable(
             "one-level", ChildRequest("deeper"), parent=child, label="g"
@@ -193,7 +194,7 @@ async def test_drain_releases_descendants_child_first_without_notices(env: Env) 
     (grand_id,) = manager.activation(mid.child_id).children
     order: list[str] = []
     for activation in manager.residents():
-        activation.agent.add_disposer(lambda i=activation.id: order.append(i))
+        activation.agent.add_disposer(functools.partial(order.append, activation.id))
     await env.subagents.drain_descendants(root)
     assert manager.residents() == []
     assert order.index(grand_id) < order.index(mid.child_id)

@@ -66,7 +66,8 @@ def release_stubborn() -> None:
 @pytest.fixture(name="env")
 def env_fixture(tmp_path: Path, make_harness: MakeHarness) -> Env:
     """An ``Env`` over ``tmp_path / "data"``, closed (and unstuck) after the test."""
-    made: Env = make_harness(cls=Env, data_dir=tmp_path / "data")
+    made = make_harness(cls=Env, data_dir=tmp_path / "data")
+    assert isinstance(made, Env)
     made.on_close(release_stubborn)
     return made
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import httpx
 import pytest
@@ -169,7 +170,7 @@ def test_chunks_arrive_before_the_stream_ends(server):
 
 def test_a_cut_stream_ends_without_the_last_chunk(server):
     server.reply(Stream([{"n": 1}], cut=True))
-    received = []
+    received: list[Any] = []
     with (
         pytest.raises(httpx.RemoteProtocolError),
         httpx.stream("POST", f"{server.url}/chat/completions", json={"messages": [USER]}) as r,

@@ -18,6 +18,7 @@ from agent_host_postgres import DSN_ENV
 
 from host.agents import ModelRequest, say
 from host.agents.agent import Agent
+from host.agents.models import ModelResponse
 from host.sessions.model import InboxAccepted
 from host.subagents.types import ChildRequest
 from host.testing import HostHarness
@@ -59,7 +60,7 @@ async def held_child(a: HostHarness, parent: Agent, label: str) -> tuple[Agent, 
     """A continuable child on ``a`` whose first turn waits for the returned event."""
     entered, release = asyncio.Event(), asyncio.Event()
 
-    async def hold(request: ModelRequest) -> object:
+    async def hold(request: ModelRequest) -> ModelResponse:
         entered.set()
         await release.wait()
         return say(f"{label} done")

@@ -70,7 +70,7 @@ class Proxy:
         try:
             while True:
                 for key, _ in sel.select():
-                    data = key.fileobj.recv(65536)  # type: ignore[union-attr]
+                    data = key.fileobj.recv(65536)
                     if not data:
                         return
                     key.data.sendall(data)

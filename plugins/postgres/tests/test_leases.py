@@ -167,7 +167,7 @@ async def test_a_closed_host_loses_its_leases_at_expiry(dsn, schema) -> None:
 async def test_epochs_only_grow(hosts, dsn, schema) -> None:
     a, b = hosts
     header = SessionHeader(id="s1")
-    epochs = []
+    epochs: list[int] = []
     for host in (a, b, a, b):
         writer = host.open_writer(header, create=not epochs)
         epochs.append(writer.epoch)
