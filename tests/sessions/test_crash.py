@@ -1,12 +1,12 @@
 """Crash consistency and cross-process locking with real child processes and SIGKILL.
 
-Each session is appended to by a sequence of ten child processes, each SIGKILLed at a random moment
-(while importing, while repairing the previous crash, mid-turn, mid-write). After every kill:
-``inspect`` never raises and returns a prefix consistent with every acknowledged event;
+Each session is appended to by a sequence of ten child processes, each SIGKILLed at a random
+moment (while importing, while repairing the previous crash, mid-turn, mid-write). After every
+kill: ``inspect`` never raises and returns a prefix consistent with every acknowledged event;
 ``load`` repairs (torn tail, open turn → ``interrupted``); nothing acknowledged is lost.
-The slow profile (``--slow`` / ``AGENT_HOST_SLOW=1``) runs 300 trials instead of 50. The kill moments follow a seeded plan:
-``CRASH_SEED`` sets the seed (else a fresh one, printed with a failure), and for a fixed seed
-the minimum counts asserted at the end are exact, not probable.
+The slow profile (``--slow`` / ``AGENT_HOST_SLOW=1``) runs 300 trials instead of 50. The kill
+moments follow a seeded plan: ``CRASH_SEED`` sets the seed (else a fresh one, printed with a
+failure), and for a fixed seed the minimum counts asserted at the end are exact, not probable.
 """
 
 from __future__ import annotations
