@@ -176,7 +176,7 @@ def test_render_content_never_shows_base64():
     import mcp_types as types
 
     blob = base64.b64encode(bytes(1000)).decode()
-    blocks = [
+    blocks: list[types.ContentBlock] = [
         types.AudioContent(type="audio", data=blob, mime_type="audio/wav"),
         types.EmbeddedResource(
             type="resource",
@@ -244,7 +244,11 @@ async def test_list_changed_relists_and_reports_the_new_tools(fault):
     def on_change(tools):
         threads.append(threading.current_thread())
         names = [tool.name for tool in tools]
-        here.call_soon_threadsafe(lambda: changed.done() or changed.set_result(names))
+        def settle() -> None:
+            if not changed.done():
+                changed.set_result(names)
+
+        here.call_soon_threadsafe(settle)
 
     fault.on_tools_changed(on_change)
 
