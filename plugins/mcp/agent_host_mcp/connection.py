@@ -17,9 +17,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import os
 import signal
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, suppress
 from typing import Any, Literal, Protocol
@@ -33,7 +31,16 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
+from agent_host_mcp.content import render_content
 from agent_host_mcp.loop import McpLoop
+from agent_host_mcp.process import (
+    EofWatch,
+    StderrLines,
+    one_line,
+    sdk_process,
+    signal_group,
+    wait_exit,
+)
 
 logger = logging.getLogger("agent_host_mcp")
 
@@ -53,9 +60,6 @@ _EXIT_WAIT = 2.0
 
 _STDERR_WAIT = 0.5
 """How long to wait for the last stderr bytes of a server that exited."""
-
-_LINE_CAP = 300
-"""Error lines quote at most this many characters of the server's stderr."""
 
 
 class McpError(Exception):
@@ -133,38 +137,6 @@ class CancelWaiter(Protocol):
     def wait(self) -> Awaitable[object]: ...
 
 
-def render_content(blocks: list[types.ContentBlock]) -> str:
-    """Text blocks as they are; images, audio and resources as one placeholder line each."""
-    lines: list[str] = []
-    for block in blocks:
-        if isinstance(block, types.TextContent):
-            lines.append(block.text)
-        elif isinstance(block, types.ImageContent | types.AudioContent):
-            lines.append(f"[{block.mime_type}, {_b64_size(block.data)} bytes]")
-        elif isinstance(block, types.EmbeddedResource):
-            resource = block.resource
-            if isinstance(resource, types.TextResourceContents):
-                size = len(resource.text.encode())
-            else:
-                size = _b64_size(resource.blob)
-            mime = f"{resource.mime_type}, " if resource.mime_type else ""
-            lines.append(f"[resource: {resource.uri}, {mime}{size} bytes]")
-        elif isinstance(block, types.ResourceLink):
-            extra = "".join(
-                f", {part}"
-                for part in (block.mime_type, None if block.size is None else f"{block.size} bytes")
-                if part
-            )
-            lines.append(f"[resource link: {block.uri}{extra}]")
-        else:
-            lines.append(f"[{getattr(block, 'type', 'content')}]")
-    return "\n".join(lines)
-
-
-def _b64_size(data: str) -> int:
-    return len(data.strip().rstrip("=")) * 3 // 4
-
-
 def _leaf(error: BaseException) -> BaseException:
     """The first innermost exception of (nested) exception groups."""
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
@@ -175,7 +147,7 @@ def _leaf(error: BaseException) -> BaseException:
 def _describe(error: BaseException) -> str:
     error = _leaf(error)
     text = str(error)
-    return _one_line(f"{type(error).__name__}: {text}" if text else type(error).__name__)
+    return one_line(f"{type(error).__name__}: {text}" if text else type(error).__name__)
 
 
 def _bad_output(error: Exception) -> str:
@@ -184,13 +156,8 @@ def _bad_output(error: Exception) -> str:
     if callable(errors):
         with suppress(Exception):
             first = errors()[0]
-            return f"not JSON-RPC: {_one_line(repr(first.get('input')))[:80]}"
+            return f"not JSON-RPC: {one_line(repr(first.get('input')))[:80]}"
     return _describe(error)
-
-
-def _one_line(text: str) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= _LINE_CAP else line[: _LINE_CAP - 1] + "…"
 
 
 def _tool_info(tool: types.Tool) -> ToolInfo:
@@ -200,119 +167,6 @@ def _tool_info(tool: types.Tool) -> ToolInfo:
         input_schema=dict(tool.input_schema),
         output_schema=None if tool.output_schema is None else dict(tool.output_schema),
     )
-
-
-def _sdk_process(transport: object) -> Any:
-    """The ``anyio`` process ``stdio_client`` spawned, read from its suspended generator frame.
-
-    The SDK exposes neither the pid nor the exit status; without them an exit cannot be
-    reported with its status and the escalation falls back to the SDK's own (fixed) timeouts.
-    """
-    frame = getattr(getattr(transport, "gen", None), "ag_frame", None)
-    process = None if frame is None else frame.f_locals.get("process")
-    return process if hasattr(process, "returncode") and hasattr(process, "pid") else None
-
-
-class _EofWatch:
-    """A read-stream proxy that reports the end of the transport (the server closed stdout)."""
-
-    def __init__(self, inner: Any, on_eof: Callable[[], None]) -> None:
-        self._inner = inner
-        self._on_eof = on_eof
-
-    @property
-    def last_context(self) -> Any:
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> Any:
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._on_eof()
-            raise
-
-    def __aiter__(self) -> _EofWatch:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _EofWatch:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-
-class _Stderr:
-    """Reads a server's stderr pipe on the loop: logs each line, keeps the last non-empty one."""
-
-    def __init__(self, name: str) -> None:
-        self._log = logging.getLogger(f"agent_host_mcp.server.{name}")
-        self._read_fd, self._write_fd = os.pipe()
-        os.set_blocking(self._read_fd, False)
-        self._buffer = b""
-        self.last_line = ""
-        self.closed = asyncio.Event()
-        self._loop = asyncio.get_running_loop()
-        self._loop.add_reader(self._read_fd, self._on_readable)
-
-    def writer(self) -> Any:
-        """A file object for the child's stderr; close it once the child is spawned."""
-        return os.fdopen(self._write_fd, "w")
-
-    def _on_readable(self) -> None:
-        try:
-            chunk = os.read(self._read_fd, 65536)
-        except BlockingIOError:
-            return
-        except OSError:
-            chunk = b""
-        if not chunk:
-            self._line(self._buffer)
-            self._buffer = b""
-            self.close()
-            return
-        *lines, self._buffer = (self._buffer + chunk).split(b"\n")
-        for line in lines:
-            self._line(line)
-
-    def _line(self, raw: bytes) -> None:
-        line = raw.decode("utf-8", "replace").rstrip()
-        if line.strip():
-            self.last_line = _one_line(line)
-            self._log.debug("%s", line)
-
-    async def wait_closed(self, timeout: float) -> None:
-        with suppress(TimeoutError):
-            await asyncio.wait_for(self.closed.wait(), timeout)
-
-    def close(self) -> None:
-        if self.closed.is_set():
-            return
-        self.closed.set()
-        self._loop.remove_reader(self._read_fd)
-        os.close(self._read_fd)
-
-
-async def _wait_exit(process: Any, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while process.returncode is None:
-        if time.monotonic() >= deadline:
-            return False
-        await asyncio.sleep(0.01)
-    return True
-
-
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
 
 
 class ServerConnection:
@@ -334,7 +188,7 @@ class ServerConnection:
         self._tools: list[ToolInfo] = []
         self._session: ClientSession | None = None
         self._process: Any = None
-        self._stderr: _Stderr | None = None
+        self._stderr: StderrLines | None = None
         self._error: str | None = None
         self._bad_output: str | None = None
         self._dead: asyncio.Event | None = None
@@ -530,7 +384,7 @@ class ServerConnection:
         else:
             read, write = await self._open_stdio(stack)
         session = await stack.enter_async_context(
-            ClientSession(_EofWatch(read, self._on_eof), write, message_handler=self._on_message)
+            ClientSession(EofWatch(read, self._on_eof), write, message_handler=self._on_message)
         )
         phase = "answer initialize"
         try:
@@ -580,7 +434,7 @@ class ServerConnection:
         params = StdioServerParameters(
             command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=spec.cwd
         )
-        self._stderr = stderr = _Stderr(self.name)
+        self._stderr = stderr = StderrLines(self.name)
         stack.callback(stderr.close)
         errlog = stderr.writer()
         transport = stdio_client(params, errlog=errlog)
@@ -595,7 +449,7 @@ class ServerConnection:
             raise McpError(f'MCP server "{self.name}" could not start: {error}') from None
         finally:
             errlog.close()
-        self._process = _sdk_process(transport)
+        self._process = sdk_process(transport)
         if self._process is not None:
             # Runs before the SDK's own teardown (LIFO), which then finds the server gone.
             stack.push_async_callback(self._stop_process)
@@ -618,20 +472,20 @@ class ServerConnection:
         if process.returncode is None:
             with suppress(Exception):
                 await process.stdin.aclose()
-            if not await _wait_exit(process, self._grace):
-                _signal_group(process.pid, signal.SIGTERM)
-                if not await _wait_exit(process, self._grace):
-                    _signal_group(process.pid, signal.SIGKILL)
-                    await _wait_exit(process, _EXIT_WAIT)
+            if not await wait_exit(process, self._grace):
+                signal_group(process.pid, signal.SIGTERM)
+                if not await wait_exit(process, self._grace):
+                    signal_group(process.pid, signal.SIGKILL)
+                    await wait_exit(process, _EXIT_WAIT)
         else:
             # The leader is gone; what it left in its group goes too.
-            _signal_group(process.pid, signal.SIGKILL)
+            signal_group(process.pid, signal.SIGKILL)
 
     async def _exit_message(self) -> str:
         process = self._process
         status: str = "unknown"
         if process is not None:
-            if await _wait_exit(process, _EXIT_WAIT):
+            if await wait_exit(process, _EXIT_WAIT):
                 code = int(process.returncode)
                 status = f"status {code}" if code >= 0 else f"signal {-code}"
             else:
@@ -701,13 +555,13 @@ class ServerConnection:
             if error.code == types.CONNECTION_CLOSED:
                 return CallOutcome(await self._closed_line(), is_error=True)
             return CallOutcome(
-                f'MCP server "{self.name}": tool "{name}" failed: {_one_line(error.message)}',
+                f'MCP server "{self.name}": tool "{name}" failed: {one_line(error.message)}',
                 is_error=True,
             )
         except Exception as error:
             if self._eof:
                 return CallOutcome(await self._closed_line(), is_error=True)
-            text = _one_line(str(error) or type(error).__name__)
+            text = one_line(str(error) or type(error).__name__)
             return CallOutcome(
                 f'MCP server "{self.name}": tool "{name}" failed: {text}', is_error=True
             )

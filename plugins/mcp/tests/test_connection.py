@@ -13,13 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from agent_host_mcp.connection import (
-    CallOutcome,
-    ConnectSpec,
-    McpError,
-    ServerConnection,
-    render_content,
-)
+from agent_host_mcp.connection import CallOutcome, ConnectSpec, McpError, ServerConnection
+from agent_host_mcp.content import render_content
 from agent_host_mcp.loop import McpLoop
 
 PY = sys.executable
