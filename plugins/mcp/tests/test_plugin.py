@@ -266,8 +266,8 @@ def test_tool_names_are_made_valid_deterministically():
     assert long != host_name("s", "t" * 199)
 
 
-async def test_interrupting_a_turn_cancels_the_call_on_the_server(make_host, tmp_path):
-    log = tmp_path / "cancel.log"
+async def slow_call_started(make_host, log: Path):
+    """A host whose agent's turn is inside a minute-long MCP call (the server logged it)."""
     slow = {**FAULT, "args": [*FAULT["args"], "--cancel-log", str(log)]}
     host = make_host(PLUGIN, config=servers(fault=slow))
     model = host.services.models.resolve("scripted")
@@ -278,6 +278,12 @@ async def test_interrupting_a_turn_cancels_the_call_on_the_server(make_host, tmp
         if log.exists() and "started" in log.read_text():
             break
         await asyncio.sleep(0.02)
+    return host, model, agent
+
+
+async def test_interrupting_a_turn_cancels_the_call_on_the_server(make_host, tmp_path):
+    log = tmp_path / "cancel.log"
+    host, _model, agent = await slow_call_started(make_host, log)
     agent.interrupt()
     await agent.wait_idle()  # returns at once: the call does not run out its minute
     ends = [e.body for e in agent.session.events if type(e.body).__name__ == "TurnEnd"]
@@ -326,17 +332,7 @@ async def test_two_hosts_in_one_process_keep_their_servers_apart(make_host):
 async def test_closing_the_host_mid_call_ends_the_turn_as_interrupted(make_host, tmp_path):
     from host.agents.driver import INTERRUPTED_TOOL_TEXT
 
-    log = tmp_path / "cancel.log"
-    slow = {**FAULT, "args": [*FAULT["args"], "--cancel-log", str(log)]}
-    host = make_host(PLUGIN, config=servers(fault=slow))
-    model = host.services.models.resolve("scripted")
-    model.script("user", call("fault__slow", seconds=60), say("never"))
-    agent = await host.services.agents.create(label="user")
-    agent.followup("wait")
-    for _ in range(500):
-        if log.exists() and "started" in log.read_text():
-            break
-        await asyncio.sleep(0.02)
+    host, model, agent = await slow_call_started(make_host, tmp_path / "cancel.log")
     await host.aclose()
     tools = [e.body for e in agent.session.events if getattr(e.body, "role", None) == "tool"]
     assert [(t.content, t.is_error) for t in tools] == [(INTERRUPTED_TOOL_TEXT, True)]
