@@ -71,7 +71,7 @@ class McpError(Exception):
 
 
 class ConnectionSpec(Protocol):
-    """What a connection needs to know about its server (duck-typed; see ``ConnectSpec``)."""
+    """What a connection needs to know about its server (``config.ServerSpec`` provides it)."""
 
     @property
     def name(self) -> str: ...
@@ -93,22 +93,6 @@ class ConnectionSpec(Protocol):
     def startup_timeout(self) -> float: ...
     @property
     def call_timeout(self) -> float: ...
-
-
-@attrs.frozen
-class ConnectSpec:
-    """A plain ``ConnectionSpec``; ``env`` is merged over the SDK's safe default environment."""
-
-    name: str
-    transport: Literal["stdio", "http"] = "stdio"
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: dict[str, str] = attrs.field(factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] = attrs.field(factory=dict)
-    startup_timeout: float = 30.0
-    call_timeout: float = 120.0
 
 
 @attrs.frozen

@@ -13,11 +13,19 @@ import time
 from pathlib import Path
 
 import pytest
-from agent_host_mcp.connection import CallOutcome, ConnectSpec, McpError, ServerConnection
+from agent_host_mcp.config import ServerSpec
+from agent_host_mcp.connection import CallOutcome, McpError, ServerConnection
 from agent_host_mcp.content import render_content
 from agent_host_mcp.loop import McpLoop
 
 PY = sys.executable
+
+
+def server_spec(name: str, transport: str = "stdio", **fields) -> ServerSpec:
+    """A server definition as the configuration would produce it."""
+    return ServerSpec(name, transport, **fields)  # type: ignore[arg-type]
+
+
 FAULT = str(Path(__file__).with_name("fault_server.py"))
 BIN = Path(sys.executable).parent
 GRACE = 0.2
@@ -77,7 +85,7 @@ def cancel_log(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def fault(mcp_loop, cancel_log):
     """One fault server shared by the tests that do not kill it."""
-    spec = ConnectSpec(
+    spec = server_spec(
         "fault", command=PY, args=(FAULT, "--cancel-log", str(cancel_log)), call_timeout=0.5
     )
     connection = ServerConnection(spec, mcp_loop, grace=GRACE)
@@ -93,7 +101,7 @@ def fault(mcp_loop, cancel_log):
 
 async def test_time_server_answers_and_leaves_no_process(mcp_loop):
     command, args = _script("mcp-server-time", "mcp_server_time")
-    connection = ServerConnection(ConnectSpec("time", command=command, args=args), mcp_loop)
+    connection = ServerConnection(server_spec("time", command=command, args=args), mcp_loop)
     connection.start()
     tools = await asyncio.to_thread(connection.wait_ready, 20)
     assert {"get_current_time", "convert_time"} <= {tool.name for tool in tools}
@@ -122,7 +130,7 @@ async def test_git_server_reports_the_status_of_a_temporary_repository(mcp_loop,
         subprocess.run(["git", *argv], cwd=repo, env=env, check=True)
     (repo / "b.txt").write_text("untracked\n")
     command, args = _script("mcp-server-git", "mcp_server_git")
-    spec = ConnectSpec("git", command=command, args=(*args, "--repository", str(repo)))
+    spec = server_spec("git", command=command, args=(*args, "--repository", str(repo)))
     connection = ServerConnection(spec, mcp_loop)
     connection.start()
     try:
@@ -239,6 +247,7 @@ async def test_list_changed_relists_and_reports_the_new_tools(fault):
     def on_change(tools):
         threads.append(threading.current_thread())
         names = [tool.name for tool in tools]
+
         def settle() -> None:
             if not changed.done():
                 changed.set_result(names)
@@ -258,7 +267,7 @@ async def test_list_changed_relists_and_reports_the_new_tools(fault):
 
 async def _started_fault(mcp_loop, name: str, flag: str) -> tuple[ServerConnection, list[str]]:
     """A ready fault server of its own, and the list its ``on_exit`` lines go to."""
-    spec = ConnectSpec(name, command=PY, args=(FAULT, flag))
+    spec = server_spec(name, command=PY, args=(FAULT, flag))
     connection = ServerConnection(spec, mcp_loop, grace=GRACE)
     exits: list[str] = []
     connection.on_exit(exits.append)
@@ -288,7 +297,7 @@ async def test_a_crash_mid_call_is_the_exit_line_everywhere(mcp_loop, capfd):
 
 
 def test_a_missing_command_could_not_start(mcp_loop):
-    connection = ServerConnection(ConnectSpec("nope", command="/nonexistent/mcp-x"), mcp_loop)
+    connection = ServerConnection(server_spec("nope", command="/nonexistent/mcp-x"), mcp_loop)
     connection.start()
     with pytest.raises(McpError) as raised:
         connection.wait_ready(5)
@@ -300,7 +309,7 @@ def test_a_missing_command_could_not_start(mcp_loop):
 
 def test_a_server_exiting_at_startup_reports_status_and_stderr(mcp_loop):
     code = "import sys; print('warming up', file=sys.stderr); print('bad config', file=sys.stderr); sys.exit(4)"
-    connection = ServerConnection(ConnectSpec("dies", command=PY, args=("-c", code)), mcp_loop)
+    connection = ServerConnection(server_spec("dies", command=PY, args=("-c", code)), mcp_loop)
     with pytest.raises(McpError, match=r'^MCP server "dies" exited \(status 4\): bad config$'):
         connection.wait_ready(10)
     assert _gone(connection.pid)
@@ -308,7 +317,7 @@ def test_a_server_exiting_at_startup_reports_status_and_stderr(mcp_loop):
 
 
 def test_never_answering_initialize_times_out_and_the_process_is_killed(mcp_loop):
-    spec = ConnectSpec(
+    spec = server_spec(
         "silent", command=PY, args=(FAULT, "--silent", "--stubborn"), startup_timeout=0.5
     )
     connection = ServerConnection(spec, mcp_loop, grace=GRACE)
@@ -324,7 +333,7 @@ def test_never_answering_initialize_times_out_and_the_process_is_killed(mcp_loop
 
 def test_garbage_on_stdout_is_named_in_the_line(mcp_loop):
     code = "import sys; print('garbage here', flush=True); sys.stdin.read()"
-    spec = ConnectSpec("garbage", command=PY, args=("-c", code), startup_timeout=0.5)
+    spec = server_spec("garbage", command=PY, args=("-c", code), startup_timeout=0.5)
     connection = ServerConnection(spec, mcp_loop, grace=GRACE)
     with pytest.raises(McpError) as raised:
         connection.wait_ready(10)
@@ -336,7 +345,7 @@ def test_garbage_on_stdout_is_named_in_the_line(mcp_loop):
 
 
 def test_close_while_starting_stops_the_server(mcp_loop):
-    spec = ConnectSpec("slowstart", command=PY, args=(FAULT, "--silent"), startup_timeout=30)
+    spec = server_spec("slowstart", command=PY, args=(FAULT, "--silent"), startup_timeout=30)
     connection = ServerConnection(spec, mcp_loop, grace=GRACE)
     connection.start()
     deadline = time.monotonic() + 5
@@ -409,7 +418,7 @@ def http_server(http_log):
 
 
 async def test_streamable_http_on_loopback(mcp_loop, http_server, http_log):
-    spec = ConnectSpec(
+    spec = server_spec(
         "web", transport="http", url=http_server, headers={"X-Test": "1"}, call_timeout=5
     )
     connection = ServerConnection(spec, mcp_loop)
@@ -435,7 +444,7 @@ async def test_streamable_http_on_loopback(mcp_loop, http_server, http_log):
 def test_an_unreachable_http_server_fails_in_one_line(mcp_loop):
     url = f"http://127.0.0.1:{_free_port()}/mcp"
     connection = ServerConnection(
-        ConnectSpec("away", transport="http", url=url, startup_timeout=5), mcp_loop
+        server_spec("away", transport="http", url=url, startup_timeout=5), mcp_loop
     )
     with pytest.raises(McpError) as raised:
         connection.wait_ready(10)
@@ -476,7 +485,7 @@ async def test_mcp_loop_runs_blocking_and_async_callers_and_restarts():
 def test_closing_the_loop_stops_its_servers_gracefully():
     loop = McpLoop()
     connection = ServerConnection(
-        ConnectSpec("orphan", command=PY, args=(FAULT, "--stubborn")), loop, grace=GRACE
+        server_spec("orphan", command=PY, args=(FAULT, "--stubborn")), loop, grace=GRACE
     )
     connection.start()
     connection.wait_ready(20)
