@@ -40,6 +40,17 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+async def turn_result(host, name, **arguments):
+    """Run one scripted turn calling ``name``; the tool message the model then saw."""
+    model = host.services.models.resolve("scripted")
+    model.script("user", call(name, **arguments), say("ok"))
+    agent = await host.services.agents.create(label="user")
+    agent.followup("go")
+    await agent.wait_idle()
+    [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    return result
+
+
 @pytest.fixture(autouse=True)
 def home(tmp_path, monkeypatch):
     """Trust decisions go to a throwaway home."""
@@ -50,14 +61,8 @@ async def test_an_agent_turn_calls_an_mcp_tool_and_the_result_reaches_the_model(
     host = make_host(PLUGIN, config=servers(time=TIME))
     assert rows(host)["mcp.time"]["state"] == "active"
     assert rows(host)["mcp.time"]["tools"] == ["time__get_current_time", "time__convert_time"]
-    model = host.services.models.resolve("scripted")
-    assert isinstance(model, ScriptedModel)
-    model.script("user", call("time__get_current_time", timezone="UTC"), say("It is late."))
-    agent = await host.services.agents.create(label="user")
-    agent.followup("What time is it?")
-    await agent.wait_idle()
-
-    [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    assert isinstance(host.services.models.resolve("scripted"), ScriptedModel)
+    result = await turn_result(host, "time__get_current_time", timezone="UTC")
     assert not result.is_error
     assert json.loads(result.content)["timezone"] == "UTC"
     await host.aclose()
@@ -65,12 +70,7 @@ async def test_an_agent_turn_calls_an_mcp_tool_and_the_result_reaches_the_model(
 
 async def test_bad_arguments_are_refused_against_the_servers_own_schema(make_host):
     host = make_host(PLUGIN, config=servers(time=TIME))
-    model = host.services.models.resolve("scripted")
-    model.script("user", call("time__get_current_time", zone="UTC"), say("ok"))
-    agent = await host.services.agents.create(label="user")
-    agent.followup("time?")
-    await agent.wait_idle()
-    [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    result = await turn_result(host, "time__get_current_time", zone="UTC")
     assert result.is_error
     assert result.content.startswith("invalid arguments for time__get_current_time: arguments: ")
     assert "'timezone' is a required property" in result.content
@@ -150,12 +150,7 @@ def test_a_cloned_projects_server_starts_nothing_until_trusted(tmp_path):
 
 async def test_a_server_that_dies_turns_its_row_failed_and_calls_say_so(make_host):
     host = make_host(PLUGIN, config=servers(fault=FAULT))
-    model = host.services.models.resolve("scripted")
-    model.script("user", call("fault__crash"), say("noted"))
-    agent = await host.services.agents.create(label="user")
-    agent.followup("crash it")
-    await agent.wait_idle()
-    [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    result = await turn_result(host, "fault__crash")
     assert result.is_error
     assert result.content.startswith('MCP server "fault" exited (status ')
     for _ in range(200):
@@ -210,17 +205,6 @@ def test_messages_are_never_written_for_a_failed_server(make_host, tmp_path):
     host = make_host(PLUGIN, config=servers(missing={"command": "/nonexistent/x"}))
     assert rows(host)["mcp.missing"]["state"] == "failed"
     assert not list((tmp_path / "data0").glob("**/*.jsonl"))
-
-
-async def turn_result(host, name, **arguments):
-    """Run one scripted turn calling ``name``; the tool message the model then saw."""
-    model = host.services.models.resolve("scripted")
-    model.script("user", call(name, **arguments), say("ok"))
-    agent = await host.services.agents.create(label="user")
-    agent.followup("go")
-    await agent.wait_idle()
-    [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
-    return result
 
 
 async def test_a_tool_with_a_bad_schema_is_skipped_with_a_line_naming_it(make_host, caplog):
@@ -319,12 +303,7 @@ async def test_two_hosts_in_one_process_keep_their_servers_apart(make_host):
     first = make_host(PLUGIN, config=servers(time=TIME))
     second = make_host(PLUGIN, config=servers(time=TIME))
     await first.aclose()
-    model = second.services.models.resolve("scripted")
-    model.script("user", call("time__get_current_time", timezone="UTC"), say("ok"))
-    agent = await second.services.agents.create(label="user")
-    agent.followup("time?")
-    await agent.wait_idle()
-    [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    result = await turn_result(second, "time__get_current_time", timezone="UTC")
     assert not result.is_error, result.content
     await second.aclose()
 
