@@ -23,12 +23,17 @@ Helpers:
   ``agents`` and ``subagents`` services, root agents, waiting until a child settles, the
   session files on disk and the events stored for a session.
 
-The async fixtures need ``pytest-asyncio`` (as every async test does).
+The async fixtures need ``pytest-asyncio`` (``pip install agent-host-core[testing]``), in
+either of its modes. In its default strict mode, a coroutine test that uses one of these
+fixtures (directly or through the author's own fixtures) and has no ``asyncio`` marker gets
+one (``pytest_pycollect_makeitem`` below), so ``async def test_x(harness): ...`` runs without
+``asyncio_mode = "auto"``; other async tests are left to the author.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+import inspect
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -273,3 +278,40 @@ async def make_harness(tmp_path: Path) -> AsyncIterator[MakeHarness]:
 async def harness(make_harness: MakeHarness) -> HostHarness:
     """A ``HostHarness`` over the built-in plugins, closed after the test."""
     return make_harness()
+
+
+FIXTURES = frozenset({"make_host", "make_harness", "harness"})
+"""The fixtures whose coroutine tests get pytest-asyncio's marker in its strict mode."""
+
+
+def _asyncio_strict(config: pytest.Config) -> bool:
+    """Whether pytest-asyncio is loaded and in strict mode (its default)."""
+    if not config.pluginmanager.hasplugin("asyncio"):
+        return False
+    mode = config.getoption("asyncio_mode", None) or config.getini("asyncio_mode")
+    return bool(mode == "strict")
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_pycollect_makeitem(
+    collector: pytest.Module | pytest.Class, name: str, obj: object
+) -> Generator[None, Any, Any]:
+    """Mark the coroutine tests that use ``FIXTURES`` with ``asyncio`` (strict mode only).
+
+    pytest-asyncio turns a test into one it runs while it is collected, in its own wrapper of
+    this hook, if the test has the marker by then; ``trylast`` makes this wrapper the inner
+    one, so the marker is added first. ``fixturenames`` is the closure: fixtures used
+    through other fixtures count. A test with a marker of its own keeps it, and in auto mode
+    pytest-asyncio marks every coroutine test itself.
+    """
+    result = yield
+    if not inspect.iscoroutinefunction(obj) or not _asyncio_strict(collector.config):
+        return result
+    for item in result if isinstance(result, list) else [result]:
+        if (
+            isinstance(item, pytest.Function)
+            and item.get_closest_marker("asyncio") is None
+            and not FIXTURES.isdisjoint(item.fixturenames)
+        ):
+            item.add_marker(pytest.mark.asyncio)
+    return result
