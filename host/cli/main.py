@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     dev_command.add_argument("--restart", action="store_true", help="restart on every change")
     sessions.add_parser(commands)
     mcp.add_parser(commands)
+    new_plugin = commands.add_parser("new-plugin", help="scaffold a plugin distribution")
+    new_plugin.add_argument("name", metavar="NAME", help="the plugin's name (and its tool's)")
+    new_plugin.add_argument("--dir", type=Path, metavar="D", help="where (./agent-host-NAME)")
     return parser
 
 
@@ -205,6 +208,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "mcp":  # opens no host: nothing may start before it is trusted
             return mcp.command(args)
+        if args.command == "new-plugin":  # writes files, opens no host
+            from host.cli import new_plugin
+
+            return new_plugin.command(args)
         if args.command == "demo":
             from host.cli import demo
 
