@@ -16,13 +16,30 @@ installed plugin, and it goes away when its parent deactivates.
 A plugin is a module or object carrying these implementations (marked ``@hookimpl``), a
 ``requires`` tuple of service names that must be present for it to activate, and optionally
 an attrs ``Config`` class filled from ``[plugins.<name>]`` in ``agent-host.toml``.
+
+The argument types (``RegisterTool``, ``ServiceContext``, …) come from ``host.api``; a plugin
+annotates its implementations with them so that ``mypy --strict`` checks its calls. The guide,
+with an example per hook, is ``docs/plugin-guide.md``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
+
+if TYPE_CHECKING:  # the author API (``host.api``) types the arguments; nothing at run time
+    from host.api import (
+        RegisterModel,
+        RegisterPlugin,
+        RegisterProfile,
+        RegisterPromptSection,
+        RegisterService,
+        RegisterTool,
+        ServiceContext,
+    )
+    from host.disposal import Scope
+    from host.plugins.lifecycle import PluginHandle
 
 PROJECT = "agent_host"
 
@@ -31,37 +48,39 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def register_services(register: Any, ctx: Any, config: Any) -> None:
+def register_services(register: RegisterService, ctx: ServiceContext, config: Any) -> None:
     """Provide services: call ``register(name, service)`` for each service this plugin owns."""
 
 
 @hookspec
-def register_models(register: Any, ctx: Any, config: Any) -> None:
+def register_models(register: RegisterModel, ctx: ServiceContext, config: Any) -> None:
     """Add models: call ``register(name, model)``; implies a requirement on ``models``."""
 
 
 @hookspec
-def register_prompt_sections(register: Any, ctx: Any, config: Any) -> None:
+def register_prompt_sections(
+    register: RegisterPromptSection, ctx: ServiceContext, config: Any
+) -> None:
     """Add global system-prompt sections: call ``register(name, text, order=0)``."""
 
 
 @hookspec
-def register_profiles(register: Any, ctx: Any, config: Any) -> None:
+def register_profiles(register: RegisterProfile, ctx: ServiceContext, config: Any) -> None:
     """Ship subagent profiles: call ``register(path)`` with a Markdown profile or a directory."""
 
 
 @hookspec
-def register_tools(register: Any, ctx: Any, config: Any) -> None:
+def register_tools(register: RegisterTool, ctx: ServiceContext, config: Any) -> None:
     """Add global tools: call ``register(tool)`` with each ``host.tools.Tool`` offered."""
 
 
 @hookspec
-def register_plugins(register: Any, ctx: Any, config: Any) -> None:
+def register_plugins(register: RegisterPlugin, ctx: ServiceContext, config: Any) -> None:
     """Contribute sub-plugins: call ``register(name, load)``; ``load()`` returns the plugin."""
 
 
 @hookspec
-def activate(ctx: Any, scope: Any, config: Any, plugin: Any) -> None:
+def activate(ctx: ServiceContext, scope: Scope, config: Any, plugin: PluginHandle) -> None:
     """Do anything else on activation; record a disposer for it with ``scope.add(disposer)``."""
 
 

@@ -11,6 +11,7 @@ from host.cancel import CancelSignal
 from host.tools.schema import JsonSchema, schema_for
 
 if TYPE_CHECKING:  # only for annotations: keeps the session model off start-up
+    from host.api import ServiceContext
     from host.sessions.model import SessionHeader
 
 
@@ -33,11 +34,12 @@ class ToolExec:
     """The execution context of one tool call.
 
     ``agent`` is the calling agent (None when a tool runs without one), ``ctx`` the service
-    context, ``signal`` the call's cancel token, ``tool_call_id`` the model's id for the call.
+    context (typed as ``host.api.ServiceContext``), ``signal`` the call's cancel token,
+    ``tool_call_id`` the model's id for the call.
     """
 
     agent: Any
-    ctx: Any
+    ctx: ServiceContext
     signal: CancelSignal = attrs.field(factory=CancelSignal)
     tool_call_id: str = ""
 

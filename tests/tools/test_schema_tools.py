@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from host.services import Services
 from host.tools import ToolExec, ToolResult, schema_tool
 from host.tools.execute import run_tool
 
@@ -35,17 +36,17 @@ def test_the_schema_is_offered_as_given():
 
 
 async def test_valid_arguments_reach_execute_as_a_dict():
-    result = await run_tool(TOOL, "repeat", {"count": 3}, ToolExec(agent=None, ctx=None))
+    result = await run_tool(TOOL, "repeat", {"count": 3}, ToolExec(agent=None, ctx=Services()))
     assert result == ToolResult("xxx", structured={"count": 3})
 
 
 async def test_the_check_decides_and_its_problems_reach_the_model():
-    result = await run_tool(TOOL, "repeat", {"count": 0}, ToolExec(agent=None, ctx=None))
+    result = await run_tool(TOOL, "repeat", {"count": 0}, ToolExec(agent=None, ctx=Services()))
     assert result == ToolResult.error("invalid arguments for repeat: count: must be at least 1")
 
 
 async def test_arguments_that_are_not_an_object_are_refused_before_the_check():
-    result = await run_tool(TOOL, "repeat", [1, 2], ToolExec(agent=None, ctx=None))
+    result = await run_tool(TOOL, "repeat", [1, 2], ToolExec(agent=None, ctx=Services()))
     assert result == ToolResult.error(
         "invalid arguments for repeat: arguments: expected object, got list"
     )

@@ -1,0 +1,193 @@
+"""The typed plugin author API: what a hook's arguments are, for ``mypy --strict``.
+
+A plugin annotates its hook implementations with these names, and a type checker then catches
+a wrong call (``register(42)`` in ``register_tools``, a misspelt service, a wrong argument to
+``ctx.subagents.start``)::
+
+    from host.api import RegisterTool, ServiceContext, hookimpl
+
+    @hookimpl
+    def register_tools(register: RegisterTool, ctx: ServiceContext) -> None:
+        ...
+
+The ``register`` callbacks (one per hook, see ``host.plugins.hookspecs``) are Protocols that
+mirror the host's callbacks; ``ServiceContext`` is the service context (``host.services.
+Services`` at run time) with the built-in services typed as attributes. None of this changes
+what happens at run time: the services are still looked up by name when an attribute is read.
+The names are also importable from ``host`` (loaded on first use there, so ``import host``
+stays cheap).
+
+Services a plugin (not the host) provides are reached by name: ``ctx.get("mcp")`` (strict) or
+``ctx.find("mcp")`` (None when absent); both return ``Any``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from host.disposal import Disposer, Scope
+from host.plugins.hookspecs import hookimpl
+from host.plugins.lifecycle import PluginHandle
+
+if TYPE_CHECKING:  # annotations only: importing this module builds no service
+    import os
+
+    from host.agents.models import Model, ModelFactory, ModelRegistry
+    from host.agents.prompt import PromptSection
+    from host.agents.registry import AgentRegistry
+    from host.app import HostSettings
+    from host.naming import NamedRegistry
+    from host.plugins.lifecycle import PluginStates
+    from host.profiles.library import ProfileLibrary
+    from host.profiles.model import Profile
+    from host.sessions.persistence import SessionPersistence
+    from host.sessions.projections import Projections
+    from host.sessions.store import SessionStore
+    from host.subagents.service import SubagentService
+    from host.tools.tool import Tool
+
+__all__ = [
+    "Disposer",
+    "PluginHandle",
+    "RegisterModel",
+    "RegisterPlugin",
+    "RegisterProfile",
+    "RegisterPromptSection",
+    "RegisterService",
+    "RegisterTool",
+    "Scope",
+    "ServiceContext",
+    "hookimpl",
+]
+
+
+class RegisterService(Protocol):
+    """``register`` of ``register_services``: provide the service ``name``."""
+
+    def __call__(self, name: str, service: Any) -> None: ...
+
+
+class RegisterModel(Protocol):
+    """``register`` of ``register_models``: a model object, or a zero-argument factory that
+    builds it on first use."""
+
+    def __call__(self, name: str, model: Model | ModelFactory) -> None: ...
+
+
+class RegisterPromptSection(Protocol):
+    """``register`` of ``register_prompt_sections``: a global system-prompt section; lower
+    ``order`` comes first."""
+
+    def __call__(self, name: str, text: str, order: int = 0) -> None: ...
+
+
+class RegisterProfile(Protocol):
+    """``register`` of ``register_profiles``: a Markdown profile file, a directory of them, or
+    a ``Profile`` value."""
+
+    def __call__(self, source: str | os.PathLike[str] | Profile) -> None: ...
+
+
+class RegisterTool(Protocol):
+    """``register`` of ``register_tools``: a global tool; returns the disposer that takes it
+    back early (the plugin's scope takes it back anyway when the plugin goes away)."""
+
+    def __call__(self, tool: Tool) -> Disposer: ...
+
+
+class RegisterPlugin(Protocol):
+    """``register`` of ``register_plugins``: the sub-plugin ``<parent>.<name>``, whose
+    ``load()`` returns the plugin object; ``blocked`` (a reason) lists it as blocked instead."""
+
+    def __call__(
+        self, name: str, load: Callable[[], object], *, blocked: str | None = None
+    ) -> None: ...
+
+
+class ServiceContext(Protocol):
+    """The service context a hook receives as ``ctx`` (and a tool as ``ToolExec.ctx``).
+
+    The attributes are the host's own services; reading one that is absent raises
+    ``host.services.ServiceUnavailable``. A plugin's ``requires`` says which must be present
+    for it to activate. Other services are looked up by name with ``get`` or ``find``.
+    """
+
+    @property
+    def settings(self) -> HostSettings:
+        """Where the host keeps its data (``data_dir``) and reads its configuration."""
+        ...
+
+    @property
+    def tools(self) -> NamedRegistry[Tool]:
+        """The global tools (registered through ``register_tools``)."""
+        ...
+
+    @property
+    def prompt_sections(self) -> NamedRegistry[PromptSection]:
+        """The global prompt sections (registered through ``register_prompt_sections``)."""
+        ...
+
+    @property
+    def profiles(self) -> ProfileLibrary:
+        """The subagent profiles: shipped by plugins, and the user's and project's files."""
+        ...
+
+    @property
+    def plugins(self) -> PluginStates:
+        """Every plugin's state: ``state(name)``, ``is_active(name)``."""
+        ...
+
+    @property
+    def session_persistence(self) -> SessionPersistence:
+        """Where sessions are stored (the embedded JSONL files, or a plugin's database)."""
+        ...
+
+    @property
+    def projections(self) -> Projections:
+        """The projection units that live sessions fold on append."""
+        ...
+
+    @property
+    def sessions(self) -> SessionStore:
+        """The live sessions."""
+        ...
+
+    @property
+    def models(self) -> ModelRegistry:
+        """The models, by name (``resolve(name)``; the keyless ``scripted`` one built in)."""
+        ...
+
+    @property
+    def agents(self) -> AgentRegistry:
+        """The live agents, by id; creates and resumes agents."""
+        ...
+
+    @property
+    def subagents(self) -> SubagentService:
+        """The subagent service (DESIGN §6): start, follow up, interrupt, list, report."""
+        ...
+
+    def get(self, name: str) -> Any:
+        """The service ``name``; raises ``ServiceUnavailable`` when absent."""
+        ...
+
+    def find(self, name: str) -> Any | None:
+        """The service ``name``, or None when absent."""
+        ...
+
+    def built(self, name: str) -> Any | None:
+        """The service ``name`` if it exists and is built; never builds a lazy one."""
+        ...
+
+    def has(self, name: str) -> bool:
+        """True while ``name`` is registered."""
+        ...
+
+    def provider(self, name: str) -> str | None:
+        """The plugin that registered ``name``."""
+        ...
+
+    def names(self) -> list[str]:
+        """Registered service names in registration order."""
+        ...
