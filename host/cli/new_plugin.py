@@ -169,9 +169,8 @@ SCRIPT = Template("""\
 README = Template("""\
 # $distribution
 
-An [agent-host](https://pypi.org/project/agent-host-core/) plugin: the `$name` tool greets
-someone. The plugin is `$name` (entry point in `pyproject.toml`), the code is
-`$package/__init__.py`.
+An agent-host plugin: the `$name` tool greets someone. The plugin is `$name` (entry point
+in `pyproject.toml`), the code is `$package/__init__.py`.
 
 ## Install and test
 
@@ -187,7 +186,8 @@ agent-host tools              # ... and its tool, with the schema built from its
 The tests use the fixtures agent-host-core ships as a pytest plugin: `make_host` builds a
 host from the built-in services and this plugin alone, `make_harness` adds a scripted model
 (`h.model.script(label, call(...), say(...))`) to drive an agent turn by turn. Async tests
-need no `asyncio_mode` setting.
+that use these fixtures need no `asyncio_mode` setting; async fixtures of your own take
+`@pytest_asyncio.fixture`.
 
 ## Configure
 

@@ -52,8 +52,8 @@ def test_a_scaffold_passes_its_own_tests_in_a_fresh_venv(tmp_path):
         return done
 
     run("-m", "host.cli.main", "new-plugin", "greeter")
-    pip = ("-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index")
-    run(*pip, "-e", str(project))
+    pip = ["-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-index"]
+    run(*pip, "--no-deps", "--no-build-isolation", "-e", str(project))
     tests = run("-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=project)
     elapsed = time.monotonic() - started
     assert "6 passed" in tests.stdout
