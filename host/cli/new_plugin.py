@@ -70,11 +70,9 @@ PACKAGE = Template('''\
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import attrs
-from host import hookimpl
-from host.tools import Tool, tool
+from host.api import RegisterTool, hookimpl
+from host.tools import tool
 
 requires = ("agents",)
 """The services the plugin needs: until they are all present it stays inactive."""
@@ -88,7 +86,7 @@ class Config:
 
 
 @hookimpl
-def register_tools(register: Callable[[Tool], None], config: Config) -> None:
+def register_tools(register: RegisterTool, config: Config) -> None:
     """Offer the ``$name`` tool to every agent, greeting as ``config`` says."""
 
     # The tool's name is the function's, its description the docstring's first paragraph,
