@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from host.plugins.hookspecs import hookimpl
 from host.services import Lazy
+
+if TYPE_CHECKING:
+    from host.api import RegisterService, ServiceContext
 
 requires = ("sessions", "models")
 
 
 @hookimpl
-def register_services(register: Callable[[str, Any], None], ctx: Any) -> None:
+def register_services(register: RegisterService, ctx: ServiceContext) -> None:
     """Provide ``agents``; its agents see the global tools and prompt sections."""
 
     def build() -> Any:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from host.plugins.hookspecs import hookimpl
 from host.services import Lazy
+
+if TYPE_CHECKING:
+    from host.api import RegisterService
 
 requires: tuple[str, ...] = ()
 
@@ -25,7 +27,7 @@ class Config:
 
 
 @hookimpl
-def register_services(register: Callable[[str, Any], None], config: Config) -> None:
+def register_services(register: RegisterService, config: Config) -> None:
     """Provide ``models`` with the scripted model registered."""
 
     def build() -> Any:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from host.plugins.hookspecs import hookimpl
 from host.services import Lazy
+
+if TYPE_CHECKING:
+    from host.api import RegisterService
 
 requires: tuple[str, ...] = ()
 
@@ -18,6 +20,6 @@ def _build() -> Any:
 
 
 @hookimpl
-def register_services(register: Callable[[str, Any], None]) -> None:
+def register_services(register: RegisterService) -> None:
     """Provide an empty ``projections`` registry."""
     register("projections", Lazy(_build))

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from host.plugins.hookspecs import hookimpl
 from host.services import Lazy
+
+if TYPE_CHECKING:
+    from host.api import RegisterService, ServiceContext
 
 requires: tuple[str, ...] = ()
 
@@ -21,7 +23,7 @@ class Config:
 
 
 @hookimpl
-def register_services(register: Callable[[str, Any], None], ctx: Any, config: Config) -> None:
+def register_services(register: RegisterService, ctx: ServiceContext, config: Config) -> None:
     """Provide ``session_persistence`` over ``<data_dir>/<id>.jsonl`` files."""
 
     def build() -> Any:

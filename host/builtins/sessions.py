@@ -6,18 +6,20 @@ it); without persistence, sessions live in memory only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from host.plugins.hookspecs import hookimpl
 from host.services import Lazy
+
+if TYPE_CHECKING:
+    from host.api import RegisterService, ServiceContext
 
 requires: tuple[str, ...] = ()
 uses = ("session_persistence", "projections")
 
 
 @hookimpl
-def register_services(register: Callable[[str, Any], None], ctx: Any) -> None:
+def register_services(register: RegisterService, ctx: ServiceContext) -> None:
     """Provide the ``sessions`` store."""
 
     def build() -> Any:

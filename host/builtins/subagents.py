@@ -8,17 +8,19 @@ projection unit with ``projections`` while that service is present.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from host.plugins.hookspecs import hookimpl
 from host.services import Lazy
+
+if TYPE_CHECKING:
+    from host.api import RegisterService, Scope, ServiceContext
 
 requires: tuple[str, ...] = ()
 
 
 @hookimpl
-def register_services(register: Callable[[str, Any], None], ctx: Any) -> None:
+def register_services(register: RegisterService, ctx: ServiceContext) -> None:
     """Provide ``subagents`` (built on first use)."""
 
     def build() -> Any:
@@ -30,7 +32,7 @@ def register_services(register: Callable[[str, Any], None], ctx: Any) -> None:
 
 
 @hookimpl
-def activate(ctx: Any, scope: Any) -> None:
+def activate(ctx: ServiceContext, scope: Scope) -> None:
     """On deactivation, unregister the identity unit the service registered (if built)."""
 
     def release() -> None:

@@ -7,14 +7,14 @@ the live agent registry) and every diagnostic. One-shot children are left out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
 
-from host import hookimpl
+from host.api import RegisterTool, hookimpl
 from host.errors import HostError
-from host.tools import Tool, ToolExec, ToolResult, tool
+from host.tools import ToolExec, ToolResult, tool
 
 requires = ("subagents", "agents")
 
@@ -111,6 +111,6 @@ async def list_agents(args: ListAgentsArgs, exec: ToolExec) -> ToolResult:
 
 
 @hookimpl
-def register_tools(register: Callable[[Tool], None]) -> None:
+def register_tools(register: RegisterTool) -> None:
     """Register ``list_agents``."""
     register(list_agents)

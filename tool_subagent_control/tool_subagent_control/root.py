@@ -7,13 +7,11 @@ resume belong to the service; the tools pass the calling agent and render the ou
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import attrs
 
-from host import hookimpl
+from host.api import RegisterTool, hookimpl
 from host.errors import HostError
-from host.tools import Tool, ToolExec, ToolResult, tool
+from host.tools import ToolExec, ToolResult, tool
 
 requires = ("subagents",)
 
@@ -81,7 +79,7 @@ async def interrupt_agent(args: InterruptAgentArgs, exec: ToolExec) -> ToolResul
 
 
 @hookimpl
-def register_tools(register: Callable[[Tool], None]) -> None:
+def register_tools(register: RegisterTool) -> None:
     """Register ``send_message`` and ``interrupt_agent``."""
     register(send_message)
     register(interrupt_agent)

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import attrs
 
-from host import hookimpl
+from host.api import ServiceContext, hookimpl
 from host.disposal import Disposer, Scope, dispose_all
 from host.errors import HostError
 from host.tools import Tool, ToolExec, ToolResult, tool
@@ -113,6 +113,6 @@ def make_contribution(config: Config) -> Callable[[Any], Disposer]:
 
 
 @hookimpl
-def activate(ctx: Any, scope: Scope, config: Config) -> None:
+def activate(ctx: ServiceContext, scope: Scope, config: Config) -> None:
     """Register the contribution; the plugin's scope revokes it on deactivation."""
     scope.add(ctx.subagents.register_continuable_setup(make_contribution(config)))

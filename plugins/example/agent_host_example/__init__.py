@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import attrs
 
-from host import hookimpl
+from host.api import RegisterTool, hookimpl
 from host.tools import Tool, ToolExec, ToolResult, tool
 
 requires = ("sessions",)
@@ -40,6 +38,6 @@ def make_tool(config: Config) -> Tool:
 
 
 @hookimpl
-def register_tools(register: Callable[[Tool], None], config: Config) -> None:
+def register_tools(register: RegisterTool, config: Config) -> None:
     """Offer ``word_count`` to every agent."""
     register(make_tool(config))

@@ -25,6 +25,7 @@ from host import hookimpl
 if TYPE_CHECKING:
     from agent_host_mcp.config import Servers, ServerSpec
     from agent_host_mcp.loop import McpLoop
+    from host.api import RegisterPlugin, RegisterService, Scope, ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ class McpHost:
     plugins are disposed, ends the agents' turns first (a call in flight ends as interrupted,
     not as "closed"), then asks every server to stop at once and waits for them all."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: ServiceContext | None) -> None:
         self._ctx = ctx
         self._loop: McpLoop | None = None
         self.connections: set[Any] = set()
@@ -98,19 +99,21 @@ def _close_all(connections: list[Any]) -> None:
 
 
 @hookimpl
-def register_services(register: Callable[[str, Any], None], ctx: Any) -> None:
+def register_services(register: RegisterService, ctx: ServiceContext) -> None:
     """Provide ``mcp`` (see ``McpHost``)."""
     register("mcp", McpHost(ctx))
 
 
 @hookimpl
-def activate(scope: Any, ctx: Any) -> None:
+def activate(scope: Scope, ctx: ServiceContext) -> None:
     """Stop this host's MCP loop (after every server closed) when the plugin deactivates."""
     scope.add(ctx.get("mcp").stop)
 
 
 @hookimpl
-def register_plugins(register: Callable[..., None], ctx: Any, config: Config | None) -> None:
+def register_plugins(
+    register: RegisterPlugin, ctx: ServiceContext, config: Config | None
+) -> None:
     """One sub-plugin per configured server; nothing (and no SDK) when there are none."""
     import os
 

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_host_mcp import McpHost
 from agent_host_mcp.config import ServerSpec
@@ -21,7 +21,10 @@ from agent_host_mcp.connection import CallOutcome, McpError, ServerConnection, T
 from agent_host_mcp.tools import adapt
 from host import hookimpl
 from host.errors import HostError
-from host.tools import Tool, ToolExec
+from host.tools import ToolExec
+
+if TYPE_CHECKING:
+    from host.api import Disposer, PluginHandle, RegisterTool, Scope
 
 log = logging.getLogger("agent_host_mcp")
 
@@ -32,8 +35,8 @@ class ServerPlugin:
     def __init__(self, spec: ServerSpec, mcp: McpHost) -> None:
         self.spec = spec
         self._mcp = mcp
-        self._register: Callable[[Tool], Callable[[], None]] | None = None
-        self._registered: list[Callable[[], None]] = []
+        self._register: RegisterTool | None = None
+        self._registered: list[Disposer] = []
         self._host_loop: asyncio.AbstractEventLoop | None = None
         self._handle: Any = None
         self._closed = False
@@ -50,7 +53,7 @@ class ServerPlugin:
         return f"ServerPlugin({self.spec.name!r})"
 
     @hookimpl
-    def register_tools(self, register: Callable[[Tool], Callable[[], None]]) -> None:
+    def register_tools(self, register: RegisterTool) -> None:
         """Wait for the server (raising its one-line failure) and offer its tools."""
         if self._closed:  # activated again after a close (a reload put this object back)
             self._closed = False
@@ -64,7 +67,7 @@ class ServerPlugin:
         self._replace_tools(infos)
 
     @hookimpl
-    def activate(self, scope: Any, plugin: Any) -> None:
+    def activate(self, scope: Scope, plugin: PluginHandle) -> None:
         """Close the server with the plugin; fail the plugin when the server dies."""
         scope.add(self._close)
         self._handle = plugin

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agent_host_openai.failures import OpenAIModelError
     from agent_host_openai.model import OpenAIModel
     from agent_host_openai.settings import Settings
+    from host.api import RegisterModel
 
 _LAZY = {
     "OpenAIModel": "agent_host_openai.model",
@@ -173,7 +174,7 @@ def resolve_settings(config: Config, environ: Mapping[str, str]) -> Settings | N
 
 
 @hookimpl
-def register_models(register: Callable[[str, Any], None], config: Config | None) -> None:
+def register_models(register: RegisterModel, config: Config | None) -> None:
     """Register the configured model as ``config.name``; nothing when it is not configured."""
     settings = resolve_settings(config or Config(), os.environ)
     if settings is not None:

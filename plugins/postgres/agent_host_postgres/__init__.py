@@ -13,7 +13,6 @@ when this plugin is blocked or deactivates. See README.md, "Running several host
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -24,6 +23,7 @@ from host.services import Lazy
 
 if TYPE_CHECKING:
     from agent_host_postgres.persistence import PostgresPersistence
+    from host.api import RegisterService, Scope, ServiceContext
 
 __all__ = [
     "DSN_ENV",
@@ -85,7 +85,7 @@ def resolve_dsn(config: Config | None, environ: Any = None) -> str | None:
 
 
 @hookimpl
-def register_services(register: Callable[[str, Any], None], ctx: Any, config: Config) -> None:
+def register_services(register: RegisterService, ctx: ServiceContext, config: Config) -> None:
     """Provide ``session_persistence`` over PostgreSQL when a DSN is configured."""
     config = config if config is not None else Config()
     dsn = resolve_dsn(config)
@@ -109,7 +109,7 @@ def register_services(register: Callable[[str, Any], None], ctx: Any, config: Co
 
 
 @hookimpl
-def activate(ctx: Any, scope: Any) -> None:
+def activate(ctx: ServiceContext, scope: Scope) -> None:
     """On deactivation, close the store this plugin built (its pool and lease heartbeat)."""
 
     def close() -> None:  # runs before the service is withdrawn (scopes dispose in reverse)

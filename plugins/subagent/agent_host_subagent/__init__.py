@@ -40,6 +40,7 @@ def _combine_filters(
     return combine_filters(first, second)
 
 if TYPE_CHECKING:  # the subagent values are imported where they are built, not at load
+    from host.api import RegisterTool, ServiceContext
     from host.profiles.model import Profile, ProfileSet
     from host.sessions.model import SessionHeader
     from host.subagents.descriptors import ToolFilterSpec
@@ -169,7 +170,7 @@ class DelegationTool(Tool):
 _DESCRIPTION_SLOT: Any = Tool.__dict__["description"]
 
 
-def load_profiles(ctx: Any, deployment: ToolFilterSpec | None) -> ProfileSet:
+def load_profiles(ctx: ServiceContext, deployment: ToolFilterSpec | None) -> ProfileSet:
     """The profiles in effect for a tool with ``deployment``'s filter (none without the
     ``profiles`` service)."""
     library = ctx.find("profiles")
@@ -208,7 +209,7 @@ def child_request(
     )
 
 
-def check_model(ctx: Any, profile: Profile) -> str | None:
+def check_model(ctx: ServiceContext, profile: Profile) -> str | None:
     """Why ``profile``'s model cannot be used, or None (never a silent fallback)."""
     models = ctx.find("models")
     if profile.model is None or models is None or profile.model in models.names():
@@ -220,7 +221,7 @@ def check_model(ctx: Any, profile: Profile) -> str | None:
     )
 
 
-def check_servers(ctx: Any, profile: Profile) -> str | None:
+def check_servers(ctx: ServiceContext, profile: Profile) -> str | None:
     """Why a child of ``profile`` cannot start for want of an MCP server, or None: every
     server its ``mcp_servers`` names must be an active plugin ``mcp.<server>`` (a child never
     connects on its own; it borrows the parent host's connections)."""
@@ -234,7 +235,9 @@ def check_servers(ctx: Any, profile: Profile) -> str | None:
 
 
 def make_tool(
-    instance: ToolInstance, offered_to: Callable[[SessionHeader], bool], ctx: Any = None
+    instance: ToolInstance,
+    offered_to: Callable[[SessionHeader], bool],
+    ctx: ServiceContext | None = None,
 ) -> Tool:
     """The delegation tool described by ``instance`` (with ``ctx``: its description lists the
     profiles in effect whenever it is read)."""
@@ -257,7 +260,7 @@ def make_tool(
 
 
 def resolve_profile(
-    tool_name: str, ctx: Any, deployment: ToolFilterSpec | None, name: str
+    tool_name: str, ctx: ServiceContext, deployment: ToolFilterSpec | None, name: str
 ) -> Profile | ToolResult:
     """The profile ``name`` asks for, or the error result the model gets instead."""
     from host.profiles.matching import resolve
@@ -323,7 +326,7 @@ async def start_child(
 
 
 def with_live_description(
-    delegate: Tool, base: str, ctx: Any, deployment: ToolFilterSpec | None
+    delegate: Tool, base: str, ctx: ServiceContext, deployment: ToolFilterSpec | None
 ) -> DelegationTool:
     """``delegate`` as a ``DelegationTool`` whose description re-reads the profiles."""
     described = DelegationTool(
@@ -350,7 +353,7 @@ def started_data(child_id: str, profile: Profile | None) -> dict[str, Any]:
 
 
 @hookimpl
-def register_tools(register: Callable[[Tool], None], ctx: Any, config: Config) -> None:
+def register_tools(register: RegisterTool, ctx: ServiceContext, config: Config) -> None:
     """Register one delegation tool per configured instance."""
     for instance in config.tools:
 
