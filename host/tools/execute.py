@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import cattrs
@@ -13,14 +14,14 @@ from host.tools.tool import Tool, ToolExec, ToolResult
 
 
 def parse_arguments(tool: Tool, raw: Any) -> Any:
-    """Validate ``raw`` against the tool's schema and build its params (a schema tool gets the
-    dict as is); raise ``ValueError``."""
-    if tool.schema is not None and not isinstance(raw, dict):
+    """Validate ``raw`` against the tool's schema and build its params (a schema or function
+    tool gets the dict as is); raise ``ValueError``."""
+    if tool.check is not None and not isinstance(raw, dict):
         raise ValueError(f"arguments: expected object, got {type(raw).__name__}")
     problems = tool.check(raw) if tool.check is not None else validate(tool.parameters, raw)
     if problems:
         raise ValueError("; ".join(problems))
-    if tool.schema is not None:
+    if tool.check is not None:
         return dict(raw)
     try:
         return converter.structure(raw, tool.params)
@@ -47,6 +48,21 @@ async def run_tool(tool: Tool | None, name: str, raw_args: Any, exec: ToolExec) 
         return ToolResult.error(f"{tool.name} failed: {error.message}")
     except Exception as error:
         return ToolResult.error(f"{tool.name} failed: {type(error).__name__}: {error}")
-    if isinstance(result, str):
-        return ToolResult(result)
-    return result
+    return as_result(tool.name, result)
+
+
+def as_result(name: str, value: Any) -> ToolResult:
+    """What tool ``name`` returned, as the model sees it: a ``ToolResult`` as is, a string as
+    its text, None as empty text, any other JSON-able value as its JSON text (and as the
+    structured result); anything else is an error result."""
+    if isinstance(value, ToolResult):
+        return value
+    if isinstance(value, str):
+        return ToolResult(value)
+    if value is None:
+        return ToolResult("")
+    try:
+        structured = converter.unstructure(value)
+        return ToolResult(json.dumps(structured, ensure_ascii=False), structured=structured)
+    except (TypeError, ValueError) as error:
+        return ToolResult.error(f"{name} returned {type(value).__name__}, not JSON: {error}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import attrs
 
@@ -13,6 +13,7 @@ from host.tools.schema import JsonSchema, schema_for
 if TYPE_CHECKING:  # only for annotations: keeps the session model off start-up
     from host.api import ServiceContext
     from host.sessions.model import SessionHeader
+    from host.tools.signature import FunctionSignature
 
 
 @attrs.frozen
@@ -44,7 +45,10 @@ class ToolExec:
     tool_call_id: str = ""
 
 
-Execute = Callable[[Any, ToolExec], Awaitable["ToolResult | str"]]
+Execute = Callable[[Any, ToolExec], Awaitable[Any]]
+"""``execute(args, exec)``: returns a ``ToolResult``, a string, or a JSON-able value."""
+OfferedTo = Callable[["SessionHeader"], bool]
+"""Whether an agent, by its session header, is offered a tool at all."""
 Check = Callable[[Any], list[str]]
 """Problems with raw arguments (one short line each); empty when they are valid."""
 
@@ -61,7 +65,8 @@ class Tool:
 
     A tool made by ``schema_tool`` has no params class: ``schema`` is its JSON Schema as given
     (say, by an MCP server), ``check`` validates raw arguments against it, and ``execute``
-    receives the arguments as a dict.
+    receives the arguments as a dict. A function tool (``@tool`` on a typed function) is
+    the same with its ``signature`` providing both, its schema built on first use.
     """
 
     name: str
@@ -70,17 +75,38 @@ class Tool:
     execute: Execute
     concurrency_safe: bool = False
     needs_agent: bool = True
-    offered_to: Callable[[SessionHeader], bool] | None = None
+    offered_to: OfferedTo | None = None
     schema: JsonSchema | None = None
     check: Check | None = None
+    signature: FunctionSignature | None = None
 
     @property
     def parameters(self) -> JsonSchema:
-        """The JSON Schema of the arguments: ``schema`` when given, else generated from
-        ``params`` (stable across calls)."""
-        return self.schema if self.schema is not None else schema_for(self.params)
+        """The JSON Schema of the arguments: ``schema`` when given, else the function's or the
+        ``params`` class's (stable across calls). ``TypeError`` when it has none."""
+        if self.schema is not None:
+            return self.schema
+        if self.signature is not None:
+            return self.signature.schema
+        return schema_for(self.params)
 
 
+@overload
+def tool(function: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    concurrency_safe: bool = False,
+    needs_agent: bool = False,
+    offered_to: OfferedTo | None = None,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+@overload
 def tool(
     name: str,
     description: str,
@@ -88,15 +114,58 @@ def tool(
     *,
     concurrency_safe: bool = False,
     needs_agent: bool = True,
-    offered_to: Callable[[SessionHeader], bool] | None = None,
-) -> Callable[[Execute], Tool]:
-    """Decorator turning ``async def f(args, exec)`` into a ``Tool``."""
+    offered_to: OfferedTo | None = None,
+) -> Callable[[Execute], Tool]: ...
+
+
+def tool(*args: Any, **options: Any) -> Any:
+    """Make a ``Tool``, in one of two forms.
+
+    * ``@tool`` (or ``@tool(name=…, description=…, concurrency_safe=…, needs_agent=…,
+      offered_to=…)``) on a typed function: see ``host.tools.signature``. Its name is the
+      function's, its description the docstring's; it needs no calling agent unless
+      ``needs_agent=True``.
+    * ``@tool(name, description, Params)`` on ``async def f(args, exec)``, where ``Params`` is a
+      frozen attrs class; the schema is checked at once.
+    """
+    if len(args) == 1 and callable(args[0]) and not options:
+        return function_tool(args[0])
+    if not args:
+        return lambda function: function_tool(function, **options)
+    name, description, params = args
+    schema_for(params)  # fail at declaration time on an unsupported field type
 
     def wrap(execute: Execute) -> Tool:
-        schema_for(params)  # fail at declaration time on an unsupported field type
-        return Tool(name, description, params, execute, concurrency_safe, needs_agent, offered_to)
+        return Tool(name, description, params, execute, **options)
 
     return wrap
+
+
+def function_tool(
+    function: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    concurrency_safe: bool = False,
+    needs_agent: bool = False,
+    offered_to: OfferedTo | None = None,
+) -> Tool:
+    """A ``Tool`` calling ``function`` with its arguments (``@tool`` on a function)."""
+    from host.tools.signature import FunctionSignature, summary  # on first use, not at start-up
+
+    tool_name = name or function.__name__
+    signature = FunctionSignature(function, tool_name)
+    return Tool(
+        tool_name,
+        summary(function.__doc__) if description is None else description,
+        dict,
+        signature.call,
+        concurrency_safe,
+        needs_agent,
+        offered_to,
+        check=signature.check,
+        signature=signature,
+    )
 
 
 def schema_tool(
@@ -108,7 +177,7 @@ def schema_tool(
     check: Check,
     concurrency_safe: bool = False,
     needs_agent: bool = True,
-    offered_to: Callable[[SessionHeader], bool] | None = None,
+    offered_to: OfferedTo | None = None,
 ) -> Tool:
     """A tool whose arguments are described by a JSON Schema given as is: ``check`` validates
     raw arguments before every call, and ``execute(arguments_dict, exec)`` runs it."""

@@ -32,11 +32,11 @@ def test_schema_and_description(host):
             },
             "prompt": {"type": "string", "description": "The complete task for the subagent."},
             "run_in_background": {
-                "type": "boolean",
+                "type": ["boolean", "null"],
                 "description": "Run in the background (default) or wait for the answer.",
             },
             "subagent_type": {
-                "type": "string",
+                "type": ["string", "null"],
                 "description": "The profile to start the subagent from, one of those listed in "
                 "the tool description; omit it for a plain subagent with your tools.",
             },

@@ -229,7 +229,7 @@ async def test_description_lists_profiles_and_the_schema_is_stable(env):
     tool_ = host.tools.get("subagent")
     parameters = tool_.parameters
     assert parameters["properties"]["subagent_type"] == {
-        "type": "string",
+        "type": ["string", "null"],
         "description": "The profile to start the subagent from, one of those listed in the tool "
         "description; omit it for a plain subagent with your tools.",
     }
