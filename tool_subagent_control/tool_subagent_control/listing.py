@@ -8,13 +8,16 @@ the live agent registry) and every diagnostic. One-shot children are left out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from host.api import RegisterTool, hookimpl
+from host import hookimpl
 from host.errors import HostError
 from host.tools import ToolExec, ToolResult, tool
+
+if TYPE_CHECKING:
+    from host.api import RegisterTool
 
 requires = ("subagents", "agents")
 

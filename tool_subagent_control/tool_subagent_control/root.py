@@ -7,11 +7,16 @@ resume belong to the service; the tools pass the calling agent and render the ou
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
 
-from host.api import RegisterTool, hookimpl
+from host import hookimpl
 from host.errors import HostError
 from host.tools import ToolExec, ToolResult, tool
+
+if TYPE_CHECKING:
+    from host.api import RegisterTool
 
 requires = ("subagents",)
 

@@ -10,14 +10,17 @@ child at once; re-activation reaches a child only at its next activation.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from host.api import ServiceContext, hookimpl
+from host import hookimpl
 from host.disposal import Disposer, Scope, dispose_all
 from host.errors import HostError
 from host.tools import Tool, ToolExec, ToolResult, tool
+
+if TYPE_CHECKING:
+    from host.api import ServiceContext
 
 requires = ("subagents",)
 
