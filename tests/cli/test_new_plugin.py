@@ -15,6 +15,7 @@ import pytest
 
 from host.cli import new_plugin
 from host.cli.main import main
+from tests.typecheck import run_mypy
 
 
 def fresh_venv(path: Path) -> Path:
@@ -138,3 +139,10 @@ def test_a_used_target_is_one_line_and_writes_nothing(tmp_path, capsys):
         assert capsys.readouterr().err == f"agent-host: error: {tmp_path / target} {why}\n"
     assert sorted(os.listdir(tmp_path)) == ["file", "full"]
     assert os.listdir(tmp_path / "full") == ["notes.txt"]
+
+
+def test_the_scaffold_plugin_passes_mypy_strict(tmp_path):
+    path = tmp_path / "scaffold_plugin_greeter.py"
+    path.write_text(new_plugin.files("greeter")["agent_host_greeter/__init__.py"])
+    run = run_mypy(path)
+    assert run.messages(path) == [], run.report
