@@ -280,7 +280,7 @@ class Broken:
     @staticmethod
     @hookimpl
     def register_tools(register: Any) -> None:
-        def bad(text) -> str:  # type: ignore[no-untyped-def]
+        def bad(text) -> str:
             return str(text)
 
         register(tool(bad))
