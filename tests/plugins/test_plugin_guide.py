@@ -53,10 +53,12 @@ def test_every_name_authors_import_is_described() -> None:
         assert f"`{name}`" in text, name
 
 
-def test_the_placeholders_are_marked() -> None:
+def test_the_function_tools_section_shows_the_type_mapping() -> None:
     text = guide()
-    for title in ("## Function tools", "## Reload state hand-over"):
-        assert f"\n{title}\n\n*Placeholder:" in text, title
+    section = text[text.index("\n## Function tools\n") : text.index("\n## Configuration")]
+    assert "*Placeholder:" not in section
+    for python in ("`list[T]`", "`Literal[", "`T \\| None`", "a `TypedDict`", "`dict[str, T]`"):
+        assert python in section, python
 
 
 def test_every_python_example_passes_mypy_strict(tmp_path: Path) -> None:
