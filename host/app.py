@@ -15,6 +15,7 @@ from host.naming import NamedRegistry
 from host.plugins.config import CONFIG_FILE, plugin_tables, read_config_file
 from host.plugins.discovery import PluginCandidate, discover
 from host.plugins.lifecycle import PluginManager, PluginStates
+from host.plugins.record import DisposalFailure
 from host.plugins.registrars import Registrars
 from host.plugins.selection import Selection
 from host.profiles.library import ProfileLibrary
@@ -46,7 +47,11 @@ class HostSettings:
 
 
 class Host:
-    """One running host. ``start`` activates what can activate; ``close`` disposes it all."""
+    """One running host. ``start`` activates what can activate; ``close`` disposes it all.
+
+    Closing never raises what a plugin's disposal raised: ``close`` and ``aclose`` return those
+    failures (each plugin is left ``failed``), and ``disposal_failures`` keeps every one so far.
+    """
 
     def __init__(
         self,
@@ -61,6 +66,7 @@ class Host:
         self.prompt_sections: NamedRegistry[PromptSection] = NamedRegistry("prompt section")
         self.profiles = ProfileLibrary()
         self.warnings: list[str] = []
+        self.disposal_failures: list[DisposalFailure] = []
         self.services.register("settings", self.settings, owner="host")
         self.services.register("tools", self.tools, owner="host")
         self.services.register("prompt_sections", self.prompt_sections, owner="host")
@@ -93,29 +99,35 @@ class Host:
         self.warnings += [f'config for unknown plugin "{name}" ignored' for name in unknown_tables]
         return self
 
-    def close(self) -> None:
-        """Deactivate every plugin; raises an ``ExceptionGroup`` of disposal failures."""
-        self.plugins.close()
+    def close(self) -> list[DisposalFailure]:
+        """Deactivate every plugin; returns the plugins whose disposers raised (also added to
+        ``disposal_failures``). A second call finds nothing left to dispose."""
+        failures = self.plugins.close()
+        self.disposal_failures += failures
+        return failures
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> list[DisposalFailure]:
         """Shut down asynchronously first (services with ``aclose``, newest first), then close.
 
         Live agents finish their shutdown (turns end, sessions flush) before plugins dispose.
+        A service's ``aclose`` that raises counts as a disposal failure of the plugin that
+        provides it; returns every failure, as ``close``.
         """
-        failures: list[Exception] = []
+        failures: list[DisposalFailure] = []
         for name in reversed(self.services.names()):
             shutdown = getattr(self.services.built(name), "aclose", None)
             if shutdown is not None:
                 try:
                     await shutdown()
                 except Exception as error:
-                    failures.append(error)
-        try:
-            self.close()
-        except ExceptionGroup as group:
-            failures.extend(group.exceptions)
-        if failures:
-            raise ExceptionGroup("closing the host failed", failures)
+                    failures.append(DisposalFailure(self.services.provider(name) or name, error))
+        closed = self.close()
+        for failure in failures:  # marked after close: a failed plugin would not be disposed
+            record = self.plugins.records.get(failure.plugin)
+            if record is not None and record.state != "failed":
+                record.fail(failure.error)
+        self.disposal_failures += failures
+        return failures + closed
 
     def reload(self, name: str) -> ReloadOutcome:
         """Reload one plugin's code in process; on failure the previous version keeps running."""

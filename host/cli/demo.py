@@ -9,6 +9,7 @@ per phase, then the session tree. Everything is deterministic except the random 
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -143,7 +144,7 @@ async def _run(data_dir: Path, open_at: Opener, style: Style) -> int:
     try:
         await _first_host(demo)
     finally:
-        await demo.host.aclose()
+        await _close(demo.host)
     await _second_host(demo)
     return 0
 
@@ -181,7 +182,7 @@ async def _second_host(demo: Demo) -> None:
         await demo.say_to_root("6. a new host over the same data", "Where were we?")
         await _print_tree(demo)
     finally:
-        await demo.host.aclose()
+        await _close(demo.host)
 
 
 async def _print_tree(demo: Demo) -> None:
@@ -195,6 +196,12 @@ async def _print_tree(demo: Demo) -> None:
             print(f"{indent}{entry.label} [{entry.mode}, {entry.activity}] ({entry.id})")
         else:
             print(f"{indent}[diagnostic: {entry.reason}] ({entry.id})")
+
+
+async def _close(host: Host) -> None:
+    """Shut ``host`` down; a plugin whose disposal failed is one line on stderr."""
+    for failure in await host.aclose():
+        print(failure.line(), file=sys.stderr)
 
 
 def default_opener(no_plugin: tuple[str, ...] = ()) -> Opener:

@@ -20,6 +20,7 @@ from host import __version__
 from host.app import Host, open_host
 from host.cli import mcp, render, sessions
 from host.errors import HostError
+from host.plugins.record import DisposalFailure
 
 Command = Callable[[Host, argparse.Namespace], int]
 
@@ -200,6 +201,15 @@ def print_plugin_failures(host: Host) -> None:
             traceback.print_exception(record.exception, file=sys.stderr)
 
 
+def print_disposal_failures(failures: Sequence[DisposalFailure], debug: bool) -> None:
+    """One line per plugin whose disposal failed (the command's exit status stays what it
+    was); ``--debug`` adds the traceback."""
+    for failure in failures:
+        print(failure.line(), file=sys.stderr)
+        if debug:
+            traceback.print_exception(failure.error, file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
@@ -232,6 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return COMMANDS[args.command](host, args)
         finally:
             host.close()
+            print_disposal_failures(host.disposal_failures, args.debug)
     except (HostError, OSError) as error:
         if args.debug:
             traceback.print_exc()

@@ -7,6 +7,9 @@ import, a hook or the activation raises, whatever it registered is disposed and 
 
 Sub-plugins that a plugin registers (``register_plugins``) are added as plugins of their own,
 named ``<parent>.<name>``, and removed when the parent deactivates.
+
+A disposer that raises never escapes a deactivation: the plugin is ``failed`` with the error,
+and ``close`` returns every such failure (``DisposalFailure``) instead of raising.
 """
 
 from __future__ import annotations
@@ -23,22 +26,14 @@ from host.plugins import hookspecs
 from host.plugins.config import structure_config
 from host.plugins.discovery import PluginCandidate
 from host.plugins.hookmanager import new_hook_manager
-from host.plugins.record import PluginRecord
+from host.plugins.record import DisposalFailure, PluginRecord
+from host.plugins.record import describe_error as describe_error
 from host.plugins.registrars import Registrars
 from host.plugins.selection import Selection
 from host.services import Services
 
 SUB_PLUGIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 """What a sub-plugin's own name (after ``<parent>.``) may be."""
-
-
-def describe_error(error: BaseException) -> str:
-    """One line for a plugin error: its type and message, groups flattened."""
-    if isinstance(error, ExceptionGroup):
-        return "; ".join(describe_error(e) for e in error.exceptions)
-    text = str(error).strip().splitlines()
-    message = text[0] if text else ""
-    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 def implemented_hooks(obj: Any) -> frozenset[str]:
@@ -345,21 +340,22 @@ class PluginManager:
             record.state, record.error = "inactive", None
         return True
 
-    def close(self) -> None:
-        """Deactivate every plugin, last activated first; aggregate disposal failures.
+    def close(self) -> list[DisposalFailure]:
+        """Deactivate every plugin, last activated first; returns the disposal failures (each
+        of those plugins is left ``failed``), never raises them.
 
         The deactivated plugins leave pluggy together at the end. pluggy's ``unregister``
         reads every registration of the plugin's hooks, so when they are all that pluggy
         holds, an empty manager replaces it; otherwise they leave first registered first
         (pluggy finds a plugin by scanning its registrations from the oldest).
         """
-        failures: list[Exception] = []
+        failures: list[DisposalFailure] = []
         leaving: list[str] = []
         self._busy, self._leaving = True, leaving
         try:
             for record in reversed(list(self.records.values())):
                 if record.state == "active" and not self._deactivate(record, "inactive"):
-                    failures.append(RuntimeError(f"{record.name}: {record.error}"))
+                    failures.append(DisposalFailure(record.name, record.exception or Exception()))
         finally:
             self._busy, self._leaving = False, None
             self._unsubscribe()
@@ -368,8 +364,7 @@ class PluginManager:
             else:
                 for name in reversed(leaving):
                     self._unregister(name)
-        if failures:
-            raise ExceptionGroup("closing plugins failed", failures)
+        return failures
 
 
 class PluginHandle:

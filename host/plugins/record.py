@@ -12,6 +12,27 @@ from host.plugins.discovery import PluginCandidate
 PluginState = Literal["active", "inactive", "failed", "blocked"]
 
 
+def describe_error(error: BaseException) -> str:
+    """One line for a plugin error: its type and message, groups flattened."""
+    if isinstance(error, ExceptionGroup):
+        return "; ".join(describe_error(e) for e in error.exceptions)
+    text = str(error).strip().splitlines()
+    message = text[0] if text else ""
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+@attrs.frozen
+class DisposalFailure:
+    """A plugin whose disposers raised while it was taken down (the plugin is ``failed``)."""
+
+    plugin: str
+    error: BaseException
+
+    def line(self) -> str:
+        """The one line the CLI prints: ``plugin "<name>": disposal failed: <error>``."""
+        return f'plugin "{self.plugin}": disposal failed: {describe_error(self.error)}'
+
+
 @attrs.define
 class PluginRecord:
     """One plugin's lifecycle. ``state`` moves inactive → active → inactive …, or to failed.
@@ -41,8 +62,6 @@ class PluginRecord:
 
     def fail(self, error: BaseException) -> None:
         """Mark the plugin ``failed`` by ``error``: its one-line text, the exception kept."""
-        from host.plugins.lifecycle import describe_error
-
         self.state, self.error, self.exception = "failed", describe_error(error), error
 
     @property

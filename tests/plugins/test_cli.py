@@ -206,3 +206,37 @@ def test_debug_shows_why_a_plugin_failed(tmp_path):
     assert "agent-host: debug: plugin openai failed:" in debug.stderr
     assert "Traceback" in debug.stderr
     assert "ConfigError: [plugins.openai] base_url: 'ftp://x' must start with http://" in debug.stderr
+
+
+CLINGY_SOURCE = (
+    PLUGIN_SOURCE
+    + """
+@hookimpl
+def activate(scope):
+    def let_go():
+        raise RuntimeError("cannot let go")
+
+    scope.add(let_go)
+"""
+)
+
+
+def test_a_raising_disposer_is_one_line_and_never_the_exit_status(tmp_path):
+    """Every command closes the host at the end: a plugin whose disposer raises is one line
+    on stderr (no traceback) and the command's own exit status stands."""
+    from host.cli.chat import SCRIPTED_NOTICE
+    from tests.cli.support import agent_host
+
+    site = tmp_path / "site"
+    write_distribution(
+        site, "clingy", entry_points={"clingy": "clingy_cli"}, modules={"clingy_cli": CLINGY_SOURCE}
+    )
+    line = 'plugin "clingy": disposal failed: RuntimeError: cannot let go\n'
+    for command in (["plugins"], ["tools", "--json"]):
+        result = run(*command, cwd=tmp_path, pythonpath=site)
+        assert (result.returncode, result.stderr) == (0, line), command
+    ran = agent_host("run", "hello", cwd=tmp_path, PYTHONPATH=str(site))
+    assert (ran.returncode, ran.stdout) == (0, "scripted reply: hello\n")
+    assert ran.stderr == SCRIPTED_NOTICE + "\n" + line
+    debug = run("--debug", "plugins", cwd=tmp_path, pythonpath=site)
+    assert debug.returncode == 0 and line in debug.stderr and "Traceback" in debug.stderr

@@ -18,6 +18,7 @@ import tool_subagent_report.plugin as report_plugin
 
 from host.agents import Agent, ModelRequest, ScriptedModel, say
 from host.app import Host
+from host.plugins.record import DisposalFailure
 from host.subagents.service import SubagentService
 from host.subagents.types import ChildRequest
 from host.testing import build_host
@@ -120,6 +121,7 @@ class Tree:
         for parent in parents:
             await parent.wait_idle()
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> list[DisposalFailure]:
+        """Release held tools, shut the host down; the plugins whose disposal failed."""
         self.release.set()
-        await self.host.aclose()
+        return await self.host.aclose()
