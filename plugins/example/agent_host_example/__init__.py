@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
 
-from host.api import RegisterTool, hookimpl
-from host.tools import Tool, ToolExec, ToolResult, tool
+from host import hookimpl
+from host.tools import Tool, ToolResult, tool
+
+if TYPE_CHECKING:  # the author API's types: for the type checker only
+    from host.api import RegisterTool
 
 requires = ("sessions",)
 
@@ -17,19 +22,17 @@ class Config:
     max_words: int = 10_000
 
 
-@attrs.frozen
-class WordCountArgs:
-    """Arguments of ``word_count``."""
-
-    text: str = attrs.field(metadata={"description": "The text whose words to count."})
-
-
 def make_tool(config: Config) -> Tool:
     """The ``word_count`` tool, limited by ``config.max_words``."""
 
-    @tool("word_count", "Count the words in a text.", WordCountArgs, concurrency_safe=True)
-    async def word_count(args: WordCountArgs, exec: ToolExec) -> ToolResult:
-        count = len(args.text.split())
+    @tool(concurrency_safe=True)
+    async def word_count(text: str) -> ToolResult:
+        """Count the words in a text.
+
+        Args:
+            text: The text whose words to count.
+        """
+        count = len(text.split())
         if count > config.max_words:
             return ToolResult.error(f"text has more than {config.max_words} words")
         return ToolResult(f"{count} words", structured={"words": count})
