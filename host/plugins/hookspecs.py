@@ -13,6 +13,13 @@ A sub-plugin registered by ``register_plugins`` as ``NAME`` becomes the plugin
 ``[plugins."parent.NAME"]`` table and reload (which calls ``load`` again) exactly like an
 installed plugin, and it goes away when its parent deactivates.
 
+Two hooks are called only at a hot reload, to carry state from the running version to its
+successor: ``hand_over_state`` on the running one, then ``take_over_state`` on the new one,
+before its other hooks, while the running one still serves (and owns) the state. If the reload
+fails, the state stays the old version's; if it succeeds, the old version is disposed. Either
+way, the version giving the state up (the old one after a swap, a new one that failed) has
+``plugin.handed_over`` true when the state was not None, so its disposers leave it alone.
+
 A plugin is a module or object carrying these implementations (marked ``@hookimpl``), a
 ``requires`` tuple of service names that must be present for it to activate, and optionally
 an attrs ``Config`` class filled from ``[plugins.<name>]`` in ``agent-host.toml``.
@@ -94,3 +101,17 @@ ACTIVATION_ORDER = (
     "activate",
     "register_plugins",
 )
+
+
+@hookspec
+def hand_over_state(ctx: ServiceContext, config: Any) -> object:
+    """Hot reload: return what the new version starts from (kept here until the swap)."""
+
+
+@hookspec
+def take_over_state(state: Any, ctx: ServiceContext, config: Any) -> None:
+    """Hot reload: start from ``state``, which the old version handed over, before other hooks."""
+
+
+# The hooks of a hot reload's state hand-over (not called at a plain activation).
+HANDOVER_HOOKS = ("hand_over_state", "take_over_state")

@@ -9,14 +9,15 @@ Sub-plugins that a plugin registers (``register_plugins``) are added as plugins 
 named ``<parent>.<name>``, and removed when the parent deactivates.
 
 A disposer that raises never escapes a deactivation: the plugin is ``failed`` with the error,
-and ``close`` returns every such failure (``DisposalFailure``) instead of raising.
+and ``close`` returns every such failure (``DisposalFailure``) instead of raising. A hot reload
+activates the new version beside the running one (``host.plugins.staging``) and swaps it in.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import pluggy
@@ -25,6 +26,8 @@ from host.disposal import Scope
 from host.plugins import hookspecs
 from host.plugins.config import structure_config
 from host.plugins.discovery import PluginCandidate
+from host.plugins.handles import PluginHandle as PluginHandle
+from host.plugins.handles import PluginStates as PluginStates
 from host.plugins.hookmanager import new_hook_manager
 from host.plugins.record import DisposalFailure, PluginRecord
 from host.plugins.record import describe_error as describe_error
@@ -37,12 +40,20 @@ SUB_PLUGIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
 def implemented_hooks(obj: Any) -> frozenset[str]:
-    """The hooks (of ``hookspecs.ACTIVATION_ORDER``) that plugin object ``obj`` implements."""
+    """The hooks (of ``ACTIVATION_ORDER`` and ``HANDOVER_HOOKS``) that ``obj`` implements."""
     return frozenset(
         hook
-        for hook in hookspecs.ACTIVATION_ORDER
+        for hook in (*hookspecs.ACTIVATION_ORDER, *hookspecs.HANDOVER_HOOKS)
         if hasattr(getattr(obj, hook, None), f"{hookspecs.PROJECT}_impl")
     )
+
+
+def check_sub_plugin(name: str, load: Callable[[], Any]) -> None:
+    """Refuse a sub-plugin registration with a bad name or a ``load`` that is not callable."""
+    if not isinstance(name, str) or not SUB_PLUGIN_NAME.fullmatch(name):
+        raise ValueError(f"sub-plugin name {name!r} is not 1-32 of [A-Za-z0-9_-]")
+    if not callable(load):
+        raise TypeError(f"sub-plugin {name!r}: load must be callable, got {load!r}")
 
 
 def _service_names(obj: Any, attribute: str) -> tuple[str, ...]:
@@ -51,6 +62,14 @@ def _service_names(obj: Any, attribute: str) -> tuple[str, ...]:
     if isinstance(names, str) or not all(isinstance(n, str) for n in names):
         raise TypeError(f"{attribute} must be a tuple of service names")
     return tuple(names)
+
+
+def _requirements(obj: Any, hooks: frozenset[str]) -> tuple[str, ...]:
+    """The services ``obj`` requires: its ``requires``, plus ``models`` if it registers models."""
+    requires = _service_names(obj, "requires")
+    if "register_models" in hooks and "models" not in requires:
+        requires += ("models",)
+    return requires
 
 
 class PluginManager:
@@ -98,7 +117,9 @@ class PluginManager:
 
     def _load(self, record: PluginRecord) -> None:
         obj = record.candidate.load()
-        record.hooks = implemented_hooks(obj)  # known even if adopting it fails
+        record.hooks = implemented_hooks(obj)  # known even if adopting it fails, as are
+        with suppress(Exception):  # the declared requires (a malformed one fails in adopt)
+            record.requires = _requirements(obj, record.hooks)
         self.adopt(record, obj)
 
     def adopt(self, record: PluginRecord, obj: Any) -> None:
@@ -106,12 +127,9 @@ class PluginManager:
 
         Raises (and changes nothing) when the object is unusable.
         """
-        requires = _service_names(obj, "requires")
-        uses = _service_names(obj, "uses")
         hooks = implemented_hooks(obj)
-        effective = requires
-        if "register_models" in hooks and "models" not in effective:
-            effective += ("models",)
+        effective = _requirements(obj, hooks)
+        uses = _service_names(obj, "uses")
         table = self.config_tables.get(record.name)
         config = structure_config(record.name, getattr(obj, "Config", None), table)
         record.obj, record.requires, record.uses, record.config = obj, effective, uses, config
@@ -145,24 +163,26 @@ class PluginManager:
 
     def _activate(self, record: PluginRecord) -> None:
         scope = Scope(f'plugin "{record.name}"')
-        record.scope = scope
+        record.scope, record.handle = scope, PluginHandle(self, record.name, scope)
+        available: dict[str, Any] = {"ctx": self.services, "scope": scope, "plugin": record.handle}
         try:
             self.pm.register(record.obj, name=record.name)
-            scope.add(lambda: self._unregister(record.name))
-            self._check_hooks(record)
+            scope.add(lambda: self.unregister(record.name))
+            self.check_hooks(record.obj)
             implementations = self.pm.implementations(record.obj)
             for hook in hookspecs.ACTIVATION_ORDER:
                 impls = implementations.get(hook)
                 if impls:
-                    self._call(record, hook, impls, scope)
+                    register = self.registrar(hook, record, scope)
+                    self.call(record, impls, available, register)
         except Exception as error:
             self._dispose_scope(record)
             record.fail(error)
             return
         record.state, record.error, record.exception = "active", None, None
-        self._refresh_dependents(record)
+        self.refresh_dependents(record)
 
-    def _refresh_dependents(self, record: PluginRecord) -> None:
+    def refresh_dependents(self, record: PluginRecord) -> None:
         """Restart (deactivate now; reconcile activates again) the plugins that would keep
         using something else than what ``record`` just provided: those that ``uses`` one of
         its services, and those that require a service it took over from a built-in."""
@@ -182,30 +202,37 @@ class PluginManager:
                 self._deactivate(other, "inactive")
         self._dirty = self._dirty or bool(restart)
 
-    def _check_hooks(self, record: PluginRecord) -> None:
-        unknown = self.pm.unknown_hooks(record.obj)
+    def check_hooks(self, obj: Any) -> None:
+        """Refuse a registered plugin object implementing a hook nobody specified."""
+        unknown = self.pm.unknown_hooks(obj)
         if unknown:
             raise AttributeError(f"unknown hook {unknown[0]!r}")
 
-    def _call(
-        self, record: PluginRecord, hook: str, impls: Sequence[pluggy.HookImpl], scope: Scope
-    ) -> None:
-        available: dict[str, Any] = {
-            "ctx": self.services,
-            "config": record.config,
-            "scope": scope,
-            "plugin": PluginHandle(self, record.name),
-        }
-        registrar: Callable[..., Any] | None
+    def registrar(self, hook: str, record: PluginRecord, scope: Scope) -> Callable[..., Any] | None:
+        """The live ``register`` callback of ``hook`` for ``record`` (None: the hook has none)."""
         if hook == "register_plugins":
-            registrar = self._sub_plugin_registrar(record, scope)
-        else:
-            registrar = self.registrars.for_hook(hook, record, scope)
-        if registrar is not None:
-            available["register"] = registrar
+            return self._sub_plugin_registrar(record, scope)
+        return self.registrars.for_hook(hook, record, scope)
+
+    def call(
+        self,
+        record: PluginRecord,
+        impls: Sequence[pluggy.HookImpl],
+        available: dict[str, Any],
+        register: Callable[..., Any] | None = None,
+    ) -> list[Any]:
+        """Call ``impls`` (one hook of ``record``) with the arguments each asks for among
+        ``available``, ``config`` and ``register``; returns their results."""
+        arguments = {**available, "config": record.config}
+        if register is not None:
+            arguments["register"] = register
+        results = []
         for impl in impls:
             wanted = (*impl.argnames, *impl.kwargnames)  # arguments with defaults too, as pluggy
-            impl.function(**{name: available[name] for name in wanted if name in available})
+            results.append(
+                impl.function(**{name: arguments[name] for name in wanted if name in arguments})
+            )
+        return results
 
     def _sub_plugin_registrar(
         self, parent: PluginRecord, scope: Scope
@@ -213,10 +240,7 @@ class PluginManager:
         """The ``register`` of ``register_plugins``: add ``<parent>.<name>`` as a plugin."""
 
         def register(name: str, load: Callable[[], Any], *, blocked: str | None = None) -> None:
-            if not isinstance(name, str) or not SUB_PLUGIN_NAME.fullmatch(name):
-                raise ValueError(f"sub-plugin name {name!r} is not 1-32 of [A-Za-z0-9_-]")
-            if not callable(load):
-                raise TypeError(f"sub-plugin {name!r}: load must be callable, got {load!r}")
+            check_sub_plugin(name, load)
             full = f"{parent.name}.{name}"
             origin = parent.candidate
             self.add(
@@ -246,7 +270,8 @@ class PluginManager:
         if failed:
             raise RuntimeError(f"{name}: {record.error}")
 
-    def _unregister(self, name: str) -> None:
+    def unregister(self, name: str) -> None:
+        """Take plugin object ``name`` out of pluggy (while closing: at the end, all at once)."""
         if self._leaving is not None:
             self._leaving.append(name)
         elif self.pm.get_plugin(name) is not None:
@@ -288,6 +313,19 @@ class PluginManager:
 
     def _deactivate(self, record: PluginRecord, state: str) -> bool:
         """Dispose ``record`` (dependents first); False when a disposer failed."""
+        errors = self.retire(record)
+        if errors is not None:
+            record.fail(errors)
+            return False
+        record.state = state  # type: ignore[assignment]
+        record.error = "blocked by selection" if state == "blocked" else None
+        return True
+
+    def retire(self, record: PluginRecord) -> ExceptionGroup[Exception] | None:
+        """Take ``record``'s activation down, dependents first, leaving it ``inactive``.
+
+        Returns (never raises) what its disposers raised: the scope is gone either way.
+        """
         provided = set(record.services)
         if provided:
             for other in reversed(list(self.records.values())):
@@ -301,11 +339,8 @@ class PluginManager:
         try:
             self._dispose_scope(record)
         except ExceptionGroup as errors:
-            record.fail(errors)
-            return False
-        record.state = state  # type: ignore[assignment]
-        record.error = "blocked by selection" if state == "blocked" else None
-        return True
+            return errors
+        return None
 
     def _dispose_scope(self, record: PluginRecord) -> None:
         scope, record.scope = record.scope, None
@@ -363,37 +398,5 @@ class PluginManager:
                 self.pm = new_hook_manager()
             else:
                 for name in reversed(leaving):
-                    self._unregister(name)
+                    self.unregister(name)
         return failures
-
-
-class PluginHandle:
-    """What a plugin's ``activate`` may do to itself: ``fail(error)``."""
-
-    def __init__(self, manager: PluginManager, name: str) -> None:
-        self._manager = manager
-        self.name = name
-
-    def fail(self, error: str) -> None:
-        """Take this plugin down as ``failed`` with the one-line ``error`` (host thread only)."""
-        self._manager.fail(self.name, error)
-
-
-class PluginStates:
-    """The ``plugins`` service: a read-only view of every plugin's state (sub-plugins too).
-
-    A plugin that depends on another being up now (e.g. the delegation tool checking that a
-    profile's MCP servers are connected) asks ``is_active`` instead of guessing from tools.
-    """
-
-    def __init__(self, manager: PluginManager) -> None:
-        self._manager = manager
-
-    def state(self, name: str) -> str | None:
-        """``active``, ``inactive``, ``failed`` or ``blocked``; None for an unknown plugin."""
-        record = self._manager.records.get(name)
-        return record.state if record is not None else None
-
-    def is_active(self, name: str) -> bool:
-        """Whether plugin ``name`` is loaded and active."""
-        return self.state(name) == "active"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from host.disposal import Scope
 from host.plugins.discovery import PluginCandidate
+
+if TYPE_CHECKING:
+    from host.plugins.lifecycle import PluginHandle
 
 PluginState = Literal["active", "inactive", "failed", "blocked"]
 
@@ -59,6 +62,8 @@ class PluginRecord:
     hooks: frozenset[str] = frozenset()
     exception: BaseException | None = None
     """What made it fail, kept for ``--debug`` (``error`` is its one line)."""
+    handle: PluginHandle | None = None
+    """The ``plugin`` argument of the current activation (one per activation)."""
 
     def fail(self, error: BaseException) -> None:
         """Mark the plugin ``failed`` by ``error``: its one-line text, the exception kept."""

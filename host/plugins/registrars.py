@@ -63,8 +63,9 @@ class Registrars:
                 record.tools.append(tool.name)
 
                 def dispose() -> None:  # a plugin may take one tool back early
-                    unregister()
-                    if tool.name in record.tools:
+                    # only while this registration stands: a later activation's tool of the
+                    # same name (after a reload) is not this one's to forget
+                    if unregister() and tool.name in record.tools:
                         record.tools.remove(tool.name)
 
                 scope.add(dispose)

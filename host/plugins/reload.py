@@ -1,13 +1,26 @@
-"""Hot reload of one plugin, atomically: the new code is imported first, the old kept on failure.
+"""Hot reload of one plugin, atomically: the new version is imported and activated beside the
+running one, then swapped in at once; any failure leaves the running version untouched.
 
-1. The plugin's own modules (its entry point's top-level package) are taken out of
-   ``sys.modules``, import caches are invalidated, and the entry point is loaded again.
-2. Only if that import succeeds is the old activation disposed (dependents first), the new
-   object adopted and activated; dependents re-activate after it.
-3. If the new code fails to import or to activate, the previous object and modules are put
-   back exactly as they were and re-activated: the host never ends up with neither.
+1. The plugin's own modules (its entry point's top-level package; a built-in's own module) are
+   taken out of ``sys.modules``, import caches invalidated, and the entry point loaded again (a
+   sub-plugin's ``load`` is simply called again).
+2. If the running version implements ``hand_over_state``, it returns the state its successor
+   starts from (``take_over_state``, called first on the new version).
+3. The new version activates into a staging layer (``host.plugins.staging``): its hooks run and
+   what they register is checked and held, while the old version keeps serving every call.
+4. The swap, in one synchronous step: the old version's dependents go down, its scope is
+   disposed, the new registrations go in, dependents come back (a replaced service restarts
+   the plugins that require or use it, as any activation does). Tools and prompt sections are
+   never missing in between. A disposer of the old version that raises does not stop the swap:
+   the old scope is abandoned and its error is reported once, in the outcome's line.
+5. If the import, the adoption (``requires``, configuration), ``hand_over_state`` or any hook
+   of the new version raises, everything the new version did is undone, its modules are put
+   back, and the old activation is untouched: never disposed, never re-created, its state kept.
 
-Tool calls already running finish on the old code (they hold the old objects).
+Tool calls already running finish on the old code (they hold the old ``Tool`` objects); the old
+scope is disposed at the swap, without waiting for them. A plugin that is not active (inactive,
+failed) has no running version to keep: its new object is adopted and activated as usual, and
+on failure the previous object is kept for the next activation.
 """
 
 from __future__ import annotations
@@ -18,28 +31,39 @@ import os
 import sys
 import time
 from types import ModuleType
+from typing import Any
 
 import attrs
 
 from host.plugins.lifecycle import PluginManager, describe_error
 from host.plugins.record import PluginRecord
+from host.plugins.staging import NOTHING, Stage
 
 
 @attrs.frozen
 class ReloadOutcome:
-    """What a reload did: ``ok`` with the time it took, or the error and the old version kept."""
+    """What a reload did: ``ok`` with the time it took, or the error and whether the previous
+    version was ``kept``; ``disposal`` is what the old version's disposers raised at a swap
+    that went ahead anyway."""
 
     plugin: str
     ok: bool
     seconds: float
     state: str
     error: str | None = None
+    disposal: str | None = None
+    kept: bool = True
 
     def line(self) -> str:
         """The one line ``agent-host dev`` prints."""
         if self.ok:
-            return f"reloaded {self.plugin} in {self.seconds * 1000:.0f} ms"
-        return f"reload of {self.plugin} failed, previous version kept: {self.error}"
+            done = f"reloaded {self.plugin} in {self.seconds * 1000:.0f} ms"
+            if self.disposal is not None:
+                done += f"; disposing the previous version failed: {self.disposal}"
+            return done
+        if self.kept:
+            return f"reload of {self.plugin} failed, previous version kept: {self.error}"
+        return f"reload of {self.plugin} failed: {self.error}"
 
 
 def plugin_package(record: PluginRecord) -> str | None:
@@ -92,30 +116,57 @@ def reload_plugin(manager: PluginManager, name: str) -> ReloadOutcome:
         return ReloadOutcome(name, False, 0.0, record.state, "the plugin is blocked")
     package = plugin_package(record)
     saved = _take_modules(package)
-    old = (record.obj, record.requires, record.uses, record.config, record.hooks)
     try:
         fresh = record.candidate.load()
+        stage = Stage(manager, record, fresh)
     except Exception as error:
         _restore_modules(package, saved)
         return _failed(record, started, describe_error(error))
-    rejected: str | None = None
+    if record.state != "active" or stage.missing():
+        error_text = _replace(manager, record, fresh)
+    else:
+        error_text, disposal = _swap(stage)
+        if error_text is None:
+            seconds = time.perf_counter() - started
+            kept = stage.record.state != "failed"  # or the swap refused a registration
+            return ReloadOutcome(name, kept, seconds, record.state, record.error, disposal, kept)
+    if error_text is not None:
+        _restore_modules(package, saved)
+        return _failed(record, started, error_text)
+    return ReloadOutcome(name, True, time.perf_counter() - started, record.state)
+
+
+def _swap(stage: Stage) -> tuple[str | None, str | None]:
+    """Stage the new version (with the old one's state) and swap it in: (the error that kept
+    the old version, None) or (None, what the old version's disposers raised)."""
+    record, state = stage.record, NOTHING
+    try:
+        if "hand_over_state" in record.hooks:
+            state = stage.hand_over()
+        stage.run(state)
+    except Exception as error:
+        return describe_error(error), None
+    if record.handle is not None:
+        record.handle.handed_over = state is not NOTHING and state is not None
+    retired = stage.swap()
+    return None, describe_error(retired) if retired is not None else None
+
+
+def _replace(manager: PluginManager, record: PluginRecord, fresh: Any) -> str | None:
+    """A plugin that is not active: adopt ``fresh`` and activate it when it can; on failure
+    the previous object is put back (it activates again if it can). Returns the error."""
+    old = (record.obj, record.requires, record.uses, record.config, record.hooks)
     with manager.paused():
-        manager.take_down(name)
-        try:
-            manager.adopt(record, fresh)
-        except Exception as error:  # the old object stays; paused() re-activates it
-            _restore_modules(package, saved)
-            rejected = describe_error(error)
-    if rejected is not None:
-        return _failed(record, started, rejected)
+        if not manager.take_down(record.name):  # its disposer raised: abandon that scope
+            record.state, record.error = "inactive", None
+        manager.adopt(record, fresh)  # checked by the stage already: cannot raise
     if record.state != "failed":
-        return ReloadOutcome(name, True, time.perf_counter() - started, record.state)
+        return None
     error_text = record.error or "activation failed"
     with manager.paused():
-        _restore_modules(package, saved)
         record.obj, record.requires, record.uses, record.config, record.hooks = old
         record.state, record.error = "inactive", None
-    return _failed(record, started, error_text)
+    return error_text
 
 
 def _failed(record: PluginRecord, started: float, error: str) -> ReloadOutcome:

@@ -19,7 +19,7 @@ TESTS = Path(__file__).resolve().parents[1]
 
 
 def test_the_hook_list_matches_the_activation_order():
-    assert sorted(hookspecs.ACTIVATION_ORDER) == HOOKS
+    assert sorted(hookspecs.ACTIVATION_ORDER + hookspecs.HANDOVER_HOOKS) == HOOKS
 
 
 @pytest.mark.parametrize("hook", HOOKS)

@@ -280,8 +280,8 @@ async def test_interrupting_a_turn_cancels_the_call_on_the_server(make_host, tmp
     await host.aclose()
 
 
-def test_a_failed_reload_of_a_server_puts_back_a_working_one(make_host, tmp_path):
-    """The second start fails: the reload keeps the previous version, with a live server."""
+async def test_a_failed_reload_of_a_server_keeps_the_running_one(make_host, tmp_path):
+    """The second start fails: the reload leaves the running version, and its server, alone."""
     marker = tmp_path / "started-once"
     script = tmp_path / "once.sh"
     script.write_text(
@@ -291,12 +291,14 @@ def test_a_failed_reload_of_a_server_puts_back_a_working_one(make_host, tmp_path
     script.chmod(0o755)
     host = make_host(PLUGIN, config=servers(once={"command": str(script)}))
     assert rows(host)["mcp.once"]["state"] == "active"
+    running = host.plugins.records["mcp.once"].obj
     outcome = host.reload("mcp.once")
     assert not outcome.ok and "second start refused" in outcome.error
-    # the old version is back with a server of its own: its start is refused too, so it fails
-    # honestly instead of offering tools that answer "closed"
-    assert rows(host)["mcp.once"]["state"] == "failed"
-    assert "second start refused" in rows(host)["mcp.once"]["error"]
+    assert rows(host)["mcp.once"]["state"] == "active"
+    assert host.plugins.records["mcp.once"].obj is running and alive(running.connection.pid)
+    result = await turn_result(host, "once__get_current_time", timezone="UTC")
+    assert not result.is_error, result.content
+    await host.aclose()
 
 
 async def test_two_hosts_in_one_process_keep_their_servers_apart(make_host):

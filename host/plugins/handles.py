@@ -1,0 +1,55 @@
+"""What plugins hold of the lifecycle: their own ``PluginHandle`` and the ``plugins`` service."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from host.disposal import Scope
+
+if TYPE_CHECKING:
+    from host.plugins.lifecycle import PluginManager
+
+
+class PluginHandle:
+    """The ``plugin`` argument of ``activate``: one per activation of a plugin.
+
+    ``fail(error)`` takes this plugin down as failed. ``handed_over`` is true once this
+    activation's state went to another activation at a hot reload (see the hookspecs
+    ``hand_over_state`` and ``take_over_state``): its disposers leave that state alone.
+    """
+
+    def __init__(self, manager: PluginManager, name: str, scope: Scope | None = None) -> None:
+        self._manager = manager
+        self._scope = scope
+        self.name = name
+        self.handed_over = False
+
+    def fail(self, error: str) -> None:
+        """Take this plugin down as ``failed`` with the one-line ``error`` (host thread only).
+
+        Does nothing once this activation is over (e.g. a reload replaced it): a late call
+        from the old version never takes its successor down.
+        """
+        if self._scope is not None and self._scope.disposed:
+            return
+        self._manager.fail(self.name, error)
+
+
+class PluginStates:
+    """The ``plugins`` service: a read-only view of every plugin's state (sub-plugins too).
+
+    A plugin that depends on another being up now (e.g. the delegation tool checking that a
+    profile's MCP servers are connected) asks ``is_active`` instead of guessing from tools.
+    """
+
+    def __init__(self, manager: PluginManager) -> None:
+        self._manager = manager
+
+    def state(self, name: str) -> str | None:
+        """``active``, ``inactive``, ``failed`` or ``blocked``; None for an unknown plugin."""
+        record = self._manager.records.get(name)
+        return record.state if record is not None else None
+
+    def is_active(self, name: str) -> bool:
+        """Whether plugin ``name`` is loaded and active."""
+        return self.state(name) == "active"
