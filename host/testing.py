@@ -7,11 +7,11 @@ Fixtures:
   named by its ``name`` attribute, else the last part of its module name, or pass
   ``(name, obj)`` pairs), plus the built-in service plugins unless ``builtins=False``. No
   entry points are scanned. Data lives in the test's ``tmp_path``. Every host made is closed
-  after the test.
+  after the test, which fails if a plugin's disposal failed then (one line per plugin).
 * ``make_harness(*plugins, cls=HostHarness, data_dir=None, **options)`` makes a
   ``HostHarness`` (or the subclass ``cls``) the same way, in its own directory of
   ``tmp_path`` unless ``data_dir`` is given; every harness made is closed (asynchronously)
-  after the test.
+  after the test, failing it as ``make_host`` does.
 * ``harness``: a ``HostHarness`` over the built-in plugins alone, closed after the test.
 
 Helpers:
@@ -42,6 +42,7 @@ import pytest
 from host.app import Host, HostSettings
 from host.builtins import builtin_candidates
 from host.plugins.discovery import PluginCandidate, from_object
+from host.plugins.record import DisposalFailure
 from host.plugins.selection import Selection
 from host.tools.execute import run_tool
 from host.tools.tool import Tool, ToolExec, ToolResult
@@ -113,8 +114,13 @@ def make_host(tmp_path: Path) -> Iterator[MakeHost]:
         return host
 
     yield make
-    for host in reversed(made):
-        host.close()
+    _fail_on_disposal([failure for host in reversed(made) for failure in host.close()])
+
+
+def _fail_on_disposal(failures: list[DisposalFailure]) -> None:
+    """Fail the test (after everything was closed) when a plugin's disposal failed."""
+    if failures:
+        pytest.fail("\n".join(failure.line() for failure in failures), pytrace=False)
 
 
 class HostHarness:
@@ -238,14 +244,15 @@ class HostHarness:
         tool so that a failed test cannot hang the shutdown)."""
         self._on_close.append(callback)
 
-    async def close(self) -> None:
-        """Run the ``on_close`` callbacks, then shut the host down; later calls do nothing."""
+    async def close(self) -> list[DisposalFailure]:
+        """Run the ``on_close`` callbacks, then shut the host down; returns the plugins whose
+        disposal failed. Later calls do nothing (and return no failure)."""
         if self._closed:
-            return
+            return []
         self._closed = True
         for callback in self._on_close:
             callback()
-        await self.host.aclose()
+        return await self.host.aclose()
 
 
 def _async_fixture(function: _F) -> _F:
@@ -270,8 +277,10 @@ async def make_harness(tmp_path: Path) -> AsyncIterator[MakeHarness]:
         return harness
 
     yield make
+    failures: list[DisposalFailure] = []
     for harness in reversed(made):
-        await harness.close()
+        failures += await harness.close() or []
+    _fail_on_disposal(failures)
 
 
 @_async_fixture
