@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from host.app import Host, open_host  # noqa: E402
-from host.cli.dev import DEBOUNCE_MS, STEP_MS, watch_changes  # noqa: E402
+from host.cli.dev import DEBOUNCE_MS, STEP_MS, Watcher  # noqa: E402
 from host.plugins.watch import PendingChanges, ReloadLoop, WatchMap  # noqa: E402
 from host.testing import call_tool  # noqa: E402
 from tests.distributions import write_distribution  # noqa: E402
@@ -71,13 +71,14 @@ async def measure_edits(
     watch_map = WatchMap(host.plugins)
     loop = ReloadLoop(watch_map, host.reload, lines.append)
     pending = PendingChanges()
+    watcher = Watcher([site], step=step, debounce=debounce)
+    await watcher.start()  # every watch in place
 
     async def pump() -> None:
-        async for batch in watch_changes([site], step=step, debounce=debounce):
+        async for batch in watcher:
             pending.add(batch)
 
     task = asyncio.ensure_future(pump())
-    await asyncio.sleep(0.3)  # the watcher is set up
     figures: dict[str, list[float]] = {"watcher": [], "reload": [], "callable": []}
     try:
         for n in range(1, edits + 2):  # the first edit is a warm-up
@@ -101,6 +102,7 @@ async def measure_edits(
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+        await watcher.aclose()
     return figures
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import queue
 import subprocess
 import threading
@@ -11,9 +12,15 @@ from pathlib import Path
 
 
 class Lines:
-    """A running command whose stdout and stderr lines are collected by reader threads."""
+    """A running command whose stdout and stderr lines are collected by reader threads.
 
-    def __init__(self, command: Sequence[str], *, cwd: Path, env: dict[str, str]) -> None:
+    With ``prompt``, stdout output that stops at an unterminated ``prompt`` (the command now
+    waits for input) is a line of its own: ``wait_for(lines.out, prompt, …)`` sees it.
+    """
+
+    def __init__(
+        self, command: Sequence[str], *, cwd: Path, env: dict[str, str], prompt: str | None = None
+    ) -> None:
         self.process = subprocess.Popen(
             command,
             cwd=cwd,
@@ -25,8 +32,9 @@ class Lines:
         )
         self.out: queue.Queue[str] = queue.Queue()
         self.err: queue.Queue[str] = queue.Queue()
-        for stream, lines in ((self.process.stdout, self.out), (self.process.stderr, self.err)):
-            threading.Thread(target=_read, args=(stream, lines), daemon=True).start()
+        readers = ((self.process.stdout, self.out, prompt), (self.process.stderr, self.err, None))
+        for stream, lines, waits in readers:
+            threading.Thread(target=_read, args=(stream, lines, waits), daemon=True).start()
 
     def send(self, text: str) -> None:
         """Write ``text`` to the command's standard input."""
@@ -41,9 +49,19 @@ class Lines:
             self.process.wait()
 
 
-def _read(stream: object, lines: queue.Queue[str]) -> None:
-    for line in iter(stream.readline, ""):  # type: ignore[attr-defined]
-        lines.put(line)
+def _read(stream: object, lines: queue.Queue[str], prompt: str | None) -> None:
+    """Put each line of ``stream`` as it arrives, and a pending ``prompt`` (see ``Lines``)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    pending = ""
+    while chunk := stream.buffer.read1(4096):  # type: ignore[attr-defined]
+        *complete, pending = (pending + decoder.decode(chunk)).split("\n")
+        for line in complete:
+            lines.put(line + "\n")
+        if prompt and pending.endswith(prompt):
+            lines.put(pending)
+            pending = ""
+    if pending:
+        lines.put(pending)
 
 
 def wait_for(lines: queue.Queue[str], needle: str, seconds: float) -> str | None:

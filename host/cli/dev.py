@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -36,7 +37,7 @@ from host.app import Host
 from host.cli.chat import ROOT_LABEL, Conversation
 from host.errors import HostError
 from host.plugins.config import CONFIG_FILE
-from host.plugins.watch import ReloadLoop, WatchMap
+from host.plugins.watch import ReloadLoop, WatchMap, cancel_task
 
 STEP_MS = 5
 DEBOUNCE_MS = 300
@@ -44,45 +45,121 @@ RESUME_ENV = "AGENT_HOST_DEV_ROOT"
 PROMPT = "you> "
 
 
+class ArmedEvent(asyncio.Event):
+    """The stop event of one ``watchfiles.awatch``, which also tells when that one watches.
+
+    ``awatch`` sets its watcher up lazily, inside the generator, then waits for changes in a
+    worker thread, where ``RustNotify.watch`` checks the stop event on every step (``is_set``).
+    The watches are in place before that wait starts, so the first check sets ``armed``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.armed = asyncio.Event()
+        self._owner = asyncio.get_running_loop()
+        self._told = False
+
+    def is_set(self) -> bool:
+        """Whether to stop; the first call (from the watching thread) reports ``armed``."""
+        if not self._told:
+            self._told = True
+            self._owner.call_soon_threadsafe(self.armed.set)
+        return super().is_set()
+
+
+class Watcher:
+    """Batches of changed paths from ``watchfiles`` (imported here: only ``dev`` needs it):
+    everything below ``paths``, and the single ``files`` (watched through their directories,
+    not recursively, since editors save by replacing a file).
+
+    ``start`` returns once every watch is in place, so a save made after it is never missed;
+    a path that cannot be watched raises there. Iterating yields batches; ``aclose`` stops.
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[Path],
+        *,
+        files: Sequence[Path] = (),
+        step: int = STEP_MS,
+        debounce: int = DEBOUNCE_MS,
+    ) -> None:
+        self.paths, self.files, self.step, self.debounce = paths, files, step, debounce
+        self._queue: asyncio.Queue[set[str]] = asyncio.Queue()
+        self._pumps: list[asyncio.Future[None]] = []
+        self._stops: list[ArmedEvent] = []
+
+    async def start(self) -> None:
+        """Start one ``awatch`` per kind of watch and wait until each one watches."""
+        from watchfiles import awatch
+
+        wanted = {str(Path(os.path.abspath(f))) for f in self.files}
+        sources: list[tuple[list[str], dict[str, Any]]] = []
+        if self.paths:
+            sources.append(([str(p) for p in self.paths], {}))
+        if wanted:
+            folders = sorted({os.path.dirname(f) for f in wanted})
+            only = {"recursive": False, "watch_filter": lambda _change, path: path in wanted}
+            sources.append((folders, only))
+        for paths, options in sources:
+            stop = ArmedEvent()
+            changes = awatch(
+                *paths, step=self.step, debounce=self.debounce, stop_event=stop, **options
+            )
+            self._stops.append(stop)
+            self._pumps.append(asyncio.ensure_future(self._pump(changes)))
+        for stop, pump in zip(self._stops, self._pumps, strict=True):
+            armed = asyncio.ensure_future(stop.armed.wait())
+            either: set[asyncio.Future[Any]] = {armed, pump}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            if not armed.done():
+                await cancel_task(armed)
+                pump.result()  # why it could not watch
+
+    async def _pump(self, source: AsyncIterator[set[tuple[Any, str]]]) -> None:
+        async for changes in source:
+            await self._queue.put({path for _change, path in changes})
+
+    def __aiter__(self) -> Watcher:
+        return self
+
+    async def __anext__(self) -> set[str]:
+        """The next batch; a watcher that broke raises its error, one that stopped ends."""
+        getter = asyncio.ensure_future(self._queue.get())
+        pending: set[asyncio.Future[Any]] = {getter, *self._pumps}
+        await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        if getter.done():
+            return getter.result()
+        await cancel_task(getter)
+        for pump in self._pumps:
+            if pump.done():
+                pump.result()
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        """Stop every watch (its thread returns within a step) and wait for the pumps."""
+        for stop in self._stops:
+            stop.set()
+        for pump in self._pumps:
+            pump.cancel()
+        await asyncio.gather(*self._pumps, return_exceptions=True)
+
+
+@contextlib.asynccontextmanager
 async def watch_changes(
     paths: Sequence[Path],
     *,
     step: int = STEP_MS,
     debounce: int = DEBOUNCE_MS,
     files: Sequence[Path] = (),
-) -> AsyncIterator[set[str]]:
-    """Batches of changed paths from ``watchfiles`` (imported here: only ``dev`` needs it):
-    everything below ``paths``, and the single ``files`` (watched through their directories,
-    not recursively, since editors save by replacing a file)."""
-    from watchfiles import awatch
-
-    wanted = {str(Path(os.path.abspath(f))) for f in files}
-    watchers = [awatch(*paths, step=step, debounce=debounce)] if paths else []
-    if files:
-        folders = sorted({os.path.dirname(f) for f in wanted})
-        watchers.append(
-            awatch(
-                *folders,
-                step=step,
-                debounce=debounce,
-                recursive=False,
-                watch_filter=lambda _change, path: path in wanted,
-            )
-        )
-    queue: asyncio.Queue[set[str]] = asyncio.Queue()
-
-    async def pump(source: AsyncIterator[set[tuple[Any, str]]]) -> None:
-        async for changes in source:
-            await queue.put({path for _change, path in changes})
-
-    pumps = [asyncio.ensure_future(pump(source)) for source in watchers]
+) -> AsyncIterator[Watcher]:
+    """A started ``Watcher`` (every watch in place) for the block; stopped after it."""
+    watcher = Watcher(paths, files=files, step=step, debounce=debounce)
     try:
-        while True:
-            yield await queue.get()
+        await watcher.start()
+        yield watcher
     finally:
-        for task in pumps:
-            task.cancel()
-        await asyncio.gather(*pumps, return_exceptions=True)
+        await watcher.aclose()
 
 
 def config_files(host: Host) -> list[Path]:
@@ -168,7 +245,8 @@ async def run_dev(
     """Chat while watching; returns (restart reason or None, the root agent's id).
 
     The host is shut down (``aclose``) before this returns, in both cases. A failed plugin
-    that registers models is refused (``ConfigError``) before anything starts.
+    that registers models is refused (``ConfigError``) before anything starts. Every watch
+    is in place before the prompt shows, so no save made from then on is missed.
     """
     conversation = DevConversation(host, out, err)
     conversation.choose_model()
@@ -181,25 +259,30 @@ async def run_dev(
     )
     paths = watch_map.paths()
     names = ", ".join(watch_map.roots) or "no plugin in development"
-    print(f"agent-host: watching {len(paths)} path(s) for {names}", file=err, flush=True)
-    console = Console(out)
-    root = await conversation.resume_or_create(root_id)
-    loop = ReloadLoop(watch_map, host.reload, console.line)
-    tasks: set[asyncio.Future[Any]] = {
-        asyncio.ensure_future(_chat(conversation, console, _read_lines(lines)))
-    }
-    changes = watch_changes(paths, files=watch_map.config_files)
-    watcher = asyncio.ensure_future(loop.run(changes))
-    tasks.add(watcher)
-    try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        reason = watcher.result() if watcher in done else None
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await host.aclose()
+    async with watch_changes(paths, files=watch_map.config_files) as changes:
+        print(f"agent-host: watching {len(paths)} path(s) for {names}", file=err, flush=True)
+        console = Console(out)
+        root = await conversation.resume_or_create(root_id)
+        loop = ReloadLoop(watch_map, host.reload, console.line)
+        chat = _chat(conversation, console, _read_lines(lines))
+        try:
+            reason = await _until_one_ends(chat, loop.run(changes))
+        finally:
+            await host.aclose()
     return reason, root.id
+
+
+async def _until_one_ends(chat: Awaitable[None], reloads: Awaitable[str | None]) -> str | None:
+    """Run the chat and the reload loop until either ends (the other is cancelled); the
+    restart reason when the reload loop decided one."""
+    chatting, reloading = asyncio.ensure_future(chat), asyncio.ensure_future(reloads)
+    try:
+        done, _ = await asyncio.wait({chatting, reloading}, return_when=asyncio.FIRST_COMPLETED)
+        return reloading.result() if reloading in done else None
+    finally:
+        for task in (chatting, reloading):
+            task.cancel()
+        await asyncio.gather(chatting, reloading, return_exceptions=True)
 
 
 def restart_process(root_id: str | None) -> None:

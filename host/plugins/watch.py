@@ -257,7 +257,7 @@ class ReloadLoop:
                     waiter = asyncio.ensure_future(self.pending.take())
                     await asyncio.wait({pump, waiter}, return_when=asyncio.FIRST_COMPLETED)
                     if not waiter.done():
-                        await _cancel(waiter)
+                        await cancel_task(waiter)
                         continue
                     changed = waiter.result()
                 reason = self.step(changed)
@@ -265,7 +265,7 @@ class ReloadLoop:
                     return reason
                 await asyncio.sleep(0)  # batches that arrived during the reloads merge first
         finally:
-            await _cancel(pump)
+            await cancel_task(pump)
 
     async def _pump(self, source: AsyncIterable[Iterable[str | Path]]) -> None:
         async for batch in source:
@@ -289,7 +289,8 @@ class ReloadLoop:
         return None
 
 
-async def _cancel(task: asyncio.Future[Any]) -> None:
+async def cancel_task(task: asyncio.Future[Any]) -> None:
+    """Cancel ``task`` unless it is done, and wait until it is."""
     if not task.done():
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
