@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from host.disposal import Scope
-
 if TYPE_CHECKING:
     from host.plugins.lifecycle import PluginManager
 
@@ -18,21 +16,20 @@ class PluginHandle:
     ``hand_over_state`` and ``take_over_state``): its disposers leave that state alone.
     """
 
-    def __init__(self, manager: PluginManager, name: str, scope: Scope | None = None) -> None:
+    def __init__(self, manager: PluginManager, name: str) -> None:
         self._manager = manager
-        self._scope = scope
         self.name = name
         self.handed_over = False
 
     def fail(self, error: str) -> None:
         """Take this plugin down as ``failed`` with the one-line ``error`` (host thread only).
 
-        Does nothing once this activation is over (e.g. a reload replaced it): a late call
-        from the old version never takes its successor down.
+        Only while this activation is the plugin's current one: a late call from a version a
+        reload replaced, or from a new version still being staged, never takes it down.
         """
-        if self._scope is not None and self._scope.disposed:
-            return
-        self._manager.fail(self.name, error)
+        record = self._manager.records.get(self.name)
+        if record is not None and record.handle is self:
+            self._manager.fail(self.name, error)
 
 
 class PluginStates:

@@ -163,7 +163,7 @@ class PluginManager:
 
     def _activate(self, record: PluginRecord) -> None:
         scope = Scope(f'plugin "{record.name}"')
-        record.scope, record.handle = scope, PluginHandle(self, record.name, scope)
+        record.scope, record.handle = scope, PluginHandle(self, record.name)
         available: dict[str, Any] = {"ctx": self.services, "scope": scope, "plugin": record.handle}
         try:
             self.pm.register(record.obj, name=record.name)

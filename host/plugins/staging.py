@@ -147,7 +147,7 @@ class Stage:
         self.shadow = PluginRecord(record.candidate)
         manager.adopt(self.shadow, obj)
         self.scope = Scope(plugin_owner(record.name))
-        self.handle = PluginHandle(manager, record.name, self.scope)
+        self.handle = PluginHandle(manager, record.name)
         self.ctx = StagedServices(manager.services, record.name)
         self._held: list[_Held] = []
         self._claimed: dict[str, set[str]] = {}
@@ -165,7 +165,8 @@ class Stage:
 
     def run(self, state: Any = NOTHING) -> None:
         """Call the new version's hooks (``take_over_state`` first when ``state`` was handed
-        over); when one raises, everything it did is undone and the error propagates."""
+        over); when one raises, everything it did is undone and the error propagates (in a
+        group with whatever the undoing raised, if anything did)."""
         manager, obj = self.manager, self.shadow.obj
         available = {"ctx": self.ctx, "scope": self.scope, "plugin": self.handle, "state": state}
         try:
@@ -181,9 +182,11 @@ class Stage:
                 impls = implementations.get(hook)
                 if impls:
                     manager.call(self.shadow, impls, available, self._registrar(hook))
-        except Exception:
-            self.abandon(handed_back=state is not NOTHING and state is not None)
-            raise
+        except Exception as error:
+            undone = self.abandon(handed_back=state is not NOTHING and state is not None)
+            if undone is None:
+                raise
+            raise ExceptionGroup("staging failed", [error, *undone.exceptions]) from None
 
     def abandon(self, *, handed_back: bool = False) -> ExceptionGroup[Exception] | None:
         """Undo the staged version; returns what its disposers raised (nothing propagates).

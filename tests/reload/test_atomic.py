@@ -289,3 +289,16 @@ def test_a_parent_reload_replaces_its_sub_plugins_after_the_swap(
     states = {n: r.state for n, r in host.plugins.records.items() if n.startswith("servers")}
     assert states == {"servers": "active", "servers.a": "active", "servers.b": "active"}
     assert {"a_tool", "b_tool"} <= set(host.tools)
+
+
+async def test_a_failed_new_version_whose_undoing_raises_reports_both(
+    plugins: Plugins, dev_host: Callable[..., Host], box: Any
+) -> None:
+    plugins.install("keeper", keeper(box, "old"))
+    host = dev_host({"keeper"})
+    failing = "scope.add(lambda: 1 / 0)\n    raise RuntimeError('no')"
+    plugins.write("keeper", keeper(box, "new", fail=failing))
+    assert host.reload("keeper").line() == (
+        FAILED + "RuntimeError: no; ZeroDivisionError: division by zero"
+    )
+    assert await text_of(host, "hello") == "old"
