@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plugins = commands.add_parser("plugins", help="list plugins and their states")
     plugins.add_argument("--json", action="store_true")
+    plugins.add_argument("--check", action="store_true", help="exit 1 if a plugin failed")
     tools = commands.add_parser("tools", help="list the tools agents can call")
     tools.add_argument("--json", action="store_true")
     tools.add_argument("--scope", choices=["root", "child"], default="root")
@@ -111,10 +112,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_plugins(host: Host, args: argparse.Namespace) -> int:
-    """Print every discovered plugin with its state."""
+    """Print every discovered plugin with its state; with ``--check``, also one line on stderr
+    per failed plugin, and exit 1 if there is any."""
     rows = host.plugin_rows()
     print(render.to_json(rows) if args.json else render.plugin_table(rows))
-    return 0
+    failures = render.failed_plugins(rows) if args.check else []
+    for failure in failures:
+        print(f"agent-host: {failure}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 def cmd_tools(host: Host, args: argparse.Namespace) -> int:

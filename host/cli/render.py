@@ -50,6 +50,12 @@ def plugin_table(rows: Sequence[dict[str, Any]]) -> str:
     return table(["plugin", "state", "from", "requires", "detail"], body)
 
 
+def failed_plugins(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """``plugin NAME failed: ERROR`` for each failed row of ``Host.plugin_rows``, in order."""
+    failed = (row for row in rows if row["state"] == "failed")
+    return [f"plugin {row['name']} failed: {row['error']}" for row in failed]
+
+
 def tool_table(rows: Sequence[dict[str, Any]]) -> str:
     """The human view of ``agent-host tools``: name, plugin, first line of the description."""
     body = [
