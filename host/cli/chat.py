@@ -5,7 +5,8 @@ scripted model with a notice; a failed plugin that registers models stops them b
 agent starts, and ``--script`` makes the scripted model answer from a file. The root agent's
 text is printed as it streams, each model call on its own line, including the turns that
 reports and settlement notices of background subagents start; while subagents work, a
-progress line says how many are still running.
+progress line says how many are still running. Each failed plugin is a warning line at the
+start (``warn_failed_plugins``), not news first heard as an agent's ``unknown tool``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from host.agents.agent import Agent
 from host.agents.driver import TurnOutcome
 from host.agents.models import ModelResponse, StreamEvent, TextDelta
 from host.app import Host
+from host.cli import render
 from host.cli.model_choice import refuse_failed_model_plugins
 
 if TYPE_CHECKING:
@@ -30,6 +32,13 @@ SCRIPTED_NOTICE = (
     "agent-host: notice: no model is configured, so the keyless scripted model answers "
     "(configure one: OPENAI_BASE_URL and AGENT_HOST_MODEL, or [plugins.openai] in agent-host.toml)"
 )
+
+
+def warn_failed_plugins(host: Host, err: TextIO) -> None:
+    """One ``agent-host: warning: plugin NAME failed: ERROR`` line per failed plugin: said at
+    the start of a command that runs agents, not first when an agent calls a missing tool."""
+    for failure in render.failed_plugins(host.plugin_rows()):
+        print(f"agent-host: warning: {failure}", file=err)
 
 
 class AnswerPrinter:
@@ -87,15 +96,17 @@ class Conversation:
 
     def choose_model(self) -> None:
         """Queue the ``--script`` entries; without a script, refuse to start when a plugin
-        that registers models failed, and announce the scripted fallback when it applies."""
+        that registers models failed. Then warn of every failed plugin, and announce the
+        scripted fallback when it applies."""
         models = self.host.services.models
         if self.script is not None:
             from host.cli.script_file import install
 
             install(self.script, models)
-            return
-        refuse_failed_model_plugins(self.host)
-        if models.default_name == "scripted":
+        else:
+            refuse_failed_model_plugins(self.host)
+        warn_failed_plugins(self.host, self.err)
+        if self.script is None and models.default_name == "scripted":
             print(SCRIPTED_NOTICE, file=self.err)
 
     async def open(self) -> Agent:

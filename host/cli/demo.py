@@ -19,6 +19,7 @@ from host.agents.agent import Agent
 from host.agents.scripted import ScriptedModel
 from host.app import Host, open_host
 from host.cli import demo_script as script
+from host.cli.chat import warn_failed_plugins
 from host.cli.model_choice import SCRIPTED_DEFAULT
 from host.cli.style import Style
 from host.cli.transcript import render_events
@@ -55,6 +56,7 @@ class Demo:
         self.open_at = open_at
         self.style = style
         self.host = open_at(data_dir)
+        warn_failed_plugins(self.host, sys.stderr)
         try:
             check_plugins(self.host)
         except HostError:

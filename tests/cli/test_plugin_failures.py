@@ -1,4 +1,5 @@
-"""Failed plugins through the real CLI: ``plugins --check``."""
+"""Failed plugins through the real CLI: ``plugins --check``, and a warning line at the start
+of every command that runs agents (``run``, ``chat``, ``dev``, ``demo``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from host.cli.chat import SCRIPTED_NOTICE
 from tests.cli.support import agent_host
 from tests.distributions import write_distribution
 
@@ -65,3 +67,25 @@ def test_check_exits_0_when_no_plugin_failed(tmp_path: Path, site: str):
     result = agent_host("plugins", "--check", "--json", cwd=tmp_path, PYTHONPATH=site)
     assert (result.returncode, result.stderr) == (0, "")
     assert {row["state"] for row in json.loads(result.stdout)} <= {"active", "inactive"}
+
+
+@pytest.mark.parametrize("command", [["run", "hi"], ["chat"]])
+def test_run_and_chat_warn_of_a_failed_plugin_at_the_start(tmp_path, site, command):
+    result = agent_host(*command, cwd=tmp_path, stdin="hi\n", PYTHONPATH=site)
+    assert result.returncode == 0
+    assert "scripted reply: hi\n" in result.stdout
+    assert result.stderr == f"agent-host: warning: {FAILURE}\n{SCRIPTED_NOTICE}\n"
+
+
+def test_dev_warns_of_a_failed_plugin_before_it_watches(tmp_path: Path, site: str):
+    result = agent_host("dev", cwd=tmp_path, stdin="/exit\n", PYTHONPATH=site)
+    assert result.returncode == 0
+    lines = result.stderr.splitlines()
+    assert lines[:2] == [f"agent-host: warning: {FAILURE}", SCRIPTED_NOTICE]
+    assert lines[2].startswith("agent-host: watching ")
+
+
+def test_demo_warns_of_a_failed_plugin_and_runs(tmp_path: Path, site: str):
+    result = agent_host("demo", cwd=tmp_path, PYTHONPATH=site)
+    assert (result.returncode, result.stderr) == (0, f"agent-host: warning: {FAILURE}\n")
+    assert result.stdout.startswith("agent-host demo — sessions in ")

@@ -69,11 +69,15 @@ def test_labels_address_children_and_configured_models_are_ignored(tmp_path):
     assert any(line.startswith("  ← three") for line in session_lines(tmp_path))
 
 
-def test_a_failed_model_plugin_does_not_stop_a_scripted_run(tmp_path):
+def test_a_failed_model_plugin_does_not_stop_a_scripted_run_and_is_a_warning(tmp_path):
     script = write(tmp_path, ["Scripted anyway."])
     broken = {"OPENAI_BASE_URL": "localhost:1/v1", "AGENT_HOST_MODEL": "m1"}
     result = agent_host("run", "--script", script, "hi", cwd=tmp_path, **broken)
-    assert (result.returncode, result.stdout, result.stderr) == (0, "Scripted anyway.\n", "")
+    assert (result.returncode, result.stdout) == (0, "Scripted anyway.\n")
+    assert result.stderr == (
+        "agent-host: warning: plugin openai failed: ConfigError: OPENAI_BASE_URL: "
+        "'localhost:1/v1' must start with http:// or https://\n"
+    )
 
 
 def test_chat_takes_a_script_and_unused_entries_are_a_warning(tmp_path):
