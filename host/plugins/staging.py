@@ -283,12 +283,11 @@ class Stage:
 
     def _check_register_models(self, name: str, model: Any) -> None:
         models = self.manager.services.find("models")
+        owner = plugin_owner(self.record.name)
+        existing = models.owner(name) if models is not None else None
         claimed = self._claimed.setdefault("model", set())
-        names = models.names() if models is not None else []
-        if name in claimed or (name in names and "register_models" not in self.record.hooks):
-            raise DuplicateNameError(
-                "model", name, plugin_owner(self.record.name), "another plugin"
-            )
+        if name in claimed or existing not in (None, owner):
+            raise DuplicateNameError("model", name, owner, existing or owner)
         claimed.add(name)
 
     def _check_register_prompt_sections(self, name: str, text: str, order: int = 0) -> None:

@@ -302,3 +302,34 @@ async def test_a_failed_new_version_whose_undoing_raises_reports_both(
         FAILED + "RuntimeError: no; ZeroDivisionError: division by zero"
     )
     assert await text_of(host, "hello") == "old"
+
+
+MODELER = """
+from host import hookimpl
+from host.agents.scripted import ScriptedModel
+
+@hookimpl
+def register_models(register):
+    for name in {names!r}:
+        register(name, ScriptedModel)
+"""
+
+
+async def test_models_swap_and_one_another_plugin_holds_keeps_the_old_version(
+    plugins: Plugins, dev_host: Callable[..., Host]
+) -> None:
+    plugins.install("modeler", MODELER.format(names=("mine",)))
+    plugins.install("rival", MODELER.format(names=("theirs",)))
+    host = dev_host({"modeler", "rival"})
+    models = host.services.models
+
+    plugins.write("modeler", MODELER.format(names=("mine", "more")))
+    assert host.reload("modeler").ok
+    assert {"mine", "more", "theirs"} <= set(models.names())
+
+    plugins.write("modeler", MODELER.format(names=("mine", "theirs")))
+    assert host.reload("modeler").line() == (
+        'reload of modeler failed, previous version kept: DuplicateNameError: model "theirs" '
+        'from plugin "modeler" duplicates the one from plugin "rival"'
+    )
+    assert (models.owner("more"), models.owner("theirs")) == ('plugin "modeler"', 'plugin "rival"')
