@@ -9,7 +9,8 @@ keeps serving: the object is adopted into a shadow record and its hooks run in
   *held*: tools, prompt sections, services, models, profiles and sub-plugins reach the host
   only at the swap.
 * The new version's own hooks see its held services: their ``ctx`` is a ``StagedServices``,
-  those services over the live ones (and just the live ones once the stage is settled).
+  those services over the live ones (and just the live ones once the stage is settled). Its
+  tools and prompt sections are not in the registries yet: there, the old ones still serve.
 * Whatever ``activate`` does beyond registering (a setup contribution, a thread) is live at
   once; its disposers are in the stage's scope.
 
@@ -20,7 +21,8 @@ model step runs in between: the old version's dependents are taken down, its sco
 held is added, and plugins using what changed restart (reconcile brings the dependents back).
 A registration the host refuses at the swap although staging accepted it leaves the plugin
 ``failed``. Tool calls already running hold the old ``Tool`` objects and finish on the old
-code, after the old scope was disposed.
+code; the swap does not wait for them, so such a call runs on after the old scope was
+disposed (a resource that scope's disposer closed is closed for it too).
 """
 
 from __future__ import annotations
