@@ -102,6 +102,9 @@ class Watcher:
             only = {"recursive": False, "watch_filter": lambda _change, path: path in wanted}
             sources.append((folders, only))
         for paths, options in sources:
+            missing = [path for path in paths if not os.path.exists(path)]
+            if missing:  # watchfiles would only say "No path was found."
+                raise FileNotFoundError(f"cannot watch {missing[0]}: no such file or directory")
             stop = ArmedEvent()
             changes = awatch(
                 *paths, step=self.step, debounce=self.debounce, stop_event=stop, **options

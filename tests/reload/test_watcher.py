@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ async def test_saves_made_right_after_the_start_are_seen(tmp_path: Path) -> None
 
 
 async def test_a_path_that_cannot_be_watched_fails_the_start(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError):
-        async with watch_changes([tmp_path / "missing"]):
+    missing = tmp_path / "missing"
+    with pytest.raises(FileNotFoundError, match=f"^cannot watch {re.escape(str(missing))}: "):
+        async with watch_changes([missing]):
             pytest.fail("started without watching")
