@@ -37,8 +37,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -76,7 +77,7 @@ def log_body(n_events: int, desc: dict[str, Any] | None) -> bytes:
         events.append(Event(0, SubagentDescriptorEvent(desc)))
     while len(events) < n_events:
         seq = len(events)
-        role = "user" if seq % 2 else "assistant"
+        role: Literal["user", "assistant"] = "user" if seq % 2 else "assistant"
         text = f"message {seq}: " + "lorem ipsum dolor sit amet " * 4
         events.append(Event(seq, MessageEvent(role=role, content=text, message_id=f"m{seq}")))
     return encode_events(events)
@@ -206,7 +207,7 @@ async def bench_log_length(tmp: Path, scale: int, runs: int) -> None:
         listing = listing_over(data_dir, index)
         entries = await listing.list_children(PARENT)
         assert len(entries) == children
-        results[n_events] = await timed(lambda current=listing: current.list_children(PARENT), runs)
+        results[n_events] = await timed(partial(listing.list_children, PARENT), runs)
         show(f"warm, {n_events}-event logs", results[n_events])
     print(f"  ratio 10,000 / 100 events: {results[10_000] / results[100]:.2f}")
 

@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -63,7 +63,7 @@ async def run(children: int, reports: int, data_dir: Path) -> dict[str, Any]:
     host = build_host(("subagent_control", root), ("list_agents", listing), data_dir=data_dir)
     services = host.services
     latencies: list[float] = []
-    mode: dict[str, str] = {}
+    mode: dict[str, Literal["quiet", "next-step"]] = {}
 
     @tool("bench_report", "Report to your parent.", Args)
     async def bench_report(args: Args, exec: ToolExec) -> str:

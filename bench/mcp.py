@@ -58,7 +58,8 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"
 sys.path.insert(0, str(ROOT))
 
 import agent_host_mcp  # noqa: E402
-from agent_host_mcp.connection import ConnectSpec, ServerConnection  # noqa: E402
+from agent_host_mcp.config import ServerSpec  # noqa: E402
+from agent_host_mcp.connection import ServerConnection  # noqa: E402
 from agent_host_mcp.loop import McpLoop  # noqa: E402
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
@@ -286,7 +287,12 @@ async def bench_calls(
     answers = Answers()
     model.answer_unscripted(answers)
     loop = McpLoop("bench-mcp")
-    spec = ConnectSpec(name="direct", command=definition["command"], args=tuple(definition["args"]))
+    spec = ServerSpec(
+        name="direct",
+        transport="stdio",
+        command=definition["command"],
+        args=tuple(definition["args"]),
+    )
     connection = ServerConnection(spec, loop)
     connection.wait_ready(30.0)
 
