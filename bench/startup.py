@@ -27,6 +27,14 @@ overhead the plugins' own imports are. Everything runs in a clean environment (n
 
 The target (host − floor ≤ 50 ms, median) is checked for ``installed`` and ``+N dists``; the
 plugins scenario prints its overhead and the part the plugins' own imports take.
+
+A last comparison measures the marginal load cost of one plugin against pytest's, in the same
+run: ``agent-host plugins --json`` bare and with N function-tool plugins (each a module with one
+``@tool`` function of two typed parameters and a docstring, registered by ``register_tools``),
+beside ``python -m pytest --help`` bare and with N ``pytest11`` plugins (each a module with
+one ``pytest_configure`` hook; pytest loads its entry-point plugins to list their options,
+which ``--version`` does not do). Cost per plugin = (with N − bare) / N, medians; the target
+is host ≤ pytest.
 """
 
 from __future__ import annotations
@@ -56,6 +64,31 @@ from host import hookimpl
 
 @hookimpl
 def activate(ctx, scope, config):
+    pass
+"""
+
+
+FUNCTION_TOOL_SOURCE = '''
+from host import hookimpl
+from host.tools import tool
+
+@tool
+async def note_{i:03d}(text: str, tags: list[str] | None = None) -> str:
+    """Add a note.
+
+    Args:
+        text: The note's text.
+        tags: Labels to file it under.
+    """
+    return text
+
+@hookimpl
+def register_tools(register):
+    register(note_{i:03d})
+'''
+
+PYTEST_PLUGIN_SOURCE = """
+def pytest_configure(config):
     pass
 """
 
@@ -109,6 +142,29 @@ def write_plugins(site: Path, count: int) -> None:
         )
 
 
+def write_function_tool_plugins(site: Path, count: int) -> None:
+    """``count`` plugin distributions ``bench-tools-NNN`` with one function tool each."""
+    for i in range(count):
+        module = f"bench_tools_{i:03d}"
+        source = FUNCTION_TOOL_SOURCE.format(i=i)
+        write_distribution(
+            site, f"bench-tools-{i:03d}", entry_points={module: module}, modules={module: source}
+        )
+
+
+def write_pytest_plugins(site: Path, count: int) -> None:
+    """``count`` pytest plugin distributions ``bench-pytest-NNN`` (entry points ``pytest11``)."""
+    for i in range(count):
+        module = f"bench_pytest_{i:03d}"
+        write_distribution(
+            site,
+            f"bench-pytest-{i:03d}",
+            entry_points={module: module},
+            modules={module: PYTEST_PLUGIN_SOURCE},
+            group="pytest11",
+        )
+
+
 def timed(cmd: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:
     start = time.perf_counter()
     result = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
@@ -144,19 +200,26 @@ def measure(
     commands = {"host": host_command(), "floor": floor_command()}
     if plugins:
         commands["imports"] = imports_command(plugins)
-    # Warm-up (discarded): writes __pycache__ for the tiny modules, checks the output.
     n_rows = check_output(timed(commands["host"], env, cwd)[1], plugins)
-    for name, cmd in commands.items():
-        if name != "host":
-            timed(cmd, env, cwd)
+    times = interleaved(runs, {name: (cmd, env) for name, cmd in commands.items()}, cwd)
+    return {"rows": n_rows, **times}
+
+
+def interleaved(
+    runs: int, commands: dict[str, tuple[list[str], dict[str, str]]], cwd: Path
+) -> dict[str, list[float]]:
+    """Times (ms) of ``runs`` rounds of every command, the order reversed every other round,
+    after one discarded warm-up run each (it writes ``__pycache__`` for the tiny modules)."""
+    for cmd, env in commands.values():
+        timed(cmd, env, cwd)
     times: dict[str, list[float]] = {name: [] for name in commands}
     for i in range(runs):
         order = list(commands.items())
         if i % 2:
             order.reverse()
-        for name, cmd in order:
+        for name, (cmd, env) in order:
             times[name].append(timed(cmd, env, cwd)[0])
-    return {"rows": n_rows, **times}
+    return times
 
 
 @dataclass
@@ -216,6 +279,37 @@ def print_plugin_costs(plugins: Summary, count: int) -> None:
         )
 
 
+def measure_marginal(runs: int, cwd: Path, tmp: Path, count: int) -> dict[str, list[float]]:
+    """Interleaved times (ms) of the host and pytest, each bare and with ``count`` plugins."""
+    write_function_tool_plugins(tmp / "tools", count)
+    write_pytest_plugins(tmp / "pytest", count)
+    pytest_cmd = [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"]
+    commands = {
+        "host": (host_command(), clean_env(None)),
+        "host+plugins": (host_command(), clean_env(tmp / "tools")),
+        "pytest": (pytest_cmd, clean_env(None)),
+        "pytest+plugins": (pytest_cmd, clean_env(tmp / "pytest")),
+    }
+    rows = json.loads(timed(*commands["host+plugins"], cwd)[1])
+    tools = [r for r in rows if str(r["name"]).startswith("bench_tools_")]
+    if len(tools) != count or any(r["state"] != "active" or not r["tools"] for r in tools):
+        sys.exit("startup.py: the function-tool plugins did not all activate with their tool")
+    return interleaved(runs, commands, cwd)
+
+
+def print_marginal(times: dict[str, list[float]], count: int) -> None:
+    """Marginal cost per plugin (µs), host against pytest, from medians and minimums."""
+    print(f"\nmarginal load cost per plugin ({count} plugins, µs): host (function tools) vs pytest")
+    for kind, stat in (("median", statistics.median), ("min", min)):
+        host = (stat(times["host+plugins"]) - stat(times["host"])) * 1000.0 / count
+        pytest = (stat(times["pytest+plugins"]) - stat(times["pytest"])) * 1000.0 / count
+        verdict = "met" if host <= pytest else "MISSED"
+        print(
+            f"  {kind}: host {host:.0f} µs, pytest {pytest:.0f} µs, "
+            f"ratio {host / pytest:.2f} (target host ≤ pytest: {verdict})"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="runs per command (default 20)")
@@ -239,6 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         plugins = summarize(
             f"+{args.extra} plugins", measure(args.runs, cwd, tmp_path / "plugins", args.extra)
         )
+        marginal = measure_marginal(args.runs, cwd, tmp_path, args.extra)
     targeted = [installed, dists]
     print_table([*targeted, plugins], args.runs, len(targeted))
     print()
@@ -246,6 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     worst = max(r.diff("median") for r in targeted)
     verdict = "within" if worst <= TARGET_MS else "exceeds"
     print(f"\nworst median overhead: {worst:+.1f} ms ({verdict} the {TARGET_MS:.0f} ms target)")
+    print_marginal(marginal, args.extra)
     return 0
 
 
