@@ -190,10 +190,6 @@ class ModelRegistry:
 
         return dispose
 
-    def owner(self, name: str) -> str | None:
-        """Who registered model ``name`` (``plugin "<name>"`` for a plugin's), or None."""
-        return self._entries.owner(name)
-
     @property
     def default_name(self) -> str | None:
         """The name ``resolve(None)`` uses (see the class docstring)."""

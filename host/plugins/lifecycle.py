@@ -347,6 +347,7 @@ class PluginManager:
         record.tools.clear()
         record.services.clear()
         record.displaced.clear()
+        record.models.clear()
         if scope is not None:
             scope.dispose()
 

@@ -59,6 +59,8 @@ class PluginRecord:
     tools: list[str] = attrs.field(factory=list)
     services: list[str] = attrs.field(factory=list)
     displaced: list[str] = attrs.field(factory=list)
+    models: list[str] = attrs.field(factory=list)
+    """The models it registered (kept for a reload's name check; not in its row)."""
     hooks: frozenset[str] = frozenset()
     exception: BaseException | None = None
     """What made it fail, kept for ``--debug`` (``error`` is its one line)."""

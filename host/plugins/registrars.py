@@ -75,7 +75,8 @@ class Registrars:
         if hook == "register_models":
 
             def register_model(name: str, model: Any) -> None:
-                scope.add(self.services.get("models").register(name, model, owner=owner))
+                scope.add(self.services.get("models").register(name, model))
+                record.models.append(name)
 
             return register_model
         if hook == "register_prompt_sections":

@@ -215,7 +215,7 @@ class Stage:
             record.config, record.hooks = shadow.config, shadow.hooks
             record.scope, record.handle = self.scope, self.handle
             record.tools, record.services = self.shadow.tools, self.shadow.services
-            record.displaced = self.shadow.displaced
+            record.displaced, record.models = self.shadow.displaced, self.shadow.models
             try:
                 manager.unregister(self._pluggy_name)
                 self._pluggy_name = record.name
@@ -285,11 +285,11 @@ class Stage:
 
     def _check_register_models(self, name: str, model: Any) -> None:
         models = self.manager.services.find("models")
-        owner = plugin_owner(self.record.name)
-        existing = models.owner(name) if models is not None else None
+        taken = set(models.names()) - set(self.record.models) if models is not None else set()
         claimed = self._claimed.setdefault("model", set())
-        if name in claimed or existing not in (None, owner):
-            raise DuplicateNameError("model", name, owner, existing or owner)
+        if name in claimed or name in taken:
+            owner = plugin_owner(self.record.name)
+            raise DuplicateNameError("model", name, owner, "another plugin")
         claimed.add(name)
 
     def _check_register_prompt_sections(self, name: str, text: str, order: int = 0) -> None:

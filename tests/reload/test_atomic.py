@@ -330,6 +330,7 @@ async def test_models_swap_and_one_another_plugin_holds_keeps_the_old_version(
     plugins.write("modeler", MODELER.format(names=("mine", "theirs")))
     assert host.reload("modeler").line() == (
         'reload of modeler failed, previous version kept: DuplicateNameError: model "theirs" '
-        'from plugin "modeler" duplicates the one from plugin "rival"'
+        'from plugin "modeler" duplicates the one from another plugin'
     )
-    assert (models.owner("more"), models.owner("theirs")) == ('plugin "modeler"', 'plugin "rival"')
+    assert host.plugins.records["modeler"].models == ["mine", "more"]
+    assert host.plugins.records["modeler"].state == "active"
