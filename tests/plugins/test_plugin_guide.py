@@ -53,10 +53,13 @@ def test_every_name_authors_import_is_described() -> None:
         assert f"`{name}`" in text, name
 
 
+def test_no_placeholder_is_left() -> None:
+    assert "Placeholder" not in guide()
+
+
 def test_the_function_tools_section_shows_the_type_mapping() -> None:
     text = guide()
     section = text[text.index("\n## Function tools\n") : text.index("\n## Configuration")]
-    assert "*Placeholder:" not in section
     for python in ("`list[T]`", "`Literal[", "`T \\| None`", "a `TypedDict`", "`dict[str, T]`"):
         assert python in section, python
 
