@@ -58,7 +58,7 @@ class Registrars:
                     raise TypeError(f"register_tools expects host.tools.Tool, got {tool!r}")
                 if scope.disposed:  # a late call after the plugin went away adds nothing
                     raise RuntimeError(f"{owner} is no longer active: {tool.name} not added")
-                tool.parameters  # noqa: B018 - a function tool's schema: refused here, by name
+                tool.declare()  # a function tool with no schema is refused here, by name
                 unregister = self.tools.register(tool.name, tool, owner=owner)
                 record.tools.append(tool.name)
 

@@ -4,7 +4,8 @@
 tool named ``note_add``. The docstring's text before its first section is the description;
 its ``Args:`` section (Google style: ``name: text``, continued on deeper-indented lines) gives
 the parameters' descriptions. The schema comes from the annotations (``host.tools.schema``)
-and is built on first use — when the tool is registered — never at import. A parameter
+and the annotations are resolved and checked when the tool is registered (never at import);
+the schema with the docstring's descriptions is made on first use. A parameter
 annotated ``ToolExec`` receives the call's execution context and is not in the schema.
 
 A parameter without an annotation, ``*args``/``**kwargs``, a positional-only parameter or a
@@ -14,10 +15,12 @@ The function may be ``async`` (awaited) or plain (called on the event loop: keep
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import typing
 from collections.abc import Callable
+from types import CodeType, FunctionType
 from typing import Any, NamedTuple
 
 import attrs
@@ -78,20 +81,32 @@ class _Declaration(NamedTuple):
     """``(name, type)`` of each parameter in the schema."""
     exec_parameter: str | None
     schema: JsonSchema
+    """The schema without the docstring's descriptions (those join on first use)."""
+
+
+_EMPTY = inspect.Parameter.empty
+_KIND = inspect.Parameter
 
 
 class FunctionSignature:
-    """A function's parameters as a tool's arguments: schema, validation and the call."""
+    """A function's parameters as a tool's arguments: schema, validation and the call.
+
+    ``declare()`` (at registration) resolves the annotations and checks that every parameter
+    has a schema; the full schema, with the docstring's descriptions, is made on first use.
+    """
 
     def __init__(self, function: Callable[..., Any], tool_name: str) -> None:
         self.function = function
         self.tool_name = tool_name
         self._declaration: _Declaration | None = None
+        self._schema: JsonSchema | None = None
 
     @property
     def schema(self) -> JsonSchema:
         """The arguments' JSON Schema (built on first use; ``TypeError`` when it cannot be)."""
-        return self._declared().schema
+        if self._schema is None:
+            self._schema = _described(self.declare().schema, self.function.__doc__)
+        return self._schema
 
     def check(self, raw: Any) -> list[str]:
         """Problems with raw arguments; empty when they are valid."""
@@ -99,7 +114,7 @@ class FunctionSignature:
 
     async def call(self, arguments: dict[str, Any], exec: ToolExec) -> Any:
         """Call the function with checked ``arguments`` (structured to the annotated types)."""
-        declaration = self._declared()
+        declaration = self.declare()
         kwargs = {
             name: _structure(arguments[name], hint)
             for name, hint in declaration.parameters
@@ -110,58 +125,123 @@ class FunctionSignature:
         result = self.function(**kwargs)
         return await result if inspect.isawaitable(result) else result
 
-    def _declared(self) -> _Declaration:
+    def declare(self) -> _Declaration:
+        """Resolve and check the parameters once; ``TypeError`` naming the one refused."""
         if self._declaration is None:
             self._declaration = self._declare()
         return self._declaration
 
     def _declare(self) -> _Declaration:
-        try:
-            hints = typing.get_type_hints(self.function)
-        except Exception as error:
-            raise TypeError(f"{self._where()}: cannot resolve its annotations: {error}") from None
+        hints = self._hints()
         parameters: list[tuple[str, Any]] = []
         properties: list[Property] = []
         exec_parameter: str | None = None
-        descriptions = argument_descriptions(self.function.__doc__)
-        for parameter in inspect.signature(self.function).parameters.values():
-            self._refuse_kind(parameter)
-            hint = hints.get(parameter.name, inspect.Parameter.empty)
+        for name, kind, default in _parameters(self.function):
+            self._refuse_kind(name, kind)
+            hint = hints.get(name, _EMPTY)
             if hint is ToolExec:
-                exec_parameter = parameter.name
+                exec_parameter = name
                 continue
-            if hint is inspect.Parameter.empty:
-                raise TypeError(f"{self._where(parameter.name)}: no type annotation")
-            parameters.append((parameter.name, hint))
-            required = parameter.default is inspect.Parameter.empty
+            if hint is _EMPTY:
+                raise TypeError(f"{self._where(name)}: no type annotation")
+            parameters.append((name, hint))
+            required = default is _EMPTY
             properties.append(
                 Property(
-                    parameter.name,
-                    hint,
-                    descriptions.get(parameter.name),
-                    attrs.NOTHING if required else parameter.default,
-                    required=required,
+                    name, hint, None, attrs.NOTHING if required else default, required=required
                 )
             )
-        return _Declaration(tuple(parameters), exec_parameter, self._schema(properties))
-
-    def _refuse_kind(self, parameter: inspect.Parameter) -> None:
-        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-            raise TypeError(f"{self._where(parameter.name)}: *{parameter.name} is not supported")
-        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
-            raise TypeError(f"{self._where(parameter.name)}: **{parameter.name} is not supported")
-        if parameter.kind is inspect.Parameter.POSITIONAL_ONLY:
-            raise TypeError(f"{self._where(parameter.name)}: positional-only is not supported")
-
-    def _schema(self, properties: list[Property]) -> JsonSchema:
         try:
-            return object_schema(properties)
+            schema = object_schema(properties)
         except UnsupportedType as error:
             raise TypeError(f"{self._where(error.path)}: {error.message}") from None
+        return _Declaration(tuple(parameters), exec_parameter, schema)
+
+    def _hints(self) -> dict[str, Any]:
+        """The parameters' annotations as types. Annotations that are types already are used
+        as they are, strings (``from __future__ import annotations``) evaluated in the
+        function's module; ``typing.get_type_hints`` for anything subtler."""
+        annotations: dict[str, Any] = getattr(self.function, "__annotations__", {})
+        try:
+            hints = {
+                name: _evaluated(annotation, self.function)
+                for name, annotation in annotations.items()
+                if name != "return"
+            }
+            if all(_resolved(hint) for hint in hints.values()):
+                return hints
+            return typing.get_type_hints(self.function)
+        except Exception as error:
+            raise TypeError(f"{self._where()}: cannot resolve its annotations: {error}") from None
+
+    def _refuse_kind(self, name: str, kind: inspect._ParameterKind) -> None:
+        if kind is _KIND.VAR_POSITIONAL:
+            raise TypeError(f"{self._where(name)}: *{name} is not supported")
+        if kind is _KIND.VAR_KEYWORD:
+            raise TypeError(f"{self._where(name)}: **{name} is not supported")
+        if kind is _KIND.POSITIONAL_ONLY:
+            raise TypeError(f"{self._where(name)}: positional-only is not supported")
 
     def _where(self, parameter: str | None = None) -> str:
         place = f'tool "{self.tool_name}"'
         return f'{place}: parameter "{parameter}"' if parameter is not None else place
+
+
+def _described(schema: JsonSchema, docstring: str | None) -> JsonSchema:
+    """``schema`` with the docstring's ``Args:`` descriptions on its properties."""
+    properties = dict(schema["properties"])
+    for name, description in argument_descriptions(docstring).items():
+        if name in properties and description:
+            properties[name] = {**properties[name], "description": description}
+    return {**schema, "properties": properties}
+
+
+@functools.cache
+def _compiled(annotation: str) -> CodeType:
+    return compile(annotation, "<annotation>", "eval")
+
+
+def _evaluated(annotation: Any, function: Callable[..., Any]) -> Any:
+    if not isinstance(annotation, str):
+        return annotation
+    return eval(_compiled(annotation), getattr(function, "__globals__", {}))
+
+
+def _resolved(hint: Any) -> bool:
+    """Whether ``hint`` holds no forward reference (a string) anywhere inside."""
+    if isinstance(hint, str | typing.ForwardRef):
+        return False
+    return all(_resolved(arg) for arg in typing.get_args(hint) if arg is not Ellipsis)
+
+
+def _parameters(function: Callable[..., Any]) -> list[tuple[str, inspect._ParameterKind, Any]]:
+    """``(name, kind, default)`` of each parameter, read straight from a plain function's code
+    object (``inspect.signature`` for anything else: wrapped functions, partials, callables)."""
+    if not isinstance(function, FunctionType) or hasattr(function, "__wrapped__"):
+        signature = inspect.signature(function)
+        return [(p.name, p.kind, p.default) for p in signature.parameters.values()]
+    code = function.__code__
+    names, positional, keyword = code.co_varnames, code.co_argcount, code.co_kwonlyargcount
+    defaults = function.__defaults__ or ()
+    first_default = positional - len(defaults)
+    found: list[tuple[str, inspect._ParameterKind, Any]] = [
+        (
+            names[i],
+            _KIND.POSITIONAL_ONLY if i < code.co_posonlyargcount else _KIND.POSITIONAL_OR_KEYWORD,
+            defaults[i - first_default] if i >= first_default else _EMPTY,
+        )
+        for i in range(positional)
+    ]
+    extra = positional + keyword
+    if code.co_flags & inspect.CO_VARARGS:
+        found.append((names[extra], _KIND.VAR_POSITIONAL, _EMPTY))
+        extra += 1
+    keyword_defaults = function.__kwdefaults__ or {}
+    for name in names[positional : positional + keyword]:
+        found.append((name, _KIND.KEYWORD_ONLY, keyword_defaults.get(name, _EMPTY)))
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        found.append((names[extra], _KIND.VAR_KEYWORD, _EMPTY))
+    return found
 
 
 def _structure(value: Any, hint: Any) -> Any:

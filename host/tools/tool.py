@@ -90,6 +90,13 @@ class Tool:
             return self.signature.schema
         return schema_for(self.params)
 
+    def declare(self) -> None:
+        """Check the arguments' declaration: ``TypeError`` naming the parameter when it has no
+        schema. A function tool resolves its annotations here, once (the host calls this when
+        the tool is registered); the other forms were checked when they were made."""
+        if self.signature is not None:
+            self.signature.declare()
+
 
 @overload
 def tool(function: Callable[..., Any], /) -> Tool: ...

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from typing import Any, Literal, TypedDict
 
 import attrs
@@ -330,3 +331,41 @@ def test_the_attrs_form_keeps_working() -> None:
             value: complex
 
         tool("bad", "Bad.", Bad)
+
+
+def test_annotations_as_objects_strings_and_nested_forward_references_resolve() -> None:
+    namespace: dict[str, Any] = {}
+    exec(  # no ``from __future__ import annotations``: the annotations are objects
+        "import attrs\n"
+        "@attrs.frozen\n"
+        "class Item:\n"
+        "    name: str\n"
+        "def plain(tags: list[str] | None = None, *, limit: int = 3) -> str: return ''\n"
+        "def nested(items: list['Item']) -> str: return ''\n",
+        namespace,
+    )
+    plain = tool(namespace["plain"]).parameters
+    assert plain["properties"] == {
+        "tags": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]},
+        "limit": {"type": "integer", "default": 3},
+    }
+    nested = tool(namespace["nested"]).parameters["properties"]["items"]
+    assert nested["items"]["required"] == ["name"]
+
+
+async def test_a_wrapped_function_is_read_through_its_wrapper() -> None:
+    def logged(function: Any) -> Any:
+        @functools.wraps(function)
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return "logged " + await function(*args, **kwargs)
+
+        return wrapper
+
+    @tool
+    @logged
+    async def greet(who: str, *, loud: bool = False) -> str:
+        """Greet someone."""
+        return who.upper() if loud else who
+
+    assert greet.parameters["required"] == ["who"]
+    assert await run(greet, {"who": "ada", "loud": True}) == ToolResult("logged ADA")
