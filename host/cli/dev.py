@@ -30,7 +30,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from host.agents.agent import Agent
 from host.app import Host
@@ -38,6 +38,9 @@ from host.cli.chat import ROOT_LABEL, Conversation
 from host.errors import HostError
 from host.plugins.config import CONFIG_FILE
 from host.plugins.watch import ReloadLoop, WatchMap, cancel_task
+
+if TYPE_CHECKING:
+    from host.cli.script_file import Script
 
 STEP_MS = 5
 DEBOUNCE_MS = 300
@@ -244,14 +247,17 @@ async def run_dev(
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
     root_id: str | None = None,
+    script: Script | None = None,
 ) -> tuple[str | None, str | None]:
     """Chat while watching; returns (restart reason or None, the root agent's id).
 
     The host is shut down (``aclose``) before this returns, in both cases. A failed plugin
     that registers models is refused (``ConfigError``) before anything starts. Every watch
-    is in place before the prompt shows, so no save made from then on is missed.
+    is in place before the prompt shows, so no save made from then on is missed. ``script``
+    (``--script``) makes the scripted model answer from a file, from its start again after a
+    restart.
     """
-    conversation = DevConversation(host, out, err)
+    conversation = DevConversation(host, out, err, script=script)
     conversation.choose_model()
     watch_map = WatchMap(
         host.plugins,
@@ -305,6 +311,7 @@ def command(host: Host, args: argparse.Namespace) -> int:
             watch=args.watch,
             restart_always=args.restart,
             root_id=os.environ.pop(RESUME_ENV, None),
+            script=args.script,
         )
     )
     if reason is not None:

@@ -90,10 +90,6 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="send one message to a new agent, print its answers")
     run.add_argument("prompt")
     chat = commands.add_parser("chat", help="talk to a new agent, one message per line")
-    for command in (run, chat):
-        command.add_argument(
-            "--script", type=Path, metavar="FILE", help="the scripted model answers from FILE"
-        )
     models = commands.add_parser("models", help="list the models; check one against a server")
     models.add_argument("--json", action="store_true")
     actions = models.add_subparsers(dest="models_action", metavar="ACTION")
@@ -103,6 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     dev_command.add_argument("--data-dir", type=Path, dest="demo_data_dir")  # main reads it
     dev_command.add_argument("--watch", action="append", default=[], type=Path, metavar="PATH")
     dev_command.add_argument("--restart", action="store_true", help="restart on every change")
+    for command in (run, chat, dev_command):
+        command.add_argument(
+            "--script", type=Path, metavar="FILE", help="the scripted model answers from FILE"
+        )
     sessions.add_parser(commands)
     mcp.add_parser(commands)
     new_plugin = commands.add_parser("new-plugin", help="scaffold a plugin distribution")

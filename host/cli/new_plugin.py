@@ -199,12 +199,13 @@ greeting = "Hi"
 
 ```sh
 agent-host run --script script.json "Greet Ada."   # an agent calls the tool, keyless
-agent-host dev                                      # chat; saving a file reloads the plugin
+agent-host dev --script script.json                 # chat; saving a file reloads the plugin
 ```
 
 `agent-host dev` watches every plugin installed editable: save
 `$package/__init__.py` and the new version replaces the old one in the running host
-(if it fails to import, the old one keeps running and one line says why).
+(if it fails to import or activate, the old one keeps running and one line says why).
+Without `--script`, the configured model answers.
 """)
 
 
