@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.agents.prompt import PromptSection
     from host.agents.registry import AgentRegistry
     from host.app import HostSettings
+    from host.approvals.service import ApprovalService
     from host.naming import NamedRegistry
     from host.plugins.lifecycle import PluginStates
     from host.profiles.library import ProfileLibrary
@@ -166,6 +167,11 @@ class ServiceContext(Protocol):
     @property
     def subagents(self) -> SubagentService:
         """The subagent service (DESIGN §6): start, follow up, interrupt, list, report."""
+        ...
+
+    @property
+    def approvals(self) -> ApprovalService:
+        """Asks the root's user about calls that need consent, and ``ask_user`` questions."""
         ...
 
     def get(self, name: str) -> Any:

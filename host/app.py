@@ -24,6 +24,7 @@ from host.tools.tool import Tool
 
 if TYPE_CHECKING:  # imported where used: prompt values by the first section, reload by ``dev``
     from host.agents.prompt import PromptSection
+    from host.approvals.policy import Policy
     from host.plugins.reload import ReloadOutcome
 
 DEFAULT_DATA_DIR = ".agent-host"
@@ -194,6 +195,9 @@ def open_host(
     path = config_path if config_path is not None else Path(CONFIG_FILE)
     config = read_config_file(path, explicit=explicit)
     tables = config.setdefault("plugins", {})
+    policy = _approval_policy(env, config, path, explicit)
+    if not policy.is_default():  # no table: no converter at start-up
+        tables["approvals"] = policy.table()
     for name, keys in (overrides or {}).items():
         tables[name] = {**tables.get(name, {}), **keys}
     resolved_dir = data_dir or Path(env.get("AGENT_HOST_DATA_DIR") or DEFAULT_DATA_DIR)
@@ -207,6 +211,23 @@ def open_host(
         config_trusted=explicit,
     )
     host = Host(settings, selection=Selection.from_env(env, no_plugin), config=config)
+    host.warnings += policy.warnings
     host.add_plugins(builtin_candidates())
     host.add_plugins(discover())
     return host.start()
+
+
+def _approval_policy(
+    env: Mapping[str, str], config: dict[str, Any], path: Path, explicit: bool
+) -> Policy:
+    """The ``[approvals]`` policy in effect: the user's (``--config``, else the user-level
+    file), narrowed by the project's ``agent-host.toml`` when that is the config read."""
+    from host.approvals.policy import effective, user_config_file
+
+    if explicit:
+        return effective(config.get("approvals"), None, user_where=str(path))
+    user_file = user_config_file(env)
+    user = read_config_file(user_file, explicit=False).get("approvals")
+    return effective(
+        user, config.get("approvals"), user_where=str(user_file), project_where=str(path)
+    )

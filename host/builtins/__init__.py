@@ -19,6 +19,7 @@ BUILTINS: tuple[tuple[str, str], ...] = (
     ("models", "host.builtins.models"),
     ("agents", "host.builtins.agents"),
     ("subagents", "host.builtins.subagents"),
+    ("approvals", "host.builtins.approvals"),
 )
 
 

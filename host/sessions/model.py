@@ -160,6 +160,47 @@ class PluginEvent:
     kind: Literal["plugin"] = "plugin"
 
 
+@attrs.frozen
+class ApprovalOrigin:
+    """Who asked: the innermost requesting agent, its session, delegation depth and label, and
+    the parent's tool call that started it (None for a root, or when unknown)."""
+
+    agent_id: str
+    session_id: str
+    depth: int = 0
+    label: str | None = None
+    parent_tool_call_id: str | None = None
+
+
+Decision = Literal["approved", "approved_for_session", "denied", "answered", "cancelled"]
+
+
+@attrs.frozen
+class ApprovalRequested:
+    """Model-hidden: a tool call (or, from ``ask_user``, a question) waiting for the root's
+    user; in the requesting agent's log, mirrored with its origin into the root's."""
+
+    request_id: str
+    tool: str
+    arguments: Any
+    tool_call_id: str
+    origin: ApprovalOrigin
+    question: str | None = None
+    choices: list[str] | None = None
+    kind: Literal["approval/requested"] = "approval/requested"
+
+
+@attrs.frozen
+class ApprovalDecided:
+    """Model-hidden: how a request ended; recorded (durably) before an approved tool runs."""
+
+    request_id: str
+    decision: Decision
+    reason: str | None = None
+    answer: str | None = None
+    kind: Literal["approval/decided"] = "approval/decided"
+
+
 EventBody = (
     MessageEvent
     | InboxAccepted
@@ -169,6 +210,8 @@ EventBody = (
     | Compaction
     | SubagentDescriptorEvent
     | PluginEvent
+    | ApprovalRequested
+    | ApprovalDecided
 )
 
 MODEL_VISIBLE_KINDS = frozenset({"message", "compaction"})

@@ -145,9 +145,8 @@ class ContinuationManager(Residents):
             if index is not None:
                 index.record(plan.header, descriptor, plan.header.seed_length)
             activation = self._adopt(agent, descriptor, ancestors, resumed=False)
-            source = {"kind": START_KIND, "sender_session_id": parent.id}
             try:
-                message_id = agent.followup(request.prompt, source)
+                message_id = agent.followup(request.prompt, request.start_source(parent.id))
             except Exception:
                 self._schedule_check(activation)
                 raise

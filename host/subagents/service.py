@@ -170,7 +170,6 @@ class SubagentService:
             plan_child,
             to_tool_filter,
         )
-        from host.subagents.manager import START_KIND
         from host.subagents.oneshot import OneShotRun, wrap_model_step
 
         if signal is not None and signal.is_set():
@@ -195,7 +194,7 @@ class SubagentService:
         )
         run = OneShotRun(child, wrappers[0] if wrappers else None)
         self._runs.add(run)
-        run.begin(request.prompt, {"kind": START_KIND, "sender_session_id": parent.id}, signal)
+        run.begin(request.prompt, request.start_source(parent.id), signal)
 
         async def result() -> Any:
             try:

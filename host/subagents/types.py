@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -36,7 +36,11 @@ class Provider:
 
 @attrs.frozen
 class ChildRequest:
-    """What a parent asks a child to do; ``label`` is the display name kept in the descriptor."""
+    """What a parent asks a child to do; ``label`` is the display name kept in the descriptor.
+
+    ``parent_tool_call_id`` is the parent's tool call that starts the child; it travels in the
+    start message's ``source`` (``tool_call_id``), where an approval request finds its origin.
+    """
 
     prompt: str
     label: str | None = None
@@ -44,6 +48,16 @@ class ChildRequest:
     persona: str | None = None
     tool_filter: ToolFilterSpec | None = None
     max_steps: int | None = None
+    parent_tool_call_id: str | None = None
+
+    def start_source(self, parent_id: str) -> dict[str, Any]:
+        """The ``source`` of the child's start message."""
+        from host.subagents.manager import START_KIND
+
+        source: dict[str, Any] = {"kind": START_KIND, "sender_session_id": parent_id}
+        if self.parent_tool_call_id is not None:
+            source["tool_call_id"] = self.parent_tool_call_id
+        return source
 
 
 @attrs.frozen

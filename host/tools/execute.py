@@ -32,6 +32,9 @@ def parse_arguments(tool: Tool, raw: Any) -> Any:
 async def run_tool(tool: Tool | None, name: str, raw_args: Any, exec: ToolExec) -> ToolResult:
     """Execute one call of ``name``; unknown tools, bad arguments and raising tools become errors.
 
+    With an ``approvals`` service, valid arguments first meet the approval policy: the tool
+    runs only once the service said so (``host.approvals.service``).
+
     ``asyncio.CancelledError`` still propagates: interrupting a turn is not a tool failure.
     """
     if tool is None:
@@ -42,6 +45,12 @@ async def run_tool(tool: Tool | None, name: str, raw_args: Any, exec: ToolExec) 
         args = parse_arguments(tool, raw_args)
     except ValueError as error:
         return ToolResult.error(f"invalid arguments for {tool.name}: {error}")
+    find = getattr(exec.ctx, "find", None)  # an agent built without services has no ctx
+    approvals = find("approvals") if find is not None else None
+    if approvals is not None:  # a call that needs consent waits here; a denial ends it here
+        denial: ToolResult | None = await approvals.check(tool, args, raw_args, exec)
+        if denial is not None:
+            return denial
     try:
         result = await tool.execute(args, exec)
     except HostError as error:

@@ -62,6 +62,8 @@ class Tool:
     run concurrently with the rest of their batch; ``needs_agent`` tools refuse agentless calls.
     ``offered_to(header)``, when given, decides from an agent's session header whether that
     agent is offered the tool at all (e.g. no delegation tool beyond the depth limit).
+    ``needs_approval`` (a bool, or a function of the parsed arguments) asks the root's user
+    before a call runs, as the deployment's ``[approvals]`` policy says (``host.approvals``).
 
     A tool made by ``schema_tool`` has no params class: ``schema`` is its JSON Schema as given
     (say, by an MCP server), ``check`` validates raw arguments against it, and ``execute``
@@ -79,6 +81,7 @@ class Tool:
     schema: JsonSchema | None = None
     check: Check | None = None
     signature: FunctionSignature | None = None
+    needs_approval: bool | Callable[[Any], bool] = False
 
     @property
     def parameters(self) -> JsonSchema:
@@ -110,6 +113,7 @@ def tool(
     concurrency_safe: bool = False,
     needs_agent: bool = False,
     offered_to: OfferedTo | None = None,
+    needs_approval: bool | Callable[[Any], bool] = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -122,6 +126,7 @@ def tool(
     concurrency_safe: bool = False,
     needs_agent: bool = True,
     offered_to: OfferedTo | None = None,
+    needs_approval: bool | Callable[[Any], bool] = False,
 ) -> Callable[[Execute], Tool]: ...
 
 
@@ -129,9 +134,9 @@ def tool(*args: Any, **options: Any) -> Any:
     """Make a ``Tool``, in one of two forms.
 
     * ``@tool`` (or ``@tool(name=…, description=…, concurrency_safe=…, needs_agent=…,
-      offered_to=…)``) on a typed function: see ``host.tools.signature``. Its name is the
-      function's, its description the docstring's; it needs no calling agent unless
-      ``needs_agent=True``.
+      offered_to=…, needs_approval=…)``) on a typed function: see ``host.tools.signature``.
+      Its name is the function's, its description the docstring's; it needs no calling agent
+      unless ``needs_agent=True``.
     * ``@tool(name, description, Params)`` on ``async def f(args, exec)``, where ``Params`` is a
       frozen attrs class; the schema is checked at once.
     """
@@ -156,6 +161,7 @@ def function_tool(
     concurrency_safe: bool = False,
     needs_agent: bool = False,
     offered_to: OfferedTo | None = None,
+    needs_approval: bool | Callable[[Any], bool] = False,
 ) -> Tool:
     """A ``Tool`` calling ``function`` with its arguments (``@tool`` on a function)."""
     from host.tools.signature import FunctionSignature, summary  # on first use, not at start-up
@@ -172,6 +178,7 @@ def function_tool(
         offered_to,
         check=signature.check,
         signature=signature,
+        needs_approval=needs_approval,
     )
 
 
@@ -185,6 +192,7 @@ def schema_tool(
     concurrency_safe: bool = False,
     needs_agent: bool = True,
     offered_to: OfferedTo | None = None,
+    needs_approval: bool | Callable[[Any], bool] = False,
 ) -> Tool:
     """A tool whose arguments are described by a JSON Schema given as is: ``check`` validates
     raw arguments before every call, and ``execute(arguments_dict, exec)`` runs it."""
@@ -198,4 +206,5 @@ def schema_tool(
         offered_to,
         schema=schema,
         check=check,
+        needs_approval=needs_approval,
     )

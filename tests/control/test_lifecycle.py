@@ -44,6 +44,7 @@ async def test_block_and_unblock_dispose_exactly_the_plugins_tools(
     parent = await ctl.root()
     before = tool_names(ctl)
     assert owners(ctl) == {
+        "ask_user": "approvals",
         "send_message": "subagent_control",
         "interrupt_agent": "subagent_control",
         "list_agents": "list_agents",

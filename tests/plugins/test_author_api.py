@@ -18,6 +18,7 @@ from host import api
 from host.agents.models import ModelRegistry
 from host.agents.registry import AgentRegistry
 from host.app import HostSettings
+from host.approvals.service import ApprovalService
 from host.naming import NamedRegistry
 from host.plugins.hookspecs import ACTIVATION_ORDER, hookimpl
 from host.plugins.lifecycle import PluginStates
@@ -295,6 +296,7 @@ BUILT_IN = {  # the name of each typed service, and what the host serves under i
     "models": ModelRegistry,
     "agents": AgentRegistry,
     "subagents": SubagentService,
+    "approvals": ApprovalService,
 }
 
 

@@ -184,7 +184,7 @@ async def test_an_agent_turn_with_a_tool_call(make_host, server, monkeypatch):
     first, second = server.requests
     assert first.headers["authorization"] == "Bearer sk-test"
     assert first.body["model"] == "test-model"
-    assert [t["function"]["name"] for t in first.body["tools"]] == ["echo"]
+    assert [t["function"]["name"] for t in first.body["tools"]] == ["ask_user", "echo"]
     assert first.body["messages"][-1] == {"role": "user", "content": "please echo ping"}
     assert second.body["messages"][-2:] == [
         {

@@ -39,6 +39,7 @@ def _combine_filters(
 
     return combine_filters(first, second)
 
+
 if TYPE_CHECKING:  # the subagent values are imported where they are built, not at load
     from host.api import RegisterTool, ServiceContext
     from host.profiles.model import Profile, ProfileSet
@@ -302,7 +303,9 @@ async def start_child(
     if wanted is None and profile is not None:
         wanted = profile.background
     background = instance.mode == "continuable" and wanted is not False
-    request = child_request(args, profile, deployment)
+    request = attrs.evolve(
+        child_request(args, profile, deployment), parent_tool_call_id=exec.tool_call_id or None
+    )
     subagents = exec.ctx.subagents
     try:
         if background:

@@ -117,7 +117,7 @@ async def test_configured_instances_and_one_shot_mode(tmp_path):
     }
     host = build_host(("subagent", agent_host_subagent), data_dir=tmp_path / "d", config=config)
     try:
-        assert [n for n in host.tools if n.startswith(("subagent", "ask"))] == [
+        assert [n for n in host.tools if n in ("subagent", "subagent_fork", "ask")] == [
             "subagent",
             "subagent_fork",
             "ask",

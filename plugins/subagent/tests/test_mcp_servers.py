@@ -142,10 +142,11 @@ async def test_a_profile_limits_a_child_to_its_servers_tools_and_records_it(tmp_
 
         everything = ["read_file", "shell", "lookalike__tool"]
         time_tools = ["time__get_current_time", "time__convert_time"]
-        assert offered(model, "plain") == ["subagent", *everything, *time_tools, "git__status"]
-        assert offered(model, "clock") == ["subagent", *everything, *time_tools]
+        first = ["ask_user", "subagent"]
+        assert offered(model, "plain") == [*first, *everything, *time_tools, "git__status"]
+        assert offered(model, "clock") == [*first, *everything, *time_tools]
         # Not an MCP tool (no mcp.<server> registered it), so the limit does not touch it.
-        assert offered(model, "quiet") == ["subagent", "read_file", "lookalike__tool"]
+        assert offered(model, "quiet") == [*first, "read_file", "lookalike__tool"]
         assert offered(model, "narrow") == ["read_file", "git__status"]  # both filters apply
 
         clock = await host.services.session_persistence.inspect(started["clock"])

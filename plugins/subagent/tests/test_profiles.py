@@ -131,7 +131,7 @@ async def test_a_child_from_a_profile_gets_exactly_its_tools_and_persona(env):
     plain = await call_tool(host, "subagent", {"description": "plain", "prompt": "p"}, agent=root)
     await settle(host, plain.structured["subagent_id"], root)
     tools, prompt = seen(model, "plain")
-    assert tools[:4] == ["subagent", "read_file", "grep", "shell"]
+    assert tools[:5] == ["ask_user", "subagent", "read_file", "grep", "shell"]
     assert "You review diffs" not in prompt
 
 
@@ -149,7 +149,7 @@ async def test_general_purpose_is_built_in(env):
     result = await call_tool(host, "subagent", args, agent=root)
     assert (result.text, result.structured["subagent_type"]) == ("done", "general-purpose")
     tools, prompt = seen(model, "gp")
-    assert tools == ["subagent", "read_file", "grep", "shell"]
+    assert tools == ["ask_user", "subagent", "read_file", "grep", "shell"]
     assert "complete, concise final report" in prompt
 
 

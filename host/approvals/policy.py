@@ -1,0 +1,157 @@
+"""The deployment's approval policy: ``[approvals]`` in ``agent-host.toml``.
+
+::
+
+    [approvals]
+    mode = "ask"            # for tools that declare needs_approval: "ask" | "allow" | "deny"
+    deny = ["shell"]        # tool-name globs: never run
+    ask = ["mcp.*"]         # asked even when the tool does not declare needs_approval
+    allow = ["git__*"]      # run without asking
+    timeout = 120           # seconds a request may wait; then it is denied
+
+A call is judged by the first rule that matches its tool's name: ``deny``, then ``ask``, then
+``allow``; a tool no list names runs unless it declares ``needs_approval``, which ``mode``
+then decides. The user-level policy (``$AGENT_HOST_HOME/agent-host.toml``, else
+``~/.agent-host/agent-host.toml``, and a ``--config`` file) is the base; the project's own
+``agent-host.toml`` may only narrow it: a stricter ``mode``, more ``deny`` and ``ask`` globs, a
+shorter ``timeout``. Its ``allow`` globs are ignored, with a warning.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+from host.errors import ConfigError
+from host.tools.schema import schema_for, validate
+
+Mode = Literal["ask", "allow", "deny"]
+Verdict = Literal["run", "ask", "deny"]
+_STRICTNESS: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+TABLE = "approvals"
+
+
+@attrs.frozen
+class PolicyTable:
+    """The keys of an ``[approvals]`` table, validated strictly."""
+
+    mode: Mode = "ask"
+    allow: list[str] = attrs.field(factory=list)
+    deny: list[str] = attrs.field(factory=list)
+    ask: list[str] = attrs.field(factory=list)
+    timeout: float | None = None
+
+
+@attrs.frozen
+class Policy:
+    """The policy in effect, and the warnings met while building it."""
+
+    mode: Mode = "ask"
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    timeout: float | None = None
+    warnings: tuple[str, ...] = ()
+
+    def verdict(self, tool: str, needs_approval: bool) -> Verdict:
+        """What a call of ``tool`` gets before anyone is asked (module docstring)."""
+        if _matches(self.deny, tool):
+            return "deny"
+        if _matches(self.ask, tool):
+            return "ask"
+        if _matches(self.allow, tool) or not needs_approval:
+            return "run"
+        return {"ask": "ask", "allow": "run", "deny": "deny"}[self.mode]  # type: ignore[return-value]
+
+    def narrowed_by(self, project: Policy, *, allow_given: bool) -> Policy:
+        """This (user-level) policy narrowed by the project's; ``allow_given`` says whether the
+        project listed ``allow`` globs (they are ignored, with a warning)."""
+        mode = max(self.mode, project.mode, key=_STRICTNESS.__getitem__)
+        timeouts = [t for t in (self.timeout, project.timeout) if t is not None]
+        warnings = list(self.warnings + project.warnings)
+        if allow_given:
+            warnings.append(
+                "[approvals] allow in the project's agent-host.toml is ignored: "
+                "only the user's configuration may allow"
+            )
+        return Policy(
+            mode,
+            self.allow,
+            self.deny + project.deny,
+            self.ask + project.ask,
+            min(timeouts) if timeouts else None,
+            tuple(warnings),
+        )
+
+    def is_default(self) -> bool:
+        """Whether its rules are the defaults (warnings aside)."""
+        return self.table() == Policy().table()
+
+    def table(self) -> dict[str, Any]:
+        """The policy as the ``approvals`` plugin's configuration table."""
+        table: dict[str, Any] = {
+            "mode": self.mode,
+            "allow": list(self.allow),
+            "deny": list(self.deny),
+            "ask": list(self.ask),
+        }
+        if self.timeout is not None:
+            table["timeout"] = self.timeout
+        return table
+
+    def unmatched(self, tool_names: list[str]) -> list[str]:
+        """One warning per glob that matches none of ``tool_names``."""
+        return [
+            f'[approvals] {key} glob "{glob}" matches no tool'
+            for key in ("deny", "ask", "allow")
+            for glob in getattr(self, key)
+            if not any(fnmatchcase(name, glob) for name in tool_names)
+        ]
+
+
+def _matches(globs: tuple[str, ...], tool: str) -> bool:
+    return any(fnmatchcase(tool, glob) for glob in globs)
+
+
+def parse(table: Any, where: str) -> Policy:
+    """The policy of one ``[approvals]`` table; ``ConfigError`` naming ``where`` and the key."""
+    if table is None:
+        return Policy()
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [approvals] must be a table")
+    problems = validate(schema_for(PolicyTable), table)
+    if problems:
+        raise ConfigError(f"{where}: [approvals] {problems[0]}")
+    timeout = table.get("timeout")
+    if timeout is not None and timeout <= 0:
+        raise ConfigError(f"{where}: [approvals] timeout: must be a positive number of seconds")
+    return Policy(
+        table.get("mode", "ask"),
+        tuple(table.get("allow", ())),
+        tuple(table.get("deny", ())),
+        tuple(table.get("ask", ())),
+        None if timeout is None else float(timeout),
+    )
+
+
+def user_config_file(environ: Any) -> Path:
+    """``$AGENT_HOST_HOME/agent-host.toml``, else ``~/.agent-host/agent-host.toml``."""
+    home = environ.get("AGENT_HOST_HOME")
+    if home:
+        return Path(home) / "agent-host.toml"
+    base = environ.get("HOME")
+    return (Path(base) if base else Path.home()) / ".agent-host" / "agent-host.toml"
+
+
+def effective(
+    user: Any, project: Any, *, user_where: str = "user", project_where: str = "project"
+) -> Policy:
+    """The user-level ``[approvals]`` table narrowed by the project's (either may be None)."""
+    base = parse(user, user_where)
+    if project is None:
+        return base
+    narrowing = parse(project, project_where)
+    return base.narrowed_by(narrowing, allow_given=bool(narrowing.allow))

@@ -1,0 +1,352 @@
+"""The ``approvals`` service: every request that needs the user goes to the root of the caller's
+tree, whatever its depth, with the innermost requester kept as its ``origin``.
+
+A tool call the policy (``host.approvals.policy``) sends to the user becomes an
+``ApprovalRequested`` event in the calling agent's log, mirrored into the root's, committed
+durably; the call then waits. Requests are asked one at a time, in arrival order, through the
+front end's handler (``on_request``); without one they wait in ``pending()`` for ``decide``.
+The decision is an ``ApprovalDecided`` event in both logs, committed durably **before** the
+tool runs; a denial is the error result ``the user denied <tool>: <reason>``; "approve for
+this session" lets that tool run without asking for the rest of the root's session. A policy
+``timeout`` denies a request left waiting. A call interrupted while it waits (an interrupt, a
+settlement, the host closing) records its request as ``cancelled``. ``ask_user`` questions
+take the same route and return the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from host.approvals.policy import Policy
+from host.disposal import Disposer
+from host.errors import HostError
+from host.sessions.model import (
+    ApprovalDecided,
+    ApprovalOrigin,
+    ApprovalRequested,
+    Decision,
+    EventBody,
+    InboxAccepted,
+    new_id,
+)
+from host.tools.tool import Tool, ToolExec, ToolResult
+
+if TYPE_CHECKING:
+    from host.agents.agent import Agent
+
+log = logging.getLogger(__name__)
+
+
+def denied_text(tool: str, reason: str) -> str:
+    """What the model sees for a denied call."""
+    return f"the user denied {tool}: {reason}"
+
+
+class ApprovalError(HostError):
+    """A decision that cannot be taken: an unknown request, or one already closed."""
+
+
+@attrs.frozen
+class ApprovalRequest:
+    """A request as a front end sees it: the tool and its raw arguments (or a question), the
+    call, the innermost requesting agent (``origin``) and the root it was routed to."""
+
+    request_id: str
+    tool: str
+    arguments: Any
+    tool_call_id: str
+    origin: ApprovalOrigin
+    root_id: str
+    question: str | None = None
+    choices: tuple[str, ...] | None = None
+
+    def who(self) -> str:
+        """``<id> (<label>, depth N)``: who asks."""
+        label = f"{self.origin.label}, " if self.origin.label else ""
+        return f"{self.origin.agent_id} ({label}depth {self.origin.depth})"
+
+    def line(self) -> str:
+        """One line saying who wants what."""
+        if self.question is not None:
+            choices = f" [{' / '.join(self.choices)}]" if self.choices else ""
+            return f"{self.who()} asks: {self.question}{choices}"
+        arguments = json.dumps(self.arguments, ensure_ascii=False, separators=(", ", ": "))
+        return f"{self.who()} wants to run {self.tool} {arguments}"
+
+
+@attrs.frozen
+class Answer:
+    """A decision on a request: ``approve()``, ``approve_for_session()``, ``deny(reason)``, or
+    ``answer(text)`` for a question."""
+
+    decision: Decision
+    reason: str | None = None
+    answer: str | None = None
+
+    @classmethod
+    def approve(cls) -> Answer:
+        """Run this call."""
+        return cls("approved")
+
+    @classmethod
+    def approve_for_session(cls) -> Answer:
+        """Run this call and this tool's later calls in the root's session without asking."""
+        return cls("approved_for_session")
+
+    @classmethod
+    def deny(cls, reason: str = "no reason given") -> Answer:
+        """Do not run it; the model sees ``reason``."""
+        return cls("denied", reason=reason)
+
+    @classmethod
+    def reply(cls, text: str) -> Answer:
+        """The answer to a question."""
+        return cls("answered", answer=text)
+
+
+Handler = Callable[[ApprovalRequest], Awaitable[Answer]]
+
+
+@attrs.define
+class _Pending:
+    request: ApprovalRequest
+    agent: Agent
+    root: Agent
+    future: asyncio.Future[Answer]
+
+
+class ApprovalService:
+    """Routes, records and answers approval requests (module docstring)."""
+
+    def __init__(self, policy: Policy, live_agent: Callable[[str], Agent | None]) -> None:
+        self.policy = policy
+        self._live_agent = live_agent
+        self._handler: Handler | None = None
+        self._queue: list[_Pending] = []
+        self._asking: tuple[_Pending, asyncio.Task[None]] | None = None
+        self._closed: dict[str, Decision] = {}
+        self._session_tools: dict[str, set[str]] = {}
+        self._broken: set[str] = set()
+
+    # -- the front end -----------------------------------------------------------------------
+
+    def on_request(self, handler: Handler) -> Disposer:
+        """Ask ``handler`` each request, one at a time; returns the disposer that stops it."""
+        self._handler = handler
+        self._pump()
+
+        def dispose() -> None:
+            if self._handler is handler:
+                self._handler = None
+
+        return dispose
+
+    def pending(self) -> list[ApprovalRequest]:
+        """The requests waiting for a decision, oldest first."""
+        return [pending.request for pending in self._queue]
+
+    def decide(self, request_id: str, answer: Answer) -> None:
+        """Decide a pending request; ``ApprovalError`` for an unknown or closed one."""
+        for pending in self._queue:
+            if pending.request.request_id == request_id:
+                if not pending.future.done():
+                    pending.future.set_result(answer)
+                return
+        closed = self._closed.get(request_id)
+        if closed is not None:
+            raise ApprovalError(
+                "REQUEST_CLOSED", f'approval request "{request_id}" is already {closed}'
+            )
+        raise ApprovalError("UNKNOWN_REQUEST", f'no pending approval request "{request_id}"')
+
+    # -- the calls ---------------------------------------------------------------------------
+
+    async def check(
+        self, tool: Tool, arguments: Any, raw: Any, exec: ToolExec
+    ) -> ToolResult | None:
+        """None when the call may run; else the denial the model sees. Waits for the user when
+        the policy says ask."""
+        verdict = self.policy.verdict(tool.name, self._needs_approval(tool, arguments))
+        if verdict == "run":
+            return None
+        if verdict == "deny":
+            return ToolResult.error(denied_text(tool.name, "the approval policy does not allow it"))
+        agent = exec.agent
+        if agent is None:
+            return ToolResult.error(denied_text(tool.name, "a call without an agent cannot ask"))
+        root = self._root(agent)
+        if tool.name in self._approved_for_session(root):
+            return None
+        answer = await self._ask(agent, root, tool.name, raw, exec.tool_call_id)
+        if answer.decision == "approved_for_session":
+            self._approved_for_session(root).add(tool.name)
+        if answer.decision in ("approved", "approved_for_session"):
+            return None
+        return ToolResult.error(denied_text(tool.name, answer.reason or "no reason given"))
+
+    async def ask_user(
+        self, exec: ToolExec, question: str, choices: tuple[str, ...] | None = None
+    ) -> Answer:
+        """Put ``question`` to the root's user the way a tool call is asked; the answer."""
+        agent = exec.agent
+        if agent is None:
+            raise ApprovalError("NO_AGENT", "a question needs a calling agent")
+        arguments = {"question": question, "choices": list(choices) if choices else None}
+        return await self._ask(
+            agent, self._root(agent), "ask_user", arguments, exec.tool_call_id, question, choices
+        )
+
+    def _needs_approval(self, tool: Tool, arguments: Any) -> bool:
+        rule = tool.needs_approval
+        if not callable(rule):
+            return rule
+        try:
+            return bool(rule(arguments))
+        except Exception:
+            if tool.name not in self._broken:
+                self._broken.add(tool.name)
+                log.exception("needs_approval of %s raised: every call of it is asked", tool.name)
+            return True
+
+    # -- asking ------------------------------------------------------------------------------
+
+    async def _ask(
+        self,
+        agent: Agent,
+        root: Agent,
+        tool: str,
+        arguments: Any,
+        tool_call_id: str,
+        question: str | None = None,
+        choices: tuple[str, ...] | None = None,
+    ) -> Answer:
+        origin = origin_of(agent)
+        request = ApprovalRequest(
+            new_id("apr_"), tool, arguments, tool_call_id, origin, root.id, question, choices
+        )
+        self._record(
+            agent,
+            root,
+            ApprovalRequested(
+                request.request_id,
+                tool,
+                arguments,
+                tool_call_id,
+                origin,
+                question,
+                list(choices) if choices else None,
+            ),
+        )
+        pending = _Pending(request, agent, root, asyncio.get_running_loop().create_future())
+        self._queue.append(pending)
+        self._pump()
+        try:
+            answer = await self._wait(pending)
+        except asyncio.CancelledError:
+            self._close(pending, Answer("cancelled", reason="the call was interrupted"))
+            raise
+        self._close(pending, answer)
+        return answer
+
+    async def _wait(self, pending: _Pending) -> Answer:
+        timeout = self.policy.timeout
+        try:
+            return await asyncio.wait_for(asyncio.shield(pending.future), timeout)
+        except TimeoutError:
+            return Answer.deny(f"no answer within {timeout:g} seconds")
+
+    def _pump(self) -> None:
+        """Ask the oldest request not yet asked, if a handler is set and none is being asked."""
+        if self._handler is None or self._asking is not None or not self._queue:
+            return
+        head = self._queue[0]
+        task = asyncio.get_running_loop().create_task(self._ask_head(self._handler, head))
+        self._asking = (head, task)
+
+    async def _ask_head(self, handler: Handler, pending: _Pending) -> None:
+        try:
+            answer = await handler(pending.request)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            log.exception("the approval handler failed")
+            answer = Answer.deny(f"the question could not be asked ({type(error).__name__})")
+        if not pending.future.done():
+            pending.future.set_result(answer)
+
+    def _close(self, pending: _Pending, answer: Answer) -> None:
+        """Record how ``pending`` ended (durably, both logs) and ask the next request."""
+        if pending in self._queue:
+            self._queue.remove(pending)
+        request_id = pending.request.request_id
+        self._closed[request_id] = answer.decision
+        if self._asking is not None and self._asking[0] is pending:
+            asking, self._asking = self._asking[1], None
+            if not asking.done():
+                asking.cancel()
+        decided = ApprovalDecided(request_id, answer.decision, answer.reason, answer.answer)
+        self._record(pending.agent, pending.root, decided)
+        self._pump()
+
+    # -- logs and the tree -------------------------------------------------------------------
+
+    def _record(self, agent: Agent, root: Agent, body: EventBody) -> None:
+        """Append ``body`` to ``agent``'s log and mirror it into the root's, both durable."""
+        for holder in (agent,) if root is agent else (agent, root):
+            holder.session.append(body)
+            holder.session.commit(durable=True)
+
+    def _root(self, agent: Agent) -> Agent:
+        """The root of ``agent``'s tree among the live agents (the topmost live ancestor)."""
+        current = agent
+        seen = {agent.id}
+        while (parent_id := current.session.header.parent_session) is not None:
+            parent = self._live_agent(parent_id)
+            if parent is None or parent.id in seen:
+                break
+            seen.add(parent.id)
+            current = parent
+        return current
+
+    def _approved_for_session(self, root: Agent) -> set[str]:
+        """The tools approved for ``root``'s session (read from its log once)."""
+        tools = self._session_tools.get(root.id)
+        if tools is None:
+            tools = self._session_tools[root.id] = approved_for_session(root.session.events)
+        return tools
+
+
+def origin_of(agent: Agent) -> ApprovalOrigin:
+    """``agent`` as the origin of a request: id, session, depth, label, and the parent's tool
+    call that started it (read from the start message's source)."""
+    header = agent.session.header
+    call_id: str | None = None
+    if header.parent_session is not None:
+        for event in agent.session.events:
+            body = event.body
+            if isinstance(body, InboxAccepted) and body.source is not None:
+                found = body.source.get("tool_call_id")
+                call_id = found if isinstance(found, str) else None
+                break
+    return ApprovalOrigin(agent.id, header.id, header.delegation_depth, agent.label, call_id)
+
+
+def approved_for_session(events: Any) -> set[str]:
+    """The tools a log's decisions approved for the rest of its session."""
+    tools_by_request: dict[str, str] = {}
+    approved: set[str] = set()
+    for event in events:
+        body = event.body
+        if isinstance(body, ApprovalRequested):
+            tools_by_request[body.request_id] = body.tool
+        elif isinstance(body, ApprovalDecided) and body.decision == "approved_for_session":
+            tool = tools_by_request.get(body.request_id)
+            if tool is not None:
+                approved.add(tool)
+    return approved

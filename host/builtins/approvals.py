@@ -1,0 +1,65 @@
+"""Built-in ``approvals``: the service that asks the root's user, and the ``ask_user`` tool.
+
+The policy is ``[approvals]`` of ``agent-host.toml`` as the CLI reads it (user level narrowed
+by the project; ``host.approvals.policy``), handed to this plugin as its configuration. The
+service is built on first lookup, so a command that runs no tool never imports it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from host.approvals.policy import PolicyTable
+from host.plugins.hookspecs import hookimpl
+from host.services import Lazy
+from host.tools.tool import ToolExec, ToolResult, tool
+
+if TYPE_CHECKING:
+    from host.api import RegisterService, RegisterTool, ServiceContext
+
+requires = ("agents",)
+
+Config = PolicyTable
+
+
+@hookimpl
+def register_services(register: RegisterService, ctx: ServiceContext, config: Config) -> None:
+    """Provide ``approvals`` with the configured policy."""
+
+    def build() -> Any:
+        from host.approvals.policy import Policy
+        from host.approvals.service import ApprovalService
+
+        policy = Policy(
+            config.mode,
+            tuple(config.allow),
+            tuple(config.deny),
+            tuple(config.ask),
+            config.timeout,
+        )
+        return ApprovalService(policy, ctx.agents.get)
+
+    register("approvals", Lazy(build))
+
+
+@tool(needs_agent=True, name="ask_user")
+async def ask_user(exec: ToolExec, question: str, choices: list[str] | None = None) -> ToolResult:
+    """Ask the user a question and wait for the answer. Use it when you cannot go on without
+    the user's decision or knowledge; offer choices when the answer is one of a few.
+
+    Args:
+        question: The question, complete on its own.
+        choices: The answers to choose from, if the answer is one of a few.
+    """
+    answer = await exec.ctx.get("approvals").ask_user(
+        exec, question, tuple(choices) if choices else None
+    )
+    if answer.decision == "answered":
+        return ToolResult(answer.answer or "", structured={"answer": answer.answer})
+    return ToolResult.error(f"the user did not answer: {answer.reason or 'no reason given'}")
+
+
+@hookimpl
+def register_tools(register: RegisterTool) -> None:
+    """Offer ``ask_user`` to every agent."""
+    register(ask_user)
