@@ -214,7 +214,9 @@ def open_host(
     host.warnings += policy.warnings
     host.add_plugins(builtin_candidates())
     host.add_plugins(discover())
-    return host.start()
+    host.start()
+    host.warnings += policy.unmatched(list(host.tools), list(host.plugins.records))
+    return host
 
 
 def _approval_policy(

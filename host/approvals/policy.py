@@ -19,6 +19,7 @@ shorter ``timeout``. Its ``allow`` globs are ignored, with a warning.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
@@ -102,13 +103,16 @@ class Policy:
             table["timeout"] = self.timeout
         return table
 
-    def unmatched(self, tool_names: list[str]) -> list[str]:
-        """One warning per glob that matches none of ``tool_names``."""
+    def unmatched(self, tool_names: list[str], plugins: Sequence[str] = ()) -> list[str]:
+        """One warning per glob that matches none of ``tool_names``. A glob starting with a
+        plugin's name and a dot (``mcp.*``) is left alone: that plugin's tools may come later
+        (an MCP server's, once it connects)."""
+        later = tuple(f"{name}." for name in plugins)
         return [
             f'[approvals] {key} glob "{glob}" matches no tool'
             for key in ("deny", "ask", "allow")
             for glob in getattr(self, key)
-            if not any(fnmatchcase(name, glob) for name in tool_names)
+            if not glob.startswith(later) and not any(fnmatchcase(n, glob) for n in tool_names)
         ]
 
 

@@ -106,3 +106,17 @@ def test_a_bad_user_file_is_one_error_line(tmp_path: Path) -> None:
         f"agent-host: error: {tmp_path / 'agent-host.toml'}: [approvals] mode: "
         "must be one of 'ask', 'allow', 'deny'"
     ]
+
+
+def test_a_glob_of_a_plugins_later_tools_is_not_a_warning() -> None:
+    policy = Policy(ask=("mcp.*", "nothing*"))
+    assert policy.unmatched(["shell"], ["mcp", "openai"]) == [
+        '[approvals] ask glob "nothing*" matches no tool'
+    ]
+
+
+def test_the_cli_warns_of_a_glob_that_matches_no_tool(tmp_path: Path) -> None:
+    (tmp_path / "agent-host.toml").write_text('[approvals]\ndeny = ["shel*"]\n')
+    result = agent_host("plugins", cwd=tmp_path, home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+    assert '[approvals] deny glob "shel*" matches no tool' in result.stderr
