@@ -22,9 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Literal
-
-import attrs
+from typing import Any, Literal, TypedDict
 
 from host.errors import ConfigError
 from host.tools.schema import schema_for, validate
@@ -35,27 +33,60 @@ _STRICTNESS: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 TABLE = "approvals"
 
 
-@attrs.frozen
-class PolicyTable:
-    """The keys of an ``[approvals]`` table, validated strictly."""
+class PolicyTable(TypedDict, total=False):
+    """The keys of an ``[approvals]`` table, validated strictly (a ``TypedDict``: building a
+    class at import would cost every command's start-up)."""
 
-    mode: Mode = "ask"
-    allow: list[str] = attrs.field(factory=list)
-    deny: list[str] = attrs.field(factory=list)
-    ask: list[str] = attrs.field(factory=list)
-    timeout: float | None = None
+    mode: Mode
+    allow: list[str]
+    deny: list[str]
+    ask: list[str]
+    timeout: float
 
 
-@attrs.frozen
 class Policy:
     """The policy in effect, and the warnings met while building it."""
 
-    mode: Mode = "ask"
-    allow: tuple[str, ...] = ()
-    deny: tuple[str, ...] = ()
-    ask: tuple[str, ...] = ()
-    timeout: float | None = None
-    warnings: tuple[str, ...] = ()
+    __slots__ = ("allow", "ask", "deny", "mode", "timeout", "warnings")
+
+    def __init__(
+        self,
+        mode: Mode = "ask",
+        allow: tuple[str, ...] = (),
+        deny: tuple[str, ...] = (),
+        ask: tuple[str, ...] = (),
+        timeout: float | None = None,
+        warnings: tuple[str, ...] = (),
+    ) -> None:
+        self.mode: Mode = mode
+        self.allow = allow
+        self.deny = deny
+        self.ask = ask
+        self.timeout = timeout
+        self.warnings = warnings
+
+    @classmethod
+    def from_table(cls, table: PolicyTable | dict[str, Any]) -> Policy:
+        """The policy of a validated table (missing keys: the defaults)."""
+        timeout = table.get("timeout")
+        return cls(
+            table.get("mode", "ask"),
+            tuple(table.get("allow", ())),
+            tuple(table.get("deny", ())),
+            tuple(table.get("ask", ())),
+            None if timeout is None else float(timeout),
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Policy):
+            return NotImplemented
+        return all(getattr(self, key) == getattr(other, key) for key in self.__slots__)
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, key) for key in self.__slots__))
+
+    def __repr__(self) -> str:
+        return f"Policy({self.table()!r})"
 
     def verdict(self, tool: str, needs_approval: bool) -> Verdict:
         """What a call of ``tool`` gets before anyone is asked (module docstring)."""
@@ -132,13 +163,7 @@ def parse(table: Any, where: str) -> Policy:
     timeout = table.get("timeout")
     if timeout is not None and timeout <= 0:
         raise ConfigError(f"{where}: [approvals] timeout: must be a positive number of seconds")
-    return Policy(
-        table.get("mode", "ask"),
-        tuple(table.get("allow", ())),
-        tuple(table.get("deny", ())),
-        tuple(table.get("ask", ())),
-        None if timeout is None else float(timeout),
-    )
+    return Policy.from_table(table)
 
 
 def user_config_file(environ: Any) -> Path:

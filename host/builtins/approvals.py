@@ -30,14 +30,7 @@ def register_services(register: RegisterService, ctx: ServiceContext, config: Co
         from host.approvals.policy import Policy
         from host.approvals.service import ApprovalService
 
-        policy = Policy(
-            config.mode,
-            tuple(config.allow),
-            tuple(config.deny),
-            tuple(config.ask),
-            config.timeout,
-        )
-        return ApprovalService(policy, ctx.agents.get)
+        return ApprovalService(Policy.from_table(config), ctx.agents.get)
 
     register("approvals", Lazy(build))
 

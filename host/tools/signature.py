@@ -21,16 +21,16 @@ import re
 import typing
 from collections.abc import Callable
 from types import CodeType, FunctionType
-from typing import Any, NamedTuple
+from typing import Any
 
 import attrs
 
 from host.tools.schema import JsonSchema, Property, UnsupportedType, object_schema, validate
 from host.tools.tool import ToolExec
 
-_SECTION = re.compile(r"^\s*(\w+(?: \w+)?):\s*$")
 _ARGUMENT_SECTIONS = {"Args", "Arguments", "Parameters"}
-_ENTRY = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_ENTRY = r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$"
+"""``name: text`` or ``name (type): text`` (compiled on first use, by ``re``'s cache)."""
 _KNOWN_SECTIONS = _ARGUMENT_SECTIONS | {
     "Returns", "Return", "Raises", "Yields", "Example", "Examples", "Note", "Notes",
     "See Also", "Warning", "Warnings", "Todo",
@@ -61,7 +61,7 @@ def argument_descriptions(docstring: str | None) -> dict[str, str]:
         if not inside or not line.strip():
             continue
         depth = len(line) - len(line.lstrip())
-        entry = _ENTRY.match(line.strip())
+        entry = re.match(_ENTRY, line.strip())
         if entry is not None and (not current or depth <= indent):
             current, indent = entry.group(1).lstrip("*"), depth
             found[current] = entry.group(2).strip()
@@ -72,16 +72,27 @@ def argument_descriptions(docstring: str | None) -> dict[str, str]:
 
 def _section(line: str) -> str | None:
     """The section a docstring line opens (``Args``, ``Returns`` …), or None."""
-    match = _SECTION.match(line)
-    return match.group(1) if match is not None and match.group(1) in _KNOWN_SECTIONS else None
+    stripped = line.strip()
+    name = stripped[:-1].rstrip() if stripped.endswith(":") else ""
+    return name if name in _KNOWN_SECTIONS else None
 
 
-class _Declaration(NamedTuple):
-    parameters: tuple[tuple[str, Any], ...]
-    """``(name, type)`` of each parameter in the schema."""
-    exec_parameter: str | None
-    schema: JsonSchema
-    """The schema without the docstring's descriptions (those join on first use)."""
+class _Declaration:
+    """What registration learnt: ``(name, type)`` of each parameter in the schema, the
+    ``ToolExec`` parameter if any, and the schema without the docstring's descriptions (those
+    join on first use). A plain class: this module loads while plugins activate."""
+
+    __slots__ = ("exec_parameter", "parameters", "schema")
+
+    def __init__(
+        self,
+        parameters: tuple[tuple[str, Any], ...],
+        exec_parameter: str | None,
+        schema: JsonSchema,
+    ) -> None:
+        self.parameters = parameters
+        self.exec_parameter = exec_parameter
+        self.schema = schema
 
 
 _EMPTY = inspect.Parameter.empty
