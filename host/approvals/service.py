@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from host.approvals.policy import Policy
+from host.approvals.records import LogRequests, approved_for_session, origin_of
 from host.disposal import Disposer
 from host.errors import HostError
 from host.sessions.model import (
@@ -46,6 +47,13 @@ log = logging.getLogger(__name__)
 def denied_text(tool: str, reason: str) -> str:
     """What the model sees for a denied call."""
     return f"the user denied {tool}: {reason}"
+
+
+def question_result(answer: Answer) -> ToolResult:
+    """What the model sees for an ``ask_user`` question: the answer, or why there is none."""
+    if answer.decision == "answered":
+        return ToolResult(answer.answer or "", structured={"answer": answer.answer})
+    return ToolResult.error(f"the user did not answer: {answer.reason or 'no reason given'}")
 
 
 class ApprovalError(HostError):
@@ -133,6 +141,7 @@ class ApprovalService:
         self._closed: dict[str, Decision] = {}
         self._session_tools: dict[str, set[str]] = {}
         self._broken: set[str] = set()
+        self._root_logs: dict[str, tuple[Agent, LogRequests]] = {}
 
     # -- the front end -----------------------------------------------------------------------
 
@@ -243,6 +252,61 @@ class ApprovalService:
                 list(choices) if choices else None,
             ),
         )
+        return await self._queue_and_wait(request, agent, root)
+
+    async def ask_again(self, agent: Agent, requested: ApprovalRequested) -> Answer:
+        """Ask a request a restart left without a decision again (``host.approvals.resume``):
+        the same request id and origin, routed to the current root (mirrored into its log if
+        it lacks the request); the decision is recorded in both logs as usual."""
+        root = self._root(agent)
+        if root is not agent and requested.request_id not in self._root_log(root).requested:
+            root.session.append(requested)
+            root.session.commit(durable=True)
+        choices = tuple(requested.choices) if requested.choices else None
+        request = ApprovalRequest(
+            requested.request_id,
+            requested.tool,
+            requested.arguments,
+            requested.tool_call_id,
+            requested.origin,
+            root.id,
+            requested.question,
+            choices,
+        )
+        answer = await self._queue_and_wait(request, agent, root)
+        if answer.decision == "approved_for_session":
+            self._approved_for_session(root).add(requested.tool)
+        return answer
+
+    def mirror_decisions(self, agent: Agent, decisions: list[ApprovalDecided]) -> None:
+        """Copy into the root's log the decisions ``agent``'s log has and the root's mirror
+        lacks (a crash between the two appends), so the root's log shows nobody waiting."""
+        root = self._root(agent)
+        if root is agent:
+            return
+        undecided = self._root_log(root).undecided
+        missing = [decided for decided in decisions if decided.request_id in undecided]
+        if missing:
+            root.session.append_all(missing)
+            root.session.commit(durable=True)
+
+    def waiting(self, agent: Agent) -> set[str]:
+        """The agents of ``agent``'s tree with a request waiting for a decision: asked now, or
+        left pending in the root's log by a child not resumed since (``list_agents``)."""
+        root = self._root(agent)
+        ids = {pending.agent.id for pending in self._queue if pending.root is root}
+        ids.update(r.origin.agent_id for r in self._root_log(root).undecided.values())
+        return ids
+
+    def _root_log(self, root: Agent) -> LogRequests:
+        """The requests of ``root``'s log, folded up to its current end."""
+        known = self._root_logs.get(root.id)
+        if known is None or known[0] is not root:
+            known = self._root_logs[root.id] = (root, LogRequests())
+        return known[1].update(root.session.events)
+
+    async def _queue_and_wait(self, request: ApprovalRequest, agent: Agent, root: Agent) -> Answer:
+        """Queue ``request``, wait for its answer and record it (cancelled if interrupted)."""
         pending = _Pending(request, agent, root, asyncio.get_running_loop().create_future())
         self._queue.append(pending)
         self._pump()
@@ -297,10 +361,17 @@ class ApprovalService:
     # -- logs and the tree -------------------------------------------------------------------
 
     def _record(self, agent: Agent, root: Agent, body: EventBody) -> None:
-        """Append ``body`` to ``agent``'s log and mirror it into the root's, both durable."""
-        for holder in (agent,) if root is agent else (agent, root):
-            holder.session.append(body)
-            holder.session.commit(durable=True)
+        """Append ``body`` to ``agent``'s log (durably: a failure raises, and then nothing
+        runs) and mirror it into the root's (a root that refuses it is logged, not fatal)."""
+        agent.session.append(body)
+        agent.session.commit(durable=True)
+        if root is agent:
+            return
+        try:
+            root.session.append(body)
+            root.session.commit(durable=True)
+        except Exception:
+            log.exception("could not mirror %s into the root's log %s", body.kind, root.id)
 
     def _root(self, agent: Agent) -> Agent:
         """The root of ``agent``'s tree among the live agents (the topmost live ancestor)."""
@@ -320,33 +391,3 @@ class ApprovalService:
         if tools is None:
             tools = self._session_tools[root.id] = approved_for_session(root.session.events)
         return tools
-
-
-def origin_of(agent: Agent) -> ApprovalOrigin:
-    """``agent`` as the origin of a request: id, session, depth, label, and the parent's tool
-    call that started it (read from the start message's source)."""
-    header = agent.session.header
-    call_id: str | None = None
-    if header.parent_session is not None:
-        for event in agent.session.events:
-            body = event.body
-            if isinstance(body, InboxAccepted) and body.source is not None:
-                found = body.source.get("tool_call_id")
-                call_id = found if isinstance(found, str) else None
-                break
-    return ApprovalOrigin(agent.id, header.id, header.delegation_depth, agent.label, call_id)
-
-
-def approved_for_session(events: Any) -> set[str]:
-    """The tools a log's decisions approved for the rest of its session."""
-    tools_by_request: dict[str, str] = {}
-    approved: set[str] = set()
-    for event in events:
-        body = event.body
-        if isinstance(body, ApprovalRequested):
-            tools_by_request[body.request_id] = body.tool
-        elif isinstance(body, ApprovalDecided) and body.decision == "approved_for_session":
-            tool = tools_by_request.get(body.request_id)
-            if tool is not None:
-                approved.add(tool)
-    return approved

@@ -48,9 +48,31 @@ async def run_tool(tool: Tool | None, name: str, raw_args: Any, exec: ToolExec) 
     find = getattr(exec.ctx, "find", None)  # an agent built without services has no ctx
     approvals = find("approvals") if find is not None else None
     if approvals is not None:  # a call that needs consent waits here; a denial ends it here
-        denial: ToolResult | None = await approvals.check(tool, args, raw_args, exec)
+        try:
+            denial: ToolResult | None = await approvals.check(tool, args, raw_args, exec)
+        except HostError as error:  # e.g. the request could not be recorded: nothing runs
+            return ToolResult.error(f"{tool.name} was not run: {error.message}")
+        except Exception as error:
+            return ToolResult.error(f"{tool.name} was not run: {type(error).__name__}: {error}")
         if denial is not None:
             return denial
+    return await _execute(tool, args, exec)
+
+
+async def run_approved(tool: Tool | None, name: str, raw_args: Any, exec: ToolExec) -> ToolResult:
+    """Execute one call whose approval is already recorded (a request asked again after a
+    restart, ``host.approvals.resume``): ``run_tool`` without asking the service again."""
+    if tool is None:
+        return ToolResult.error(f'unknown tool "{name}"')
+    try:
+        args = parse_arguments(tool, raw_args)
+    except ValueError as error:
+        return ToolResult.error(f"invalid arguments for {tool.name}: {error}")
+    return await _execute(tool, args, exec)
+
+
+async def _execute(tool: Tool, args: Any, exec: ToolExec) -> ToolResult:
+    """Run the tool; what it raises (but cancellation) becomes an error result."""
     try:
         result = await tool.execute(args, exec)
     except HostError as error:

@@ -368,3 +368,24 @@ async def test_a_delegated_child_names_the_parent_call_that_started_it(
     assert request.origin.parent_tool_call_id == started.tool_calls[0].id
     assert (request.origin.depth, request.origin.label, request.root_id) == (1, "clean up", root.id)
     assert RAN == ["make clean"]
+
+
+async def test_a_request_that_cannot_be_recorded_runs_nothing(
+    h: HostHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from host.errors import HostError
+
+    root = await h.root()
+    service(h).on_request(Asker(Answer.approve()))
+
+    def refuse(durable: bool = False) -> None:
+        raise HostError("SESSION_WRITE_FAILED", "disk full")
+
+    h.model.script("root", call("shell", cmd="ls"), say("ok"))
+    monkeypatch.setattr(root.session, "commit", refuse)
+    root.followup("go")
+    await root.wait_idle()
+    monkeypatch.undo()
+    assert RAN == []
+    (result,) = [m for m in bodies(root, MessageEvent) if m.role == "tool"]
+    assert (result.content, result.is_error) == ("shell was not run: disk full", True)
