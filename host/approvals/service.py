@@ -33,7 +33,6 @@ from host.sessions.model import (
     ApprovalRequested,
     Decision,
     EventBody,
-    InboxAccepted,
     new_id,
 )
 from host.tools.tool import Tool, ToolExec, ToolResult
