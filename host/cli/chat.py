@@ -7,6 +7,8 @@ text is printed as it streams, each model call on its own line, including the tu
 reports and settlement notices of background subagents start; while subagents work, a
 progress line says how many are still running. Each failed plugin is a warning line at the
 start (``warn_failed_plugins``), not news first heard as an agent's ``unknown tool``.
+Approval requests and ``ask_user`` questions from any agent of the tree are asked at the
+terminal, or denied when there is none (``host.cli.approve``).
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ from host.agents.driver import TurnOutcome
 from host.agents.models import ModelResponse, StreamEvent, TextDelta
 from host.app import Host
 from host.cli import render
+from host.cli.approve import Lines, listen
 from host.cli.model_choice import refuse_failed_model_plugins
 
 if TYPE_CHECKING:
     from host.cli.script_file import Script
+    from host.disposal import Disposer
 
+PROMPT = "you> "
 ROOT_LABEL = "user"
 """The label of the agent a person talks to (``--script`` files address it by this name)."""
 
@@ -76,7 +81,8 @@ class AnswerPrinter:
 
 
 class Conversation:
-    """A root agent plus printing of its answers and of subagent progress."""
+    """A root agent plus printing of its answers and of subagent progress; ``lines`` (stdin
+    by default) are the person's, read for the conversation and for approval requests."""
 
     def __init__(
         self,
@@ -85,11 +91,14 @@ class Conversation:
         err: TextIO = sys.stderr,
         *,
         script: Script | None = None,
+        lines: Lines | None = None,
     ) -> None:
         self.host = host
         self.out = out
         self.err = err
         self.script = script
+        self.lines = lines if lines is not None else Lines(sys.stdin)
+        self._stop_asking: Disposer | None = None
         self.printer = AnswerPrinter(out)
         self.root: Agent | None = None
         self.failed = False
@@ -115,10 +124,21 @@ class Conversation:
         return self.attach(await self.host.services.agents.create(label=ROOT_LABEL))
 
     def attach(self, root: Agent) -> Agent:
-        """Make ``root`` the agent talked to: print its text and how its turns end."""
+        """Make ``root`` the agent talked to: print its text and how its turns end, and ask
+        the approval requests of its tree."""
         self.root = root
         root.on_stream(self.printer)
         root.on_turn_end(self._turn_ended)
+        approvals = self.host.services.find("approvals")
+        if approvals is not None and self._stop_asking is None:
+            self._stop_asking = listen(
+                approvals,
+                self.lines,
+                self.out,
+                self.err,
+                before=self.printer.end_line,
+                prompt=PROMPT,
+            )
         return root
 
     def _turn_ended(self, outcome: TurnOutcome) -> None:
@@ -161,6 +181,8 @@ class Conversation:
             left = unused(self.host.services.models)
             if left:
                 print(f"agent-host: warning: {left}", file=self.err)
+        if self._stop_asking is not None:
+            self._stop_asking()
         await self.host.aclose()
         return 1 if self.failed else 0
 
@@ -182,13 +204,13 @@ async def run_once(host: Host, prompt: str, script: Script | None = None) -> int
 
 async def chat(host: Host, lines: TextIO = sys.stdin, script: Script | None = None) -> int:
     """``agent-host chat``: one message per line until end of input or ``/exit``; exit 1 if
-    a turn failed."""
-    conversation = Conversation(host, script=script)
+    a turn failed. A line typed while an approval request is asked answers the request."""
+    conversation = Conversation(host, script=script, lines=Lines(lines))
     await conversation.open()
     try:
         while True:
-            print("you> ", end="", flush=True)
-            line = await asyncio.to_thread(lines.readline)
+            print(PROMPT, end="", flush=True)
+            line = await conversation.lines.get()
             if not line or line.strip() == "/exit":
                 break
             if line.strip():

@@ -27,13 +27,13 @@ import asyncio
 import contextlib
 import os
 import sys
-import threading
 from collections.abc import AsyncIterator, Awaitable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from host.agents.agent import Agent
 from host.app import Host
+from host.cli.approve import Lines
 from host.cli.chat import ROOT_LABEL, Conversation
 from host.errors import HostError
 from host.plugins.config import CONFIG_FILE
@@ -211,26 +211,13 @@ class Console:
             print(PROMPT, end="", file=self.out, flush=True)
 
 
-def _read_lines(stream: TextIO) -> asyncio.Queue[str]:
-    """Lines of ``stream`` ("" at the end), read by a daemon thread so exit never waits on it."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[str] = asyncio.Queue()
-
-    def read() -> None:
-        while True:
-            line = stream.readline()
-            loop.call_soon_threadsafe(queue.put_nowait, line)
-            if not line:
-                return
-
-    threading.Thread(target=read, name="agent-host-dev-stdin", daemon=True).start()
-    return queue
-
-
-async def _chat(conversation: Conversation, console: Console, lines: asyncio.Queue[str]) -> None:
+async def _chat(conversation: Conversation, console: Console) -> None:
+    """Prompt, read a line (``Lines``: a daemon thread, so exit never waits on it), say it;
+    until end of input or ``/exit``. A line typed while an approval request is asked
+    answers the request instead."""
     while True:
         console.prompt()
-        line = await lines.get()
+        line = await conversation.lines.get()
         console.prompting = False
         if not line or line.strip() == "/exit":
             return
@@ -257,7 +244,7 @@ async def run_dev(
     (``--script``) makes the scripted model answer from a file, from its start again after a
     restart.
     """
-    conversation = DevConversation(host, out, err, script=script)
+    conversation = DevConversation(host, out, err, script=script, lines=Lines(lines))
     conversation.choose_model()
     watch_map = WatchMap(
         host.plugins,
@@ -273,7 +260,7 @@ async def run_dev(
         console = Console(out)
         root = await conversation.resume_or_create(root_id)
         loop = ReloadLoop(watch_map, host.reload, console.line)
-        chat = _chat(conversation, console, _read_lines(lines))
+        chat = _chat(conversation, console)
         try:
             reason = await _until_one_ends(chat, loop.run(changes))
         finally:

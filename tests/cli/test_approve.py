@@ -1,0 +1,332 @@
+"""Approval requests and ``ask_user`` questions at the real command line: denied with one
+line when there is no terminal; asked inline and answered on a pseudo-terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from host.approvals.service import ApprovalRequest
+from host.cli.approve import Lines, TerminalAsker, chosen, decision
+from host.sessions.model import ApprovalOrigin
+from tests.cli.support import AGENT_HOST, agent_host
+from tests.distributions import write_distribution
+
+SHELL_SOURCE = '''
+from host import hookimpl
+from host.tools import tool
+
+
+@tool(needs_approval=True)
+async def shell(cmd: str) -> str:
+    """Run a shell command (pretend)."""
+    return f"ran {cmd}"
+
+
+@hookimpl
+def register_tools(register):
+    register(shell)
+'''
+
+RM = {"name": "shell", "arguments": {"cmd": "rm -rf build"}}
+CHOICES = " — [y]es / [a]lways / [n]o "
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """A site with the ``shell`` tool (needs approval), and a user home without a policy."""
+    site = tmp_path / "site"
+    write_distribution(
+        site,
+        "pretend-shell",
+        entry_points={"pretend_shell": "pretend_shell"},
+        modules={"pretend_shell": SHELL_SOURCE},
+    )
+    return {"PYTHONPATH": str(site), "AGENT_HOST_HOME": str(tmp_path / "home")}
+
+
+def write_script(tmp_path: Path, entries: list[Any]) -> str:
+    (tmp_path / "script.json").write_text(json.dumps({"user": entries}))
+    return "script.json"
+
+
+def root_log(tmp_path: Path) -> list[str]:
+    """``sessions show`` of the only root session."""
+    listed = json.loads(agent_host("sessions", "list", "--json", cwd=tmp_path).stdout)
+    (root,) = [row["id"] for row in listed if not row["origin"]]
+    return agent_host("sessions", "show", root, cwd=tmp_path).stdout.splitlines()
+
+
+def test_without_a_terminal_a_request_is_denied_with_one_line(tmp_path, env):
+    script = write_script(tmp_path, [{"tool_calls": [RM]}, "Not allowed, then."])
+    result = agent_host("run", "--script", script, "clean up", cwd=tmp_path, stdin="", **env)
+    assert (result.returncode, result.stdout) == (0, "Not allowed, then.\n")
+    assert re.fullmatch(
+        r"agent-host: approval denied \(no terminal to ask\): agent_[0-9a-f]{32} \(user, depth 0\)"
+        r' wants to run shell \{"cmd": "rm -rf build"\}\n',
+        result.stderr,
+    ), result.stderr
+    log = root_log(tmp_path)
+    assert "  ✗ the user denied shell: no terminal to ask" in log
+    assert not any("ran rm" in line for line in log)
+
+
+def test_without_a_terminal_a_question_is_not_answered(tmp_path, env):
+    ask = {"name": "ask_user", "arguments": {"question": "Which colour?"}}
+    script = write_script(tmp_path, [{"tool_calls": [ask]}, "No answer."])
+    result = agent_host("run", "--script", script, "pick", cwd=tmp_path, stdin="", **env)
+    assert result.returncode == 0
+    assert result.stderr.startswith("agent-host: approval denied (no terminal to ask): agent_")
+    assert result.stderr.endswith(" (user, depth 0) asks: Which colour?\n")
+    assert "  ✗ the user did not answer: no terminal to ask" in root_log(tmp_path)
+
+
+class Terminal:
+    """``agent-host chat`` with stdin and stdout on a pseudo-terminal; stderr piped."""
+
+    def __init__(self, tmp_path: Path, env: dict[str, str], *args: str) -> None:
+        environ = {
+            k: v for k, v in os.environ.items() if not k.startswith(("AGENT_HOST_", "OPENAI_"))
+        }
+        environ.update(env, NO_COLOR="1")
+        self.master, follower = pty.openpty()
+        command = [AGENT_HOST, "--data-dir", str(tmp_path / "data"), *args]
+        self.process = subprocess.Popen(
+            command,
+            stdin=follower,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env=environ,
+            cwd=tmp_path,
+        )
+        os.close(follower)
+        self.seen = b""
+
+    def until(self, text: str, timeout: float = 30) -> str:
+        """The output up to and including ``text``."""
+        wanted, deadline = text.encode(), time.monotonic() + timeout
+        while wanted not in self.seen:
+            ready, _, _ = select.select([self.master], [], [], deadline - time.monotonic())
+            if not ready:
+                raise TimeoutError(f"no {text!r} in {self.seen!r}")
+            self.seen += os.read(self.master, 4096)
+        end = self.seen.index(wanted) + len(wanted)
+        shown, self.seen = self.seen[:end], self.seen[end:]
+        return shown.decode().replace("\r\n", "\n")
+
+    def type(self, line: str) -> None:
+        os.write(self.master, f"{line}\n".encode())
+
+    def close(self) -> tuple[int, str]:
+        """Type ``/exit``; the exit code and stderr."""
+        self.type("/exit")
+        code = self.process.wait(30)
+        assert self.process.stderr is not None
+        err = self.process.stderr.read().decode()
+        os.close(self.master)
+        return code, err
+
+
+@pytest.fixture
+def terminal(tmp_path: Path, env: dict[str, str]):
+    opened: list[Terminal] = []
+
+    def start(*args: str) -> Terminal:
+        opened.append(Terminal(tmp_path, env, *args))
+        return opened[-1]
+
+    yield start
+    for made in opened:
+        if made.process.poll() is None:
+            made.process.kill()
+            made.process.wait()
+
+
+def test_a_terminal_asks_inline_and_yes_no_and_always_decide(tmp_path, terminal):
+    script = write_script(
+        tmp_path,
+        [
+            {"tool_calls": [RM]},
+            "one",
+            {"tool_calls": [{"name": "shell", "arguments": {"cmd": "pwd"}}]},
+            "two",
+            {"tool_calls": [{"name": "shell", "arguments": {"cmd": "ls"}}]},
+            "three",
+            {"tool_calls": [RM]},
+            "four",
+        ],
+    )
+    chat = terminal("chat", "--script", script)
+    chat.until("you> ")
+    chat.type("first")
+    asked = chat.until(CHOICES)
+    assert re.search(
+        r'agent_[0-9a-f]{32} \(user, depth 0\) wants to run shell \{"cmd": "rm -rf build"\}'
+        + re.escape(CHOICES)
+        + "$",
+        asked,
+    ), asked
+    chat.type("y")
+    assert chat.until("you> ").endswith("y\none\nyou> ")
+    chat.type("second")
+    assert 'wants to run shell {"cmd": "pwd"}' in chat.until(CHOICES)
+    chat.type("n not now")
+    assert chat.until("you> ").endswith("n not now\ntwo\nyou> ")
+    chat.type("third")
+    assert 'wants to run shell {"cmd": "ls"}' in chat.until(CHOICES)
+    chat.type("maybe")  # not a decision: asked again
+    assert chat.until(CHOICES).startswith("maybe\n")
+    chat.type("a")
+    chat.until("three\r\nyou> ")
+    chat.type("fourth")  # shell is approved for the session: not asked again
+    assert chat.until("you> ").endswith("fourth\nfour\nyou> ")
+    assert chat.close() == (0, "")
+    log = root_log(tmp_path)
+    assert [line for line in log if line.startswith(("  ← ", "  ✗ "))] == [
+        "  ← ran rm -rf build",
+        "  ✗ the user denied shell: not now",
+        "  ← ran ls",
+        "  ← ran rm -rf build",
+    ]
+
+
+def test_a_bare_no_gives_the_default_reason(tmp_path, terminal):
+    script = write_script(tmp_path, [{"tool_calls": [RM]}, "ok"])
+    chat = terminal("chat", "--script", script)
+    chat.until("you> ")
+    chat.type("go")
+    chat.until(CHOICES)
+    chat.type("no")
+    chat.until("ok\r\nyou> ")
+    assert chat.close() == (0, "")
+    assert "  ✗ the user denied shell: the user said no" in root_log(tmp_path)
+
+
+def test_a_question_is_answered_by_a_choice_number(tmp_path, terminal):
+    ask = {
+        "name": "ask_user",
+        "arguments": {"question": "Which colour?", "choices": ["red", "blue"]},
+    }
+    script = write_script(tmp_path, [{"tool_calls": [ask]}, "Blue it is."])
+    chat = terminal("chat", "--script", script)
+    chat.until("you> ")
+    chat.type("pick")
+    assert chat.until("? [red / blue] ").endswith(
+        " (user, depth 0) asks: Which colour? [red / blue] "
+    )
+    chat.type("2")
+    chat.until("Blue it is.\r\nyou> ")
+    assert chat.close() == (0, "")
+    assert "  ← blue" in root_log(tmp_path)
+
+
+def test_dev_asks_at_the_terminal_too(tmp_path, terminal):
+    script = write_script(tmp_path, [{"tool_calls": [RM]}, "Cleaned."])
+    dev = terminal("dev", "--script", script)
+    dev.until("you> ")
+    dev.type("clean up")
+    assert 'wants to run shell {"cmd": "rm -rf build"}' in dev.until(CHOICES)
+    dev.type("yes")
+    dev.until("Cleaned.\r\nyou> ")
+    code, err = dev.close()
+    assert code == 0, err
+    assert "  ← ran rm -rf build" in root_log(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("y", ("approved", None)),
+        ("YES", ("approved", None)),
+        ("a", ("approved_for_session", None)),
+        ("always", ("approved_for_session", None)),
+        ("n", ("denied", "the user said no")),
+        ("no  not now ", ("denied", "not now")),
+        ("yes please", None),
+        ("", None),
+        ("x", None),
+    ],
+)
+def test_replies_and_their_decisions(reply, expected):
+    answer = decision(reply)
+    assert (None if answer is None else (answer.decision, answer.reason)) == expected
+
+
+def test_a_number_picks_a_choice_and_anything_else_is_the_answer():
+    assert chosen(" 1\n", ("red", "blue")) == "red"
+    assert chosen("3", ("red", "blue")) == "3"
+    assert chosen("green", ("red", "blue")) == "green"
+    assert chosen("2", None) == "2"
+
+
+def request(question: str | None = None) -> ApprovalRequest:
+    origin = ApprovalOrigin("sub_1", "sub_1", 2, "research changes")
+    return ApprovalRequest("apr_1", "shell", {"cmd": "ls"}, "call_1", origin, "root", question)
+
+
+async def test_a_typed_line_goes_to_the_request_being_asked_not_the_conversation():
+    read_end, write_end = os.pipe()
+    lines = Lines(os.fdopen(read_end, "r"))
+    os.write(write_end, b"typed ahead\n")
+    assert await lines.get() == "typed ahead\n"
+    conversation = asyncio.ensure_future(lines.get())
+    await asyncio.sleep(0)
+    assert lines.prompting
+    answer = asyncio.ensure_future(lines.answer())
+    await asyncio.sleep(0)
+    os.write(write_end, b"y\n")
+    assert await answer == "y\n"
+    assert not conversation.done()
+    os.write(write_end, b"hello\n")
+    assert await conversation == "hello\n"
+    os.close(write_end)
+    assert (await lines.get(), await lines.answer()) == ("", "")
+
+
+async def test_asked_at_the_prompt_it_starts_a_new_line_and_shows_the_prompt_again():
+    read_end, write_end = os.pipe()
+    lines, out, err = Lines(os.fdopen(read_end, "r")), io.StringIO(), io.StringIO()
+    asker = TerminalAsker(lines, out, err, before=lambda: None, prompt="you> ")
+    conversation = asyncio.ensure_future(lines.get())
+    await asyncio.sleep(0)
+    asking = asyncio.ensure_future(asker(request()))
+    await asyncio.sleep(0.05)
+    os.write(write_end, b"n\n")
+    answer = await asking
+    assert (answer.decision, answer.reason) == ("denied", "the user said no")
+    assert out.getvalue() == (
+        '\nsub_1 (research changes, depth 2) wants to run shell {"cmd": "ls"}'
+        " — [y]es / [a]lways / [n]o you> "
+    )
+    os.close(write_end)
+    assert await conversation == ""
+
+
+async def test_a_request_closed_while_asked_says_so_and_frees_the_next_line():
+    read_end, write_end = os.pipe()
+    lines, out, err = Lines(os.fdopen(read_end, "r")), io.StringIO(), io.StringIO()
+    asker = TerminalAsker(lines, out, err, before=lambda: None, prompt="you> ")
+    asking = asyncio.ensure_future(asker(request("Which colour?")))
+    await asyncio.sleep(0.05)
+    asking.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asking
+    assert out.getvalue() == "sub_1 (research changes, depth 2) asks: Which colour? \n"
+    assert err.getvalue() == (
+        "agent-host: no longer waiting for an answer: "
+        "sub_1 (research changes, depth 2) asks: Which colour?\n"
+    )
+    os.write(write_end, b"red\n")
+    assert await lines.get() == "red\n"
+    os.close(write_end)
