@@ -3,8 +3,10 @@
 A coordinator starts two background subagents and a foreground one; the children report
 (one through a helper of its own); the coordinator lists them, sends a settled child more
 work (a cold resume), interrupts a long-running child, and finally a new host over the same
-data directory lists the children as ``[ready]`` and resumes one. The output is a transcript
-per phase, then the session tree. Everything is deterministic except the random ids.
+data directory lists the children as ``[ready]`` and resumes one; last, a grandchild calls a
+tool that needs approval, the request reaches the root's (scripted) user, who approves, and
+the tool runs. The output is a transcript per phase, then the session tree. Everything is
+deterministic except the random ids.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from host.agents.agent import Agent
 from host.agents.scripted import ScriptedModel
 from host.app import Host, open_host
+from host.approvals.service import Answer, ApprovalRequest
 from host.cli import demo_script as script
 from host.cli.chat import warn_failed_plugins
 from host.cli.model_choice import SCRIPTED_DEFAULT
@@ -28,7 +31,9 @@ from host.sessions.model import SessionHeader, new_id
 
 Opener = Callable[[Path], Host]
 
-NEEDED_PLUGINS = ("subagent", "subagent_control", "list_agents", "subagent_report")
+NEEDED_PLUGINS = ("subagent", "subagent_control", "list_agents", "subagent_report", "approvals")
+APPROVALS = {"approvals": {"mode": "ask", "allow": [], "deny": [], "ask": []}}
+"""The demo's approval policy whatever the user's is: ask about tools that need approval."""
 
 
 def check_plugins(host: Host) -> None:
@@ -63,13 +68,24 @@ class Demo:
             self.host.close()
             raise
         self.long_task = script.LongTask()
+        self.notes: list[str] = []
         self._install_demo_tool()
         self.printed: dict[str, int] = {}
         self.labels: dict[str, str] = {}
         self.root: Agent | None = None
 
     def _install_demo_tool(self) -> None:
+        """The demo's tools, and its scripted user answering approval requests."""
         self.host.tools.register("long_task", self.long_task.tool, owner="demo")
+        publish = script.publish_tool(self.notes.append)
+        self.host.tools.register("publish_notes", publish, owner="demo")
+        self.host.services.approvals.on_request(self.approve)
+
+    async def approve(self, request: ApprovalRequest) -> Answer:
+        """The scripted user: note who asked, and approve."""
+        self.notes.append(f"approval requested by {request.who()}")
+        self.notes.append(f"the user approved {request.tool}")
+        return Answer.approve()
 
     @property
     def model(self) -> ScriptedModel:
@@ -114,6 +130,9 @@ class Demo:
         """Every session's events since the last phase, in creation order (root first)."""
         await self.children()
         print(self.style(f"\n── {title} ──", "bold"))
+        for note in self.notes:
+            print(note)
+        self.notes.clear()
         store = self.host.services.sessions
         persistence = self.host.services.session_persistence
         for header in sorted(await persistence.list(), key=SessionHeader.sort_key):
@@ -182,6 +201,8 @@ async def _second_host(demo: Demo) -> None:
         children = await demo.children()
         script.script_after_restart(demo.model, children[script.RESEARCH])
         await demo.say_to_root("6. a new host over the same data", "Where were we?")
+        script.script_approval(demo.model)
+        await demo.say_to_root("7. a grandchild asks the user", "Release 1.4.")
         await _print_tree(demo)
     finally:
         await _close(demo.host)
@@ -211,5 +232,5 @@ def default_opener(no_plugin: tuple[str, ...] = ()) -> Opener:
     scripted model as the default whatever is configured: every agent of the demo, children
     included, answers from its script."""
     return lambda data_dir: open_host(
-        data_dir=data_dir, no_plugin=no_plugin, overrides=SCRIPTED_DEFAULT
+        data_dir=data_dir, no_plugin=no_plugin, overrides={**SCRIPTED_DEFAULT, **APPROVALS}
     )

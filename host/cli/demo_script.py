@@ -8,6 +8,7 @@ script covers (reports and settlement notices reaching a parent) is acknowledged
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import attrs
 
@@ -22,6 +23,8 @@ PARSER = "dig into the parser"
 DRAFT = "draft notes"
 VERSION = "check version"
 BENCHMARK = "run benchmark"
+RELEASE = "release 1.4"
+PUBLISH = "publish the notes"
 
 
 def acknowledge(request: ModelRequest) -> ModelResponse:
@@ -120,6 +123,39 @@ def script_after_restart(model: ScriptedModel, researcher: str) -> None:
         say("Asked the researcher for a summary."),
     )
     model.script(RESEARCH, say("Three changes, one of them breaking (the parser)."))
+
+
+def script_approval(model: ScriptedModel) -> None:
+    """A grandchild calls a tool that needs the user's approval (the demo's user approves)."""
+    model.script(
+        ROOT,
+        call("subagent", description=RELEASE, prompt="Ship 1.4.", run_in_background=False),
+        say("Version 1.4 is released."),
+    )
+    model.script(
+        RELEASE,
+        call("subagent", description=PUBLISH, prompt="Publish them.", run_in_background=False),
+        say("Released."),
+    )
+    model.script(PUBLISH, call("publish_notes", version="1.4.0"), say("Published."))
+
+
+@attrs.frozen
+class PublishArgs:
+    """Arguments of the demo's ``publish_notes``."""
+
+    version: str = attrs.field(metadata={"description": "The version whose notes to publish."})
+
+
+def publish_tool(ran: Callable[[str], None]) -> Tool:
+    """The demo's ``publish_notes``: needs the user's approval; ``ran`` hears that it ran."""
+
+    @tool("publish_notes", "Publish the release notes.", PublishArgs, needs_approval=True)
+    async def publish_notes(args: PublishArgs, exec: ToolExec) -> ToolResult:
+        ran(f"publish_notes ran: the notes of {args.version} are published")
+        return ToolResult(f"published the notes of {args.version}")
+
+    return publish_notes
 
 
 @attrs.frozen

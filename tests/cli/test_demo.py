@@ -50,6 +50,15 @@ def test_demo_uses_the_scripted_model_whatever_is_configured(tmp_path):
     assert normalize(result.stdout) == EXPECTED.read_text()
 
 
+def test_demo_asks_its_scripted_user_whatever_the_users_approval_policy(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "agent-host.toml").write_text('[approvals]\nmode = "deny"\ndeny = ["publish_*"]\n')
+    result = run("demo", cwd=tmp_path, AGENT_HOST_HOME=str(home))
+    assert (result.returncode, result.stderr) == (0, "")
+    assert normalize(result.stdout) == EXPECTED.read_text()
+
+
 def test_demo_keeps_its_sessions_in_a_given_data_dir(tmp_path):
     data_dir = tmp_path / "data"
     assert run("demo", "--data-dir", str(data_dir), cwd=tmp_path).returncode == 0
@@ -57,7 +66,7 @@ def test_demo_keeps_its_sessions_in_a_given_data_dir(tmp_path):
         run("--data-dir", str(data_dir), "sessions", "list", "--json", cwd=tmp_path).stdout
     )
     origins = sorted(row["origin"] or "root" for row in listed)
-    assert origins == ["root"] + ["subagent"] * 5
+    assert origins == ["root"] + ["subagent"] * 7
 
 
 def test_demo_refuses_in_one_line_without_its_plugins(tmp_path):
