@@ -13,12 +13,12 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
-from host.agents.driver import Driver, StreamListener, TurnEndListener
+from host.agents.driver import Driver, Finisher, StreamListener, TurnEndListener
 from host.agents.inbox import Inbox, MessageId
 from host.agents.models import Model
 from host.agents.prompt import SectionView
 from host.disposal import Disposer, Scope
-from host.sessions.model import Event, EventBody, MessageEvent, SessionHeader
+from host.sessions.model import Event, EventBody, MessageEvent, SessionHeader, ToolCall
 from host.tools.scope import ToolView
 
 DEFAULT_MAX_STEPS = 50
@@ -140,6 +140,11 @@ class Agent:
         else:
             self.inbox.discard()
         self._driver.interrupt()
+
+    def resume_calls(self, calls: Sequence[tuple[ToolCall, Finisher]]) -> None:
+        """Finish tool calls the log left without results (a resumed agent): the next turn
+        gives each its result from its finisher, in order, then goes on as usual."""
+        self._driver.resume_calls(calls)
 
     def activate(self) -> None:
         """Let turns run (an agent built with ``active=False`` queues messages but runs nothing

@@ -10,6 +10,10 @@ calls (``max_steps``), when the model raises (``error``) or on an interrupt (``i
 Interrupting sets the turn's cancel signal and cancels the task, so a model call or tool in
 flight is cancelled; tool calls left without a result get an error result saying so.
 
+A resumed agent whose log ends in tool calls still waiting for their results (a request for
+approval asked again after a restart, ``host.approvals.resume``) runs a turn that first gives
+each of them its result, in call order, then goes on like any turn at its next step.
+
 A model that streams (``host.agents.models.streams``) is consumed delta by delta: stream
 listeners see every delta and then the step's complete response; the session gets only the
 final assistant message. A stream interrupted part-way leaves its text so far as the step's
@@ -21,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -62,6 +66,8 @@ class TurnOutcome:
 
 
 TurnEndListener = Callable[[TurnOutcome], None]
+Finisher = Callable[[ToolExec], Awaitable[ToolResult]]
+"""Gives a tool call left without a result (at resume) its result."""
 StreamListener = Callable[[StreamEvent], None]
 """Sees each delta of a streaming model call, then the call's ``ModelResponse`` (non-streaming
 models: the response alone)."""
@@ -83,6 +89,7 @@ class Driver:
         self._partial: list[str] = []  # text streamed so far by the model call in flight
         self._closing = False
         self._cancel_sent = False
+        self._resumed: list[tuple[ToolCall, Finisher]] = []
         self.active = True
         self.last_answer: str | None = None
 
@@ -103,7 +110,7 @@ class Driver:
 
     def wake(self) -> None:
         """Start running turns if the inbox has turn work and nothing runs yet."""
-        if not self.active or self._closing or self.running or not self.inbox.turn_ready():
+        if not self.active or self._closing or self.running or not self._has_work():
             return
         try:
             loop = asyncio.get_running_loop()
@@ -111,6 +118,14 @@ class Driver:
             return
         self._cancel_sent = False
         self._task = loop.create_task(self._run(), name=f"agent {self._agent.id}")
+
+    def resume_calls(self, calls: Sequence[tuple[ToolCall, Finisher]]) -> None:
+        """Run a turn that first finishes ``calls`` (module docstring), before queued turns."""
+        self._resumed = list(calls)
+        self.wake()
+
+    def _has_work(self) -> bool:
+        return bool(self._resumed) or self.inbox.turn_ready()
 
     def interrupt(self) -> None:
         """Abort the current turn (if any): set its signal and cancel what is in flight."""
@@ -146,7 +161,7 @@ class Driver:
     # -- turns -----------------------------------------------------------------------------
 
     async def _run(self) -> None:
-        while not self._closing and self.inbox.turn_ready():
+        while not self._closing and self._has_work():
             try:
                 await self._turn()
             except asyncio.CancelledError:
@@ -163,10 +178,11 @@ class Driver:
         self.last_answer = None
         turn_id = new_id("turn_")
         session.append(TurnStart(turn_id))
+        resumed, self._resumed = self._resumed, []
         stop: StopReason = "completed"
         error: str | None = None
         try:
-            stop = await self._steps()
+            stop = await self._steps(resumed)
         except asyncio.CancelledError:
             self._keep_partial_answer()
             if not self._cancel_sent:  # cancelled from outside (e.g. loop shutdown): record, stop
@@ -196,9 +212,14 @@ class Driver:
             except Exception:
                 log.exception("turn-end listener of agent %s failed", self._agent.id)
 
-    async def _steps(self) -> StopReason:
+    async def _steps(self, resumed: Sequence[tuple[ToolCall, Finisher]] = ()) -> StopReason:
+        if resumed:  # a resumed turn starts where its step left off: no followup of its own
+            finishers = {call.id: finish for call, finish in resumed}
+            await self._run_in_order(
+                [call for call, _ in resumed], lambda call: finishers[call.id](self._exec(call))
+            )
         for step in range(self._agent.max_steps):
-            self.inbox.claim(self.inbox.take(turn_start=step == 0))
+            self.inbox.claim(self.inbox.take(turn_start=step == 0 and not resumed))
             response = await self._call_model()
             self._agent.session.append(
                 MessageEvent(
@@ -280,16 +301,24 @@ class Driver:
         else:
             await self._run_in_order(calls)
 
-    async def _run_one(self, call: ToolCall) -> ToolResult:
+    def _exec(self, call: ToolCall) -> ToolExec:
         agent = self._agent
-        exec = ToolExec(agent=agent, ctx=agent.ctx, signal=self._signal, tool_call_id=call.id)
-        return await run_tool(agent.tools.get(call.name), call.name, call.arguments, exec)
+        return ToolExec(agent=agent, ctx=agent.ctx, signal=self._signal, tool_call_id=call.id)
 
-    async def _run_in_order(self, calls: Sequence[ToolCall]) -> None:
+    async def _run_one(self, call: ToolCall) -> ToolResult:
+        tool = self._agent.tools.get(call.name)
+        return await run_tool(tool, call.name, call.arguments, self._exec(call))
+
+    async def _run_in_order(
+        self,
+        calls: Sequence[ToolCall],
+        run: Callable[[ToolCall], Awaitable[ToolResult]] | None = None,
+    ) -> None:
+        run = run or self._run_one
         done = 0
         try:
             for call in calls:
-                self._append_result(call, await self._run_one(call))
+                self._append_result(call, await run(call))
                 done += 1
         except asyncio.CancelledError:
             self._append_interrupted(calls[done:])
@@ -311,19 +340,22 @@ class Driver:
                     self._append_result(call, result)
 
     def _append_result(self, call: ToolCall, result: ToolResult) -> None:
-        self._agent.session.append(
-            MessageEvent(
-                role="tool",
-                content=result.text,
-                tool_call_id=call.id,
-                is_error=result.is_error,
-                structured=result.structured,
-            )
-        )
+        self._agent.session.append(tool_message(call, result))
 
     def _append_interrupted(self, calls: Sequence[ToolCall]) -> None:
         for call in calls:
             self._append_result(call, ToolResult.error(INTERRUPTED_TOOL_TEXT))
+
+
+def tool_message(call: ToolCall, result: ToolResult) -> MessageEvent:
+    """The tool message that gives ``call`` its ``result``."""
+    return MessageEvent(
+        role="tool",
+        content=result.text,
+        tool_call_id=call.id,
+        is_error=result.is_error,
+        structured=result.structured,
+    )
 
 
 def _listen(listeners: list[Callable[[Any], None]], listener: Callable[[Any], None]) -> Disposer:

@@ -167,7 +167,9 @@ class AgentRegistry:
 
         Accepted-but-unclaimed messages are queued again in acceptance order; followups and
         steers among them start a turn once the agent is registered. The store repairs the log
-        first (a turn left open gets ``TurnEnd(interrupted)``).
+        first (a turn left open gets ``TurnEnd(interrupted)``); tool calls it left without
+        results get theirs before any other turn (``host.approvals.resume``: a request for
+        approval still pending is asked again).
         """
         opts = AgentOptions(
             label, model, tool_filter or ToolFilter(), setup, commit, config, max_steps
@@ -180,6 +182,9 @@ class AgentRegistry:
         try:
             agent = self._build(session, resolved, opts)
             agent.inbox.replay(session.events)
+            from host.approvals.resume import resume_unfinished  # only a resume needs it
+
+            resume_unfinished(agent)
         except BaseException:
             self.store.release(session_id)
             raise

@@ -44,12 +44,12 @@ async def ask_user(exec: ToolExec, question: str, choices: list[str] | None = No
         question: The question, complete on its own.
         choices: The answers to choose from, if the answer is one of a few.
     """
+    from host.approvals.service import question_result
+
     answer = await exec.ctx.get("approvals").ask_user(
         exec, question, tuple(choices) if choices else None
     )
-    if answer.decision == "answered":
-        return ToolResult(answer.answer or "", structured={"answer": answer.answer})
-    return ToolResult.error(f"the user did not answer: {answer.reason or 'no reason given'}")
+    return question_result(answer)
 
 
 @hookimpl
