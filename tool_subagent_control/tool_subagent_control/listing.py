@@ -2,12 +2,14 @@
 
 The request is resolved to a ``ListSpec`` first; the service's catalog is then projected to
 what ``send_message`` and ``interrupt_agent`` can act on: continuable children (status from
-the live agent registry) and every diagnostic. One-shot children are left out.
+the live agent registry) and every diagnostic. One-shot children are left out. A child with
+a request to the user still open (``approvals.waiting``: asked now, or left pending in the
+root's log by a restart until the child is resumed) is ``waiting``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
@@ -22,16 +24,17 @@ if TYPE_CHECKING:
 requires = ("subagents", "agents")
 
 Scope = Literal["children", "descendants"]
-Status = Literal["running", "idle", "ready"]
+Status = Literal["running", "idle", "ready", "waiting"]
 
 LIST_AGENTS_DESCRIPTION = (
     "List the background subagents you started, to recall their ids and labels. Do not poll "
     "it to wait for work: you are told when a subagent finishes. Status: running (working on "
     "a turn), idle (resident between turns, perhaps waiting on its own subagents), ready "
-    "(stored, not terminal: send_message resumes it). scope 'children' (default) lists your "
-    "direct subagents; 'descendants' lists the whole tree with parent= and depth=. Only "
-    "depth-1 entries accept send_message; deeper ones are interrupt_agent candidates. The "
-    "list is a snapshot."
+    "(stored, not terminal: send_message resumes it), waiting (blocked until the user approves "
+    "or denies its tool call or answers its question; send_message resumes a stored one, which "
+    "asks again). scope 'children' (default) lists your direct subagents; 'descendants' "
+    "lists the whole tree with parent= and depth=. Only depth-1 entries accept send_message; "
+    "deeper ones are interrupt_agent candidates. The list is a snapshot."
 )
 
 
@@ -58,9 +61,12 @@ def resolve(args: ListAgentsArgs, exec: ToolExec) -> ListSpec:
     return ListSpec(root_id=exec.agent.id, scope=args.scope)
 
 
-def status_of(agents: Any, entry: Any) -> Status:
-    """``running``/``idle`` from the live registry, else from a live lease of another host
+def status_of(agents: Any, entry: Any, waiting: Collection[str] = ()) -> Status:
+    """``waiting`` for an id in ``waiting`` (a request to the user open); else ``running``/
+    ``idle`` from the live registry, else from a live lease of another host
     (``entry.lease_status``); ``ready`` when only storage holds it."""
+    if entry.id in waiting:
+        return "waiting"
     live = agents.status(entry.id)
     if live is not None:
         return live  # type: ignore[no-any-return]
@@ -68,15 +74,18 @@ def status_of(agents: Any, entry: Any) -> Status:
     return "ready" if lease is None else lease
 
 
-def project(entries: Sequence[Any], agents: Any, spec: ListSpec) -> list[dict[str, Any]]:
-    """Continuable children and every diagnostic, as structured rows."""
+def project(
+    entries: Sequence[Any], agents: Any, spec: ListSpec, waiting: Collection[str] = ()
+) -> list[dict[str, Any]]:
+    """Continuable children and every diagnostic, as structured rows (``waiting``: the ids
+    with a request to the user open)."""
     rows: list[dict[str, Any]] = []
     for entry in entries:
         if entry.kind == "child":
             if entry.mode != "continuable":
                 continue
             row = {"kind": "child", "id": entry.id, "label": entry.label}
-            row["status"] = status_of(agents, entry)
+            row["status"] = status_of(agents, entry, waiting)
         else:
             row = {"kind": "diagnostic", "id": entry.id, "reason": entry.reason}
         if spec.scope == "descendants":
@@ -97,6 +106,16 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) if lines else "(no subagents)"
 
 
+def waiting_in(exec: ToolExec) -> set[str]:
+    """The agents of the caller's tree blocked on a request to the user (none without an
+    ``approvals`` service)."""
+    find = getattr(exec.ctx, "find", None)
+    approvals = find("approvals") if find is not None else None
+    if approvals is None or exec.agent is None:
+        return set()
+    return approvals.waiting(exec.agent)  # type: ignore[no-any-return]
+
+
 @tool("list_agents", LIST_AGENTS_DESCRIPTION, ListAgentsArgs, concurrency_safe=True)
 async def list_agents(args: ListAgentsArgs, exec: ToolExec) -> ToolResult:
     """List the caller's continuable subagents and diagnostics."""
@@ -109,7 +128,7 @@ async def list_agents(args: ListAgentsArgs, exec: ToolExec) -> ToolResult:
             entries = await subagents.list_descendants(spec.root_id, signal=exec.signal)
     except HostError as error:
         return ToolResult.error(f"list_agents failed ({error.code}): {error.message}")
-    rows = project(entries, exec.ctx.agents, spec)
+    rows = project(entries, exec.ctx.agents, spec, waiting_in(exec))
     return ToolResult(render(rows), structured=rows)
 
 
