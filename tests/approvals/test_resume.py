@@ -69,6 +69,20 @@ async def until(condition: Any) -> None:
     raise AssertionError("condition never met")
 
 
+async def blocked_root(
+    make_harness: MakeHarness, tmp_path: Path, made: Any
+) -> tuple[HostHarness, Any, ApprovalRequest]:
+    """A host whose root waits for the user on its call ``made``: host, root, request."""
+    RAN.clear()
+    h = harness(make_harness, tmp_path / "data")
+    root = await h.root()
+    h.model.script("root", made, say("never"))
+    root.followup("go")
+    await until(lambda: service(h).pending())
+    (request,) = service(h).pending()
+    return h, root, request
+
+
 async def blocked_child(
     make_harness: MakeHarness, tmp_path: Path, cmd: str
 ) -> tuple[HostHarness, Any, Any, ApprovalRequest]:
@@ -114,13 +128,7 @@ def tool_results(agent: Any) -> list[MessageEvent]:
 async def test_a_pending_request_is_asked_again_once_and_the_agent_goes_on(
     make_harness: MakeHarness, tmp_path: Path
 ) -> None:
-    RAN.clear()
-    first = harness(make_harness, tmp_path / "data")
-    root = await first.root()
-    first.model.script("root", call("shell", cmd="make"), say("never"))
-    root.followup("build it")
-    await until(lambda: service(first).pending())
-    (before,) = service(first).pending()
+    first, root, before = await blocked_root(make_harness, tmp_path, call("shell", cmd="make"))
     crashed = await crash_copy(first, tmp_path)
     second = harness(make_harness, crashed)
     asker = Asker(Answer.approve())
@@ -222,3 +230,22 @@ async def test_host_close_cancels_a_pending_request_in_both_logs_and_it_is_not_a
     await new_child.wait_idle()
     assert never.asked == [] and RAN == []
     assert [m.content for m in tool_results(new_child)] == [INTERRUPTED_TOOL_TEXT]
+
+
+async def test_a_question_left_open_is_asked_again_and_its_answer_is_the_result(
+    make_harness: MakeHarness, tmp_path: Path
+) -> None:
+    made = call("ask_user", question="Which colour?")
+    first, root, before = await blocked_root(make_harness, tmp_path, made)
+    second = harness(make_harness, await crash_copy(first, tmp_path))
+    asker = Asker(Answer.reply("blue"))
+    service(second).on_request(asker)
+    second.model.script("root", say("painting it blue"))
+    resumed = await second.agents.resume(root.id, label="root")
+    await until(lambda: asker.asked)
+    await resumed.wait_idle()
+    asked_again(asker, before, root.id)
+    assert asker.asked[0].line() == f"{root.id} (root, depth 0) asks: Which colour?"
+    (result,) = tool_results(resumed)
+    assert (result.content, result.structured) == ("blue", {"answer": "blue"})
+    assert resumed.last_answer == "painting it blue"
