@@ -180,7 +180,10 @@ class ApprovalService:
     ) -> ToolResult | None:
         """None when the call may run; else the denial the model sees. Waits for the user when
         the policy says ask."""
-        verdict = self.policy.verdict(tool.name, self._needs_approval(tool, arguments))
+        policy = self.policy
+        if tool.needs_approval is False and not policy.deny and not policy.ask:
+            return None  # the common case, decided without matching: no list can catch it
+        verdict = policy.verdict(tool.name, self._needs_approval(tool, arguments))
         if verdict == "run":
             return None
         if verdict == "deny":
