@@ -48,6 +48,9 @@ def denied_text(tool: str, reason: str) -> str:
     return f"the user denied {tool}: {reason}"
 
 
+POLICY_DENIES = "the approval policy does not allow it"
+
+
 def question_result(answer: Answer) -> ToolResult:
     """What the model sees for an ``ask_user`` question: the answer, or why there is none."""
     if answer.decision == "answered":
@@ -187,7 +190,7 @@ class ApprovalService:
         if verdict == "run":
             return None
         if verdict == "deny":
-            return ToolResult.error(denied_text(tool.name, "the approval policy does not allow it"))
+            return ToolResult.error(denied_text(tool.name, POLICY_DENIES))
         agent = exec.agent
         if agent is None:
             return ToolResult.error(denied_text(tool.name, "a call without an agent cannot ask"))
@@ -259,7 +262,8 @@ class ApprovalService:
     async def ask_again(self, agent: Agent, requested: ApprovalRequested) -> Answer:
         """Ask a request a restart left without a decision again (``host.approvals.resume``):
         the same request id and origin, routed to the current root (mirrored into its log if
-        it lacks the request); the decision is recorded in both logs as usual."""
+        it lacks the request); the decision is recorded in both logs as usual. A tool call the
+        policy now denies is denied without asking (recorded with the policy's reason)."""
         root = self._root(agent)
         if root is not agent and requested.request_id not in self._root_log(root).requested:
             root.session.append(requested)
@@ -275,6 +279,11 @@ class ApprovalService:
             requested.question,
             choices,
         )
+        if requested.question is None and self.policy.verdict(requested.tool, True) == "deny":
+            answer = Answer.deny(POLICY_DENIES)  # the policy changed meanwhile: nobody is asked
+            pending = _Pending(request, agent, root, asyncio.get_running_loop().create_future())
+            self._close(pending, answer)
+            return answer
         answer = await self._queue_and_wait(request, agent, root)
         if answer.decision == "approved_for_session":
             self._approved_for_session(root).add(requested.tool)

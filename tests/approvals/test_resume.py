@@ -47,8 +47,8 @@ async def plain(x: int) -> str:
     return "plain done"
 
 
-def harness(make_harness: MakeHarness, data_dir: Path) -> HostHarness:
-    h = make_harness(data_dir=data_dir)
+def harness(make_harness: MakeHarness, data_dir: Path, **options: Any) -> HostHarness:
+    h = make_harness(data_dir=data_dir, **options)
     for made in (shell, slow, plain):
         h.add_tool(made)
     return h
@@ -249,3 +249,23 @@ async def test_a_question_left_open_is_asked_again_and_its_answer_is_the_result(
     (result,) = tool_results(resumed)
     assert (result.content, result.structured) == ("blue", {"answer": "blue"})
     assert resumed.last_answer == "painting it blue"
+
+
+async def test_a_request_the_policy_now_denies_is_denied_without_asking(
+    make_harness: MakeHarness, tmp_path: Path
+) -> None:
+    first, root, before = await blocked_root(make_harness, tmp_path, call("shell", cmd="rm"))
+    crashed = await crash_copy(first, tmp_path)
+    stricter = {"plugins": {"approvals": {"deny": ["shell"]}}}
+    second = harness(make_harness, crashed, config=stricter)
+    never = Asker()
+    service(second).on_request(never)
+    second.model.script("root", say("I may not"))
+    resumed = await second.agents.resume(root.id, label="root")
+    await resumed.wait_idle()
+    assert never.asked == [] and RAN == []
+    (result,) = tool_results(resumed)
+    assert result.content == "the user denied shell: the approval policy does not allow it"
+    assert bodies(resumed, ApprovalDecided) == [
+        ApprovalDecided(before.request_id, "denied", "the approval policy does not allow it")
+    ]
