@@ -12,6 +12,7 @@ import json
 import uuid
 from typing import Any
 
+from host.agents.driver import INTERRUPTED_TOOL_TEXT
 from host.agents.models import ModelRequest, ModelResponse, ToolSpec, Usage
 from host.sessions.model import MessageEvent, ToolCall
 
@@ -53,12 +54,32 @@ def request_body(
 
 
 def to_messages(request: ModelRequest) -> list[dict[str, Any]]:
-    """The system prompt (when there is one) as a system message, then every message."""
+    """The system prompt (when there is one) as a system message, then every message.
+
+    An assistant message's tool calls without a tool message before the next other message
+    (a log written before the host gave calls cut off by a crash their result at resume) get
+    the host's interrupted result there: servers refuse tool calls left without an answer.
+    """
     messages: list[dict[str, Any]] = []
     if request.system_prompt:
         messages.append({"role": "system", "content": request.system_prompt})
-    messages.extend(message_to_openai(message) for message in request.messages)
+    unanswered: list[str] = []
+    for message in request.messages:
+        if message.role == "tool":
+            if message.tool_call_id in unanswered:
+                unanswered.remove(message.tool_call_id)
+        elif unanswered:
+            messages.extend(_interrupted(call_id) for call_id in unanswered)
+            unanswered = []
+        messages.append(message_to_openai(message))
+        if message.role == "assistant" and message.tool_calls:
+            unanswered = [call.id for call in message.tool_calls]
+    messages.extend(_interrupted(call_id) for call_id in unanswered)
     return messages
+
+
+def _interrupted(call_id: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": INTERRUPTED_TOOL_TEXT}
 
 
 def message_to_openai(message: MessageEvent) -> dict[str, Any]:
