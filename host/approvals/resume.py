@@ -35,6 +35,7 @@ from host.approvals.service import Answer, ApprovalService, denied_text, questio
 from host.sessions.model import (
     ApprovalDecided,
     ApprovalRequested,
+    Compaction,
     Event,
     MessageEvent,
     ToolCall,
@@ -68,6 +69,8 @@ def unfinished(
         elif isinstance(body, ApprovalRequested) and body.origin.session_id == session_id:
             decided = decisions.get(body.request_id)
             requests.setdefault(body.tool_call_id, _Request(body, decided))
+        elif isinstance(body, Compaction):  # what it summarized cannot be answered
+            break
         elif isinstance(body, MessageEvent):
             if body.role == "tool":
                 answered.add(body.tool_call_id or "")

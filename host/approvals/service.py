@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -266,8 +266,7 @@ class ApprovalService:
         policy now denies is denied without asking (recorded with the policy's reason)."""
         root = self._root(agent)
         if root is not agent and requested.request_id not in self._root_log(root).requested:
-            root.session.append(requested)
-            root.session.commit(durable=True)
+            self._mirror(root, [requested])
         choices = tuple(requested.choices) if requested.choices else None
         request = ApprovalRequest(
             requested.request_id,
@@ -298,8 +297,7 @@ class ApprovalService:
         undecided = self._root_log(root).undecided
         missing = [decided for decided in decisions if decided.request_id in undecided]
         if missing:
-            root.session.append_all(missing)
-            root.session.commit(durable=True)
+            self._mirror(root, missing)
 
     def waiting(self, agent: Agent) -> set[str]:
         """The agents of ``agent``'s tree with a request waiting for a decision: asked now, or
@@ -376,13 +374,16 @@ class ApprovalService:
         runs) and mirror it into the root's (a root that refuses it is logged, not fatal)."""
         agent.session.append(body)
         agent.session.commit(durable=True)
-        if root is agent:
-            return
+        if root is not agent:
+            self._mirror(root, [body])
+
+    def _mirror(self, root: Agent, bodies: Sequence[EventBody]) -> None:
+        """Append ``bodies`` to the root's log, durably; a root that refuses is logged."""
         try:
-            root.session.append(body)
+            root.session.append_all(bodies)
             root.session.commit(durable=True)
         except Exception:
-            log.exception("could not mirror %s into the root's log %s", body.kind, root.id)
+            log.exception("could not mirror %s into the root's log %s", bodies[0].kind, root.id)
 
     def _root(self, agent: Agent) -> Agent:
         """The root of ``agent``'s tree among the live agents (the topmost live ancestor)."""

@@ -269,3 +269,29 @@ async def test_a_request_the_policy_now_denies_is_denied_without_asking(
     assert bodies(resumed, ApprovalDecided) == [
         ApprovalDecided(before.request_id, "denied", "the approval policy does not allow it")
     ]
+
+
+async def test_a_decision_the_roots_mirror_lacks_is_copied_there_at_resume(
+    make_harness: MakeHarness, tmp_path: Path
+) -> None:
+    RAN.clear()
+    new_gate()
+    first = harness(make_harness, tmp_path / "data")
+    root, child = await tree(first, 1)
+    service(first).on_request(Asker(Answer.approve()))
+    first.model.script("level 1", call("slow", cmd="ship"), say("never"))
+    child.followup("go")
+    await until(lambda: RAN == ["slow ship"])
+    crashed = await crash_copy(first, tmp_path)
+    GATE.set()
+    root_log = crashed / f"{root.id}.jsonl"  # a kill between the child's append and the root's
+    lines = root_log.read_bytes().splitlines(keepends=True)
+    assert b'"approval/decided"' in lines[-1]
+    root_log.write_bytes(b"".join(lines[:-1]))
+    second = harness(make_harness, crashed)
+    new_root = await second.agents.resume(root.id, label="root")
+    assert service(second).waiting(new_root) == {child.id}
+    await second.agents.resume(child.id, label="level 1")
+    assert service(second).waiting(new_root) == set()
+    (decided,) = bodies(new_root, ApprovalDecided)
+    assert decided.decision == "approved" and RAN == ["slow ship"]
