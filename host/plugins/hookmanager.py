@@ -38,7 +38,7 @@ class HookManager(pluggy.PluginManager):
 
     def __init__(self, project_name: str) -> None:
         super().__init__(project_name)
-        self._marker = f"{project_name}_impl"
+        self._marker = hookspecs.IMPL_MARKER if project_name == hookspecs.PROJECT else ""
         # id(plugin) → hook → the plugin's implementations of it, in pluggy's order
         self._impls: dict[int, dict[str, list[pluggy.HookImpl]]] = {}
         self._parsing: dict[str, int] = {}  # hook → implementations found while registering
@@ -102,6 +102,16 @@ class HookManager(pluggy.PluginManager):
             caller.name
             for caller in vars(self.hook).values()
             if caller.spec is None and caller.name in hooks
+        ]
+
+    def unhonoured_options(self, plugin: Any) -> list[tuple[str, str]]:
+        """``(hook, option)`` for each ``hookspecs.UNHONOURED_OPTIONS`` option ``plugin`` set."""
+        return [
+            (hook, option)
+            for hook, impls in self._impls.get(id(plugin), {}).items()
+            for impl in impls
+            for option in hookspecs.UNHONOURED_OPTIONS
+            if getattr(impl, option)
         ]
 
     def implementations(self, plugin: Any) -> Mapping[str, Sequence[pluggy.HookImpl]]:

@@ -53,6 +53,15 @@ PROJECT = "agent_host"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
+IMPL_MARKER = f"{PROJECT}_impl"
+"""The attribute where ``pluggy.HookimplMarker`` keeps a marked function's options. pluggy
+reads it the same way (``parse_hookimpl_opts``) but names it in no public API; the host reads
+it directly to list a plugin's hooks without registering it, and a test pins the name."""
+
+UNHONOURED_OPTIONS = ("tryfirst", "trylast", "wrapper", "hookwrapper")
+"""``@hookimpl`` options that order or wrap the calls of several plugins: the host calls each
+plugin's hooks on their own, so a plugin using one is refused rather than silently misread."""
+
 
 @hookspec
 def register_services(register: RegisterService, ctx: ServiceContext, config: Any) -> None:

@@ -44,7 +44,7 @@ def implemented_hooks(obj: Any) -> frozenset[str]:
     return frozenset(
         hook
         for hook in (*hookspecs.ACTIVATION_ORDER, *hookspecs.HANDOVER_HOOKS)
-        if hasattr(getattr(obj, hook, None), f"{hookspecs.PROJECT}_impl")
+        if hasattr(getattr(obj, hook, None), hookspecs.IMPL_MARKER)
     )
 
 
@@ -203,10 +203,13 @@ class PluginManager:
         self._dirty = self._dirty or bool(restart)
 
     def check_hooks(self, obj: Any) -> None:
-        """Refuse a registered plugin object implementing a hook nobody specified."""
+        """Refuse a registered plugin object implementing a hook nobody specified, or using an
+        ``@hookimpl`` option the host does not honour."""
         unknown = self.pm.unknown_hooks(obj)
         if unknown:
             raise AttributeError(f"unknown hook {unknown[0]!r}")
+        for hook, option in self.pm.unhonoured_options(obj):
+            raise ValueError(f"hook {hook!r}: {option} is not supported (hooks run per plugin)")
 
     def registrar(self, hook: str, record: PluginRecord, scope: Scope) -> Callable[..., Any] | None:
         """The live ``register`` callback of ``hook`` for ``record`` (None: the hook has none)."""
