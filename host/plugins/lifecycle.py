@@ -107,7 +107,7 @@ class PluginManager:
             candidate.name, builtin=candidate.builtin or candidate.parent is not None
         )
         if reason is not None:
-            record.state, record.error = "blocked", reason
+            record.block(reason)
             return record
         try:
             self._load(record)
@@ -179,7 +179,7 @@ class PluginManager:
             self._dispose_scope(record)
             record.fail(error)
             return
-        record.state, record.error, record.exception = "active", None, None
+        record.activated()
         self.refresh_dependents(record)
 
     def refresh_dependents(self, record: PluginRecord) -> None:
@@ -289,7 +289,7 @@ class PluginManager:
         if record is None or record.state != "active":
             return
         if self._deactivate(record, "inactive"):
-            record.state, record.error = "failed", error
+            record.fail(error)
         self.reconcile()
 
     def block(self, name: str) -> None:
@@ -298,7 +298,7 @@ class PluginManager:
         if record.state == "active":
             self._deactivate(record, "blocked")
         elif record.state == "inactive":
-            record.state, record.error = "blocked", "blocked by selection"
+            record.block()
         self.reconcile()
 
     def unblock(self, name: str) -> None:
@@ -306,7 +306,7 @@ class PluginManager:
         record = self.records[name]
         if record.state != "blocked":
             return
-        record.state, record.error = "inactive", None
+        record.deactivated()
         if record.obj is None:
             try:
                 self._load(record)
@@ -320,8 +320,10 @@ class PluginManager:
         if errors is not None:
             record.fail(errors)
             return False
-        record.state = state  # type: ignore[assignment]
-        record.error = "blocked by selection" if state == "blocked" else None
+        if state == "blocked":
+            record.block()
+        else:
+            record.deactivated()
         return True
 
     def retire(self, record: PluginRecord) -> ExceptionGroup[Exception] | None:
@@ -338,7 +340,7 @@ class PluginManager:
                     and provided & (set(other.requires) | set(other.uses))
                 ):
                     self._deactivate(other, "inactive")
-        record.state = "inactive"  # before disposal, so service withdrawals find it settled
+        record.deactivated()  # before disposal, so service withdrawals find it settled
         try:
             self._dispose_scope(record)
         except ExceptionGroup as errors:
@@ -376,7 +378,7 @@ class PluginManager:
         if record.state == "active":
             return self._deactivate(record, "inactive")
         if record.state == "failed":
-            record.state, record.error = "inactive", None
+            record.deactivated()
         return True
 
     def close(self) -> list[DisposalFailure]:

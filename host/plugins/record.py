@@ -8,6 +8,7 @@ import attrs
 
 from host.disposal import Scope
 from host.plugins.discovery import PluginCandidate
+from host.plugins.selection import BLOCKED_BY_SELECTION
 
 if TYPE_CHECKING:
     from host.plugins.lifecycle import PluginHandle
@@ -34,6 +35,17 @@ class DisposalFailure:
     def line(self) -> str:
         """The one line the CLI prints: ``plugin "<name>": disposal failed: <error>``."""
         return f'plugin "{self.plugin}": disposal failed: {describe_error(self.error)}'
+
+
+@attrs.frozen
+class RecordSnapshot:
+    """A record's plugin object and what adopting it set (``PluginRecord.snapshot``)."""
+
+    obj: Any
+    requires: tuple[str, ...]
+    uses: tuple[str, ...]
+    config: Any
+    hooks: frozenset[str]
 
 
 @attrs.define
@@ -67,9 +79,34 @@ class PluginRecord:
     handle: PluginHandle | None = None
     """The ``plugin`` argument of the current activation (one per activation)."""
 
-    def fail(self, error: BaseException) -> None:
-        """Mark the plugin ``failed`` by ``error``: its one-line text, the exception kept."""
-        self.state, self.error, self.exception = "failed", describe_error(error), error
+    def fail(self, error: BaseException | str) -> None:
+        """Mark the plugin ``failed`` by ``error``: its one-line text, the exception (when it is
+        one) kept for ``--debug``."""
+        if isinstance(error, str):
+            self.state, self.error, self.exception = "failed", error, None
+        else:
+            self.state, self.error, self.exception = "failed", describe_error(error), error
+
+    def activated(self) -> None:
+        """Mark the plugin ``active``: whatever failed before is forgotten."""
+        self.state, self.error, self.exception = "active", None, None
+
+    def deactivated(self) -> None:
+        """Mark the plugin ``inactive`` (taken down, or given another chance after failing)."""
+        self.state, self.error = "inactive", None
+
+    def block(self, reason: str = BLOCKED_BY_SELECTION) -> None:
+        """Mark the plugin ``blocked`` with ``reason`` (it stays out until unblocked)."""
+        self.state, self.error = "blocked", reason
+
+    def snapshot(self) -> RecordSnapshot:
+        """What adopting another plugin object changes, to put back with ``restore``."""
+        return RecordSnapshot(self.obj, self.requires, self.uses, self.config, self.hooks)
+
+    def restore(self, snapshot: RecordSnapshot) -> None:
+        """Put back the plugin object (and what came with it) of ``snapshot``."""
+        self.obj, self.requires, self.uses = snapshot.obj, snapshot.requires, snapshot.uses
+        self.config, self.hooks = snapshot.config, snapshot.hooks
 
     @property
     def name(self) -> str:

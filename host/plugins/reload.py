@@ -155,17 +155,17 @@ def _swap(stage: Stage) -> tuple[str | None, str | None]:
 def _replace(manager: PluginManager, record: PluginRecord, fresh: Any) -> str | None:
     """A plugin that is not active: adopt ``fresh`` and activate it when it can; on failure
     the previous object is put back (it activates again if it can). Returns the error."""
-    old = (record.obj, record.requires, record.uses, record.config, record.hooks)
+    old = record.snapshot()
     with manager.paused():
         if not manager.take_down(record.name):  # its disposer raised: abandon that scope
-            record.state, record.error = "inactive", None
+            record.deactivated()
         manager.adopt(record, fresh)  # checked by the stage already: cannot raise
     if record.state != "failed":
         return None
     error_text = record.error or "activation failed"
     with manager.paused():
-        record.obj, record.requires, record.uses, record.config, record.hooks = old
-        record.state, record.error = "inactive", None
+        record.restore(old)
+        record.deactivated()
     return error_text
 
 

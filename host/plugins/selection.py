@@ -17,6 +17,10 @@ def _names(value: str) -> frozenset[str]:
     return frozenset(part.strip() for part in value.split(",") if part.strip())
 
 
+BLOCKED_BY_SELECTION = "blocked by selection"
+"""The error of a plugin blocked by ``--no-plugin`` / ``AGENT_HOST_DISABLE_PLUGINS``."""
+
+
 @attrs.frozen
 class Selection:
     """An allow-list (None: every installed plugin) and a block-list."""
@@ -37,7 +41,7 @@ class Selection:
     def blocked_reason(self, name: str, *, builtin: bool) -> str | None:
         """Why ``name`` may not load, or None when it may."""
         if name in self.block:
-            return "blocked by selection"
+            return BLOCKED_BY_SELECTION
         if not builtin and self.allow is not None and name not in self.allow:
             return "not in AGENT_HOST_PLUGINS"
         return None

@@ -227,7 +227,7 @@ class Stage:
                 manager.retire(record)
                 record.fail(error)
             else:
-                record.state, record.error, record.exception = "active", None, None
+                record.activated()
                 manager.refresh_dependents(record)
             finally:
                 self.ctx.settle()
