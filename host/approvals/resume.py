@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from host.agents.driver import INTERRUPTED_TOOL_TEXT, Finisher, tool_message
-from host.approvals.service import Answer, ApprovalService, denied_text, question_result
+from host.approvals.requests import Answer, denied_text, question_result
+from host.approvals.service import ApprovalService
 from host.sessions.model import (
     ApprovalDecided,
     ApprovalRequested,

@@ -16,20 +16,25 @@ take the same route and return the answer.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from host.approvals.policy import Policy
 from host.approvals.records import LogRequests, approved_for_session, origin_of
+from host.approvals.requests import (
+    POLICY_DENIES,
+    Answer,
+    ApprovalError,
+    ApprovalRequest,
+    Handler,
+    denied_text,
+)
 from host.disposal import Disposer
-from host.errors import HostError
 from host.sessions.model import (
     ApprovalDecided,
-    ApprovalOrigin,
     ApprovalRequested,
     Decision,
     EventBody,
@@ -41,86 +46,6 @@ if TYPE_CHECKING:
     from host.agents.agent import Agent
 
 log = logging.getLogger(__name__)
-
-
-def denied_text(tool: str, reason: str) -> str:
-    """What the model sees for a denied call."""
-    return f"the user denied {tool}: {reason}"
-
-
-POLICY_DENIES = "the approval policy does not allow it"
-
-
-def question_result(answer: Answer) -> ToolResult:
-    """What the model sees for an ``ask_user`` question: the answer, or why there is none."""
-    if answer.decision == "answered":
-        return ToolResult(answer.answer or "", structured={"answer": answer.answer})
-    return ToolResult.error(f"the user did not answer: {answer.reason or 'no reason given'}")
-
-
-class ApprovalError(HostError):
-    """A decision that cannot be taken: an unknown request, or one already closed."""
-
-
-@attrs.frozen
-class ApprovalRequest:
-    """A request as a front end sees it: the tool and its raw arguments (or a question), the
-    call, the innermost requesting agent (``origin``) and the root it was routed to."""
-
-    request_id: str
-    tool: str
-    arguments: Any
-    tool_call_id: str
-    origin: ApprovalOrigin
-    root_id: str
-    question: str | None = None
-    choices: tuple[str, ...] | None = None
-
-    def who(self) -> str:
-        """``<id> (<label>, depth N)``: who asks."""
-        label = f"{self.origin.label}, " if self.origin.label else ""
-        return f"{self.origin.agent_id} ({label}depth {self.origin.depth})"
-
-    def line(self) -> str:
-        """One line saying who wants what."""
-        if self.question is not None:
-            choices = f" [{' / '.join(self.choices)}]" if self.choices else ""
-            return f"{self.who()} asks: {self.question}{choices}"
-        arguments = json.dumps(self.arguments, ensure_ascii=False, separators=(", ", ": "))
-        return f"{self.who()} wants to run {self.tool} {arguments}"
-
-
-@attrs.frozen
-class Answer:
-    """A decision on a request: ``approve()``, ``approve_for_session()``, ``deny(reason)``, or
-    ``answer(text)`` for a question."""
-
-    decision: Decision
-    reason: str | None = None
-    answer: str | None = None
-
-    @classmethod
-    def approve(cls) -> Answer:
-        """Run this call."""
-        return cls("approved")
-
-    @classmethod
-    def approve_for_session(cls) -> Answer:
-        """Run this call and this tool's later calls in the root's session without asking."""
-        return cls("approved_for_session")
-
-    @classmethod
-    def deny(cls, reason: str = "no reason given") -> Answer:
-        """Do not run it; the model sees ``reason``."""
-        return cls("denied", reason=reason)
-
-    @classmethod
-    def reply(cls, text: str) -> Answer:
-        """The answer to a question."""
-        return cls("answered", answer=text)
-
-
-Handler = Callable[[ApprovalRequest], Awaitable[Answer]]
 
 
 @attrs.define

@@ -44,7 +44,7 @@ async def ask_user(exec: ToolExec, question: str, choices: list[str] | None = No
         question: The question, complete on its own.
         choices: The answers to choose from, if the answer is one of a few.
     """
-    from host.approvals.service import question_result
+    from host.approvals.requests import question_result
 
     answer = await exec.ctx.get("approvals").ask_user(
         exec, question, tuple(choices) if choices else None

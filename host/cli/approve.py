@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from host.approvals.service import Answer, ApprovalRequest
+    from host.approvals.requests import Answer, ApprovalRequest
     from host.disposal import Disposer
 
 CHOICES = " — [y]es / [a]lways / [n]o"
@@ -120,7 +120,7 @@ class Lines:
 
 def decision(reply: str) -> Answer | None:
     """The decision a typed reply means, None when it means none (module docstring)."""
-    from host.approvals.service import Answer
+    from host.approvals.requests import Answer
 
     word, _, rest = reply.strip().partition(" ")
     word = word.lower()
@@ -156,7 +156,7 @@ class TerminalAsker:
 
     async def __call__(self, request: ApprovalRequest) -> Answer:
         """Ask ``request`` until a reply decides it (or input ends: denied)."""
-        from host.approvals.service import Answer
+        from host.approvals.requests import Answer
 
         self.before()
         prompting = self.lines.prompting
@@ -175,7 +175,7 @@ class TerminalAsker:
         return answer
 
     async def _ask(self, request: ApprovalRequest) -> Answer | None:
-        from host.approvals.service import Answer
+        from host.approvals.requests import Answer
 
         while True:
             if request.question is not None:
@@ -202,7 +202,7 @@ class TerminalAsker:
 
 def no_terminal(err: TextIO) -> Callable[[ApprovalRequest], Any]:
     """The handler without a terminal: deny each request, saying so in one line on ``err``."""
-    from host.approvals.service import Answer
+    from host.approvals.requests import Answer
 
     async def deny(request: ApprovalRequest) -> Answer:
         print(f"agent-host: approval denied ({NO_TERMINAL}): {request.line()}", file=err)

@@ -20,7 +20,7 @@ from typing import Any
 from host.agents.agent import Agent
 from host.agents.scripted import ScriptedModel
 from host.app import Host, open_host
-from host.approvals.service import Answer, ApprovalRequest
+from host.approvals.requests import Answer, ApprovalRequest
 from host.cli import demo_script as script
 from host.cli.chat import warn_failed_plugins
 from host.cli.model_choice import SCRIPTED_DEFAULT

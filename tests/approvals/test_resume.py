@@ -15,7 +15,7 @@ from typing import Any
 
 from host.agents import call, say
 from host.agents.driver import INTERRUPTED_TOOL_TEXT
-from host.approvals.service import Answer, ApprovalRequest
+from host.approvals.requests import Answer, ApprovalRequest
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent
 from host.testing import HostHarness, MakeHarness

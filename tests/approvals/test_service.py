@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from host.agents import call, say
-from host.approvals.service import Answer, ApprovalError, ApprovalRequest, ApprovalService
+from host.approvals.requests import Answer, ApprovalError, ApprovalRequest
+from host.approvals.service import ApprovalService
 from host.sessions.model import (
     ApprovalDecided,
     ApprovalOrigin,

@@ -8,7 +8,8 @@ import shutil
 from pathlib import Path
 
 from host.agents import call, say
-from host.approvals.service import Answer, ApprovalService
+from host.approvals.requests import Answer
+from host.approvals.service import ApprovalService
 from host.subagents.types import ChildRequest
 from tests.approvals.test_resume import asked_again, until
 from tests.approvals.test_service import RAN, Asker, shell

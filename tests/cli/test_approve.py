@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from host.approvals.service import ApprovalRequest
+from host.approvals.requests import ApprovalRequest
 from host.cli.approve import Lines, TerminalAsker, chosen, decision
 from host.sessions.model import ApprovalOrigin
 from tests.cli.support import AGENT_HOST, agent_host

@@ -30,7 +30,7 @@ from typing import Any
 import tool_subagent_report.plugin as report_plugin
 
 from host.agents import ModelRequest, call, say
-from host.approvals.service import Answer, ApprovalRequest
+from host.approvals.requests import Answer, ApprovalRequest
 from host.sessions.model import MessageEvent, SessionHeader
 from host.subagents.types import ChildRequest
 from host.testing import build_host
