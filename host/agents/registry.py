@@ -215,9 +215,7 @@ class AgentRegistry:
     # -- the transaction -------------------------------------------------------------------
 
     def _build(self, session: Session, model: Model, opts: AgentOptions) -> Agent:
-        tools = ToolView(
-            self.tools, tool_registry("scoped tool"), opts.tool_filter, session.header
-        )
+        tools = ToolView(self.tools, tool_registry("scoped tool"), opts.tool_filter, session.header)
         sections = SectionView(self.sections, section_registry("scoped prompt section"))
         return Agent(
             session,

@@ -45,9 +45,7 @@ class Registrars:
                 builtin = record.candidate.builtin
                 if not builtin and self.services.displaces_default(name):
                     record.displaced.append(name)
-                scope.add(
-                    self.services.register(name, service, owner=record.name, default=builtin)
-                )
+                scope.add(self.services.register(name, service, owner=record.name, default=builtin))
                 record.services.append(name)
 
             return register_service

@@ -301,11 +301,7 @@ BUILT_IN = {  # the name of each typed service, and what the host serves under i
 
 
 def typed_services() -> list[str]:
-    return [
-        name
-        for name, value in vars(api.ServiceContext).items()
-        if isinstance(value, property)
-    ]
+    return [name for name, value in vars(api.ServiceContext).items() if isinstance(value, property)]
 
 
 def test_the_typed_services_are_the_ones_the_host_provides_itself(make_host: Any) -> None:

@@ -199,13 +199,17 @@ def test_listing_plugins_leaves_the_heavier_modules_unimported(tmp_path):
 
 def test_debug_shows_why_a_plugin_failed(tmp_path):
     """A plugin's row has one line; --debug adds the traceback it came from."""
-    (tmp_path / "agent-host.toml").write_text('[plugins.openai]\nbase_url = "ftp://x"\nmodel = "m"\n')
+    (tmp_path / "agent-host.toml").write_text(
+        '[plugins.openai]\nbase_url = "ftp://x"\nmodel = "m"\n'
+    )
     plain = run("plugins", cwd=tmp_path)
     assert plain.returncode == 0 and "Traceback" not in plain.stderr
     debug = run("--debug", "plugins", cwd=tmp_path)
     assert "agent-host: debug: plugin openai failed:" in debug.stderr
     assert "Traceback" in debug.stderr
-    assert "ConfigError: [plugins.openai] base_url: 'ftp://x' must start with http://" in debug.stderr
+    assert (
+        "ConfigError: [plugins.openai] base_url: 'ftp://x' must start with http://" in debug.stderr
+    )
 
 
 CLINGY_SOURCE = (
