@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TypeGuard
 
 from host.errors import HostError
 
@@ -44,6 +45,11 @@ class CancelSignal:
         """Raise ``error("CANCELLED", …)`` if the signal is set; ``error`` is the service's type."""
         if self._set:
             raise error("CANCELLED", self.reason or "cancelled")
+
+
+def cancelled(signal: CancelSignal | None) -> TypeGuard[CancelSignal]:
+    """True when ``signal`` is given and set (``None`` means no cancellation requested)."""
+    return signal is not None and signal.is_set()
 
 
 def raise_if_cancelled(

@@ -41,7 +41,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from host.cancel import CancelSignal
+from host.cancel import CancelSignal, cancelled
 from host.sessions.model import Event, SessionHeader
 from host.sessions.persistence import PersistenceError, SessionPersistence
 from host.sessions.projections import ProjectionError, ProjectionUnit, fold_events
@@ -117,7 +117,7 @@ _LEASE_STATUSES: dict[str, LeaseStatus] = {"running": "running", "idle": "idle"}
 
 
 def _check_cancel(signal: CancelSignal | None) -> None:
-    if signal is not None and signal.is_set():
+    if cancelled(signal):
         raise SubagentError("CANCELLED", signal.reason or "listing was cancelled")
 
 
@@ -319,7 +319,7 @@ class SubagentListing:
 
         async def worker() -> None:
             for header in pending:
-                if signal is not None and signal.is_set():
+                if cancelled(signal):
                     return
                 verdicts[header.id] = await self._inspect(unit, index, header, signal)
 

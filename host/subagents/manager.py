@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 from host.agents.agent import Agent
 from host.agents.inbox import InboxClosedError, MessageId
 from host.agents.registry import AgentExistsError, AgentRegistry
-from host.cancel import CancelSignal
+from host.cancel import CancelSignal, cancelled
 from host.sessions.model import Event, SessionHeader
 from host.sessions.persistence import PersistenceError, SessionPersistence
 from host.sessions.remote import Delivery as InboxDelivery
@@ -95,7 +95,7 @@ class ContinuationManager(Residents):
         return self.agents.store.persistence
 
     def _check_admission(self, lineage: Iterable[str], signal: CancelSignal | None) -> None:
-        if signal is not None and signal.is_set():
+        if cancelled(signal):
             raise texts.cancelled()
         if self.draining_for(lineage):
             raise texts.draining()
@@ -119,7 +119,7 @@ class ContinuationManager(Residents):
         ancestors = self.ancestry(parent)
         if self.draining_for(a.id for a in ancestors):
             raise texts.draining()
-        if signal is not None and signal.is_set():
+        if cancelled(signal):
             raise texts.start_cancelled()
         plan = plan_child(provider, request, parent, label=label)
         descriptor = continuable_descriptor(provider, plan, label)
@@ -332,7 +332,7 @@ class ContinuationManager(Residents):
             raise texts.report_draining()
         if activation.closing:
             raise texts.report_closing(child_id)
-        if signal is not None and signal.is_set():
+        if cancelled(signal):
             raise texts.report_cancelled()
         parent_id = child.session.header.parent_session
         parent = self.agents.get(parent_id) if parent_id is not None else None

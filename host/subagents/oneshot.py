@@ -23,7 +23,7 @@ from host.agents.agent import Agent
 from host.agents.driver import TurnOutcome
 from host.agents.models import Model, ModelRequest, ModelResponse
 from host.agents.registry import AgentSetup
-from host.cancel import CancelSignal
+from host.cancel import CancelSignal, cancelled
 from host.disposal import Disposer
 from host.errors import log_failure
 from host.sessions.model import SessionHeader
@@ -150,11 +150,11 @@ class OneShotRun:
             waiters.append(asyncio.ensure_future(signal.wait()))
         try:
             await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-            if not self._outcome.done() and signal is not None and signal.is_set():
+            if not self._outcome.done() and cancelled(signal):
                 self.child.interrupt()
                 await asyncio.wait([idle, waiters[1]], return_when=asyncio.FIRST_COMPLETED)
             if not self._outcome.done():
-                if signal is not None and signal.is_set():
+                if cancelled(signal):
                     self._settle("interrupted", None)
                 else:
                     self._settle("error", "the subagent's turn did not run")

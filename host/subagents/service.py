@@ -70,7 +70,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from host.cancel import CancelSignal
+from host.cancel import CancelSignal, cancelled
 from host.disposal import Disposer
 from host.subagents import texts
 from host.subagents.errors import SubagentError
@@ -172,7 +172,7 @@ class SubagentService:
         )
         from host.subagents.oneshot import OneShotRun, wrap_model_step
 
-        if signal is not None and signal.is_set():
+        if cancelled(signal):
             raise texts.start_cancelled()
         self._ensure_identity_unit()
         chosen = self.providers.resolve(provider)
