@@ -25,13 +25,15 @@ happens to an Activation once it exists (admission, settlement, drain) is
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 from host.agents.agent import Agent
 from host.agents.inbox import InboxClosedError, MessageId
 from host.agents.registry import AgentExistsError, AgentRegistry
 from host.cancel import CancelSignal, cancelled
+from host.errors import HostError
 from host.sessions.model import Event, SessionHeader
 from host.sessions.persistence import PersistenceError, SessionPersistence
 from host.sessions.remote import Delivery as InboxDelivery
@@ -58,6 +60,23 @@ from host.subagents.types import ChildRequest, ContinuableStart, Delivery, Provi
 
 START_KIND = "subagent-start"
 REPORT_KIND = "subagent-report"
+
+
+LIVE_ALREADY = frozenset(
+    {"DUPLICATE_AGENT", SessionError.DUPLICATE_SESSION, SessionError.ALREADY_LIVE}
+)
+"""The agent registry's and the session store's codes for an id that is live already."""
+
+
+@contextmanager
+def _duplicate_child(error_for: Callable[[HostError], SubagentError]) -> Iterator[None]:
+    """Raise ``error_for(error)`` (a ``DUPLICATE_CHILD``) for an id that is live already."""
+    try:
+        yield
+    except (AgentExistsError, SessionError) as error:
+        if error.code in LIVE_ALREADY:
+            raise error_for(error) from error
+        raise
 
 
 class _LockEntry:
@@ -125,7 +144,7 @@ class ContinuationManager(Residents):
         descriptor = continuable_descriptor(provider, plan, label)
         hooks = self.setup.setup_step()
         with self._admitted(self._own_activation(parent)):
-            try:
+            with _duplicate_child(lambda error: texts.duplicate_child(error.message)):
                 agent = await self.agents.create(
                     plan.header,
                     seed=(*plan.seed, descriptor_event(descriptor)),
@@ -137,10 +156,6 @@ class ContinuationManager(Residents):
                     config=descriptor,
                     max_steps=plan.max_steps,
                 )
-            except (AgentExistsError, SessionError) as error:
-                if getattr(error, "code", None) in ("DUPLICATE_AGENT", "DUPLICATE_SESSION"):
-                    raise SubagentError("DUPLICATE_CHILD", error.message) from error
-                raise
             index = self.index()
             if index is not None:
                 index.record(plan.header, descriptor, plan.header.seed_length)
@@ -272,30 +287,23 @@ class ContinuationManager(Residents):
         self._authorize_parent(header.parent_session, parent, child_id)
         if continuable_descriptor_of(events, header) is None:
             raise texts.not_resumable(child_id)
-        raise SubagentError(
-            "DUPLICATE_CHILD", f'subagent "{child_id}" is live outside the continuation manager'
-        )
+        raise texts.live_outside(child_id)
 
     async def _resume_agent(self, child_id: str, descriptor: ContinuableDescriptor) -> Agent:
         hooks = self.setup.setup_step()
         try:
-            return await self.agents.resume(
-                child_id,
-                label=descriptor.label,
-                model=descriptor.model,
-                tool_filter=to_tool_filter(descriptor.tool_filter),
-                setup=[persona_step(descriptor.persona), hooks.step],
-                commit=hooks.commit,
-                config=descriptor,
-            )
+            with _duplicate_child(lambda _: texts.already_live(child_id)):
+                return await self.agents.resume(
+                    child_id,
+                    label=descriptor.label,
+                    model=descriptor.model,
+                    tool_filter=to_tool_filter(descriptor.tool_filter),
+                    setup=[persona_step(descriptor.persona), hooks.step],
+                    commit=hooks.commit,
+                    config=descriptor,
+                )
         except PersistenceError as error:
             raise storage_error(child_id, error) from error
-        except (AgentExistsError, SessionError) as error:
-            if getattr(error, "code", None) in ("DUPLICATE_AGENT", "ALREADY_LIVE"):
-                raise SubagentError(
-                    "DUPLICATE_CHILD", f'subagent "{child_id}" is already live'
-                ) from error
-            raise
 
     # -- interrupt and report ----------------------------------------------------------------
 

@@ -63,6 +63,21 @@ def cancelled() -> SubagentError:
     return SubagentError("CANCELLED", "cancelled before acceptance")
 
 
+def duplicate_child(message: str) -> SubagentError:
+    """A child id that is live already (``DUPLICATE_CHILD``), for the reason ``message``."""
+    return SubagentError("DUPLICATE_CHILD", message)
+
+
+def live_outside(child_id: str) -> SubagentError:
+    """The child is live here, but as no resident Activation of the continuation manager."""
+    return duplicate_child(f'subagent "{child_id}" is live outside the continuation manager')
+
+
+def already_live(child_id: str) -> SubagentError:
+    """Resuming the child found it live (or being resumed) already."""
+    return duplicate_child(f'subagent "{child_id}" is already live')
+
+
 # -- interrupt (interrupt_agent) ------------------------------------------------------------
 
 
