@@ -58,7 +58,8 @@ class ApprovalRequest:
     def line(self) -> str:
         """One line saying who wants what."""
         if self.question is not None:
-            choices = f" [{' / '.join(self.choices)}]" if self.choices else ""
+            numbered = " / ".join(f"{n} {c}" for n, c in enumerate(self.choices or (), 1))
+            choices = f" [{numbered}]" if self.choices else ""
             return f"{self.who()} asks: {self.question}{choices}"
         arguments = json.dumps(self.arguments, ensure_ascii=False, separators=(", ", ": "))
         return f"{self.who()} wants to run {self.tool} {arguments}"

@@ -325,7 +325,7 @@ async def test_ask_user_returns_the_answer(h: HostHarness) -> None:
     child.followup("go")
     await child.wait_idle()
     (request,) = asker.asked
-    assert request.line() == f"{child.id} (level 1, depth 1) asks: Which colour? [red / blue]"
+    assert request.line() == f"{child.id} (level 1, depth 1) asks: Which colour? [1 red / 2 blue]"
     (result,) = [m for m in bodies(child, MessageEvent) if m.role == "tool"]
     assert (result.content, result.structured) == ("blue", {"answer": "blue"})
     decided = bodies(child, ApprovalDecided)

@@ -222,8 +222,8 @@ def test_a_question_is_answered_by_a_choice_number(tmp_path, terminal):
     chat = terminal("chat", "--script", script)
     chat.until("you> ")
     chat.type("pick")
-    assert chat.until("? [red / blue] ").endswith(
-        " (user, depth 0) asks: Which colour? [red / blue] "
+    assert chat.until("? [1 red / 2 blue] ").endswith(
+        " (user, depth 0) asks: Which colour? [1 red / 2 blue] "
     )
     chat.type("2")
     chat.until("Blue it is.\r\nyou> ")
