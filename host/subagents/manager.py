@@ -56,11 +56,13 @@ from host.subagents.index import IdentityIndex
 from host.subagents.remote import RemoteSender
 from host.subagents.residency import Residents
 from host.subagents.setup import ContinuableSetupRegistry
-from host.subagents.types import ChildRequest, ContinuableStart, Delivery, Provider
-
-START_KIND = "subagent-start"
-REPORT_KIND = "subagent-report"
-
+from host.subagents.types import (
+    ChildRequest,
+    ContinuableStart,
+    Delivery,
+    MessageSource,
+    Provider,
+)
 
 LIVE_ALREADY = frozenset(
     {"DUPLICATE_AGENT", SessionError.DUPLICATE_SESSION, SessionError.ALREADY_LIVE}
@@ -345,7 +347,7 @@ class ContinuationManager(Residents):
         parent_id = child.session.header.parent_session
         parent = self.agents.get(parent_id) if parent_id is not None else None
         text = texts.report_text(child_id, content)
-        source = {"kind": REPORT_KIND, "sender_session_id": child_id}
+        source = MessageSource("subagent-report", child_id).as_dict()
         inbox_delivery: InboxDelivery = "inject" if delivery == "quiet" else "steer"
         if parent is None and parent_id is not None and self.remote is not None:
             queued = await self.remote.send(parent_id, inbox_delivery, text, source, child_id)

@@ -34,10 +34,9 @@ from host.errors import log_failure
 from host.subagents import texts
 from host.subagents.activation import Activation
 from host.subagents.descriptors import ContinuableDescriptor
+from host.subagents.types import MessageSource
 
 log = logging.getLogger(__name__)
-
-SETTLED_KIND = "subagent-settled"
 
 
 def settlement(activation: Activation) -> tuple[str, dict[str, str]]:
@@ -45,7 +44,7 @@ def settlement(activation: Activation) -> tuple[str, dict[str, str]]:
     last = activation.last
     assert last is not None
     text = texts.settlement_notice(activation.id, last.stop_reason, last.last_answer)
-    return text, {"kind": SETTLED_KIND, "sender_session_id": activation.id}
+    return text, MessageSource("subagent-settled", activation.id).as_dict()
 
 
 class Residents:

@@ -13,6 +13,30 @@ if TYPE_CHECKING:  # annotations only: the descriptors (and their converter) loa
 
 Delivery = Literal["quiet", "next-step"]
 Seeding = Literal["fresh", "fork"]
+SourceKind = Literal["coordinator", "subagent-start", "subagent-report", "subagent-settled"]
+
+
+@attrs.frozen
+class MessageSource:
+    """Who sent a subagent message: the ``source`` its inbox records (DESIGN §6, §10).
+
+    The kinds: ``coordinator`` (a parent's ``send_message``), ``subagent-start`` (a child's
+    first prompt, with the parent's ``tool_call_id`` when a tool call started it: an approval
+    request finds its origin there), ``subagent-report`` and ``subagent-settled`` (a child to
+    its parent). A source is recorded, never treated as authority. Session logs keep it as
+    ``as_dict()``: ``kind``, ``sender_session_id``, then ``tool_call_id`` only when there is one.
+    """
+
+    kind: SourceKind
+    sender_session_id: str
+    tool_call_id: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape stored in session logs and read back (``host.approvals.records``)."""
+        source: dict[str, Any] = {"kind": self.kind, "sender_session_id": self.sender_session_id}
+        if self.tool_call_id is not None:
+            source["tool_call_id"] = self.tool_call_id
+        return source
 
 
 @attrs.frozen
@@ -52,12 +76,7 @@ class ChildRequest:
 
     def start_source(self, parent_id: str) -> dict[str, Any]:
         """The ``source`` of the child's start message."""
-        from host.subagents.manager import START_KIND
-
-        source: dict[str, Any] = {"kind": START_KIND, "sender_session_id": parent_id}
-        if self.parent_tool_call_id is not None:
-            source["tool_call_id"] = self.parent_tool_call_id
-        return source
+        return MessageSource("subagent-start", parent_id, self.parent_tool_call_id).as_dict()
 
 
 @attrs.frozen

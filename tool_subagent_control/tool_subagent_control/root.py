@@ -13,6 +13,7 @@ import attrs
 
 from host import hookimpl
 from host.errors import HostError
+from host.subagents.types import MessageSource
 from host.tools import ToolExec, ToolResult, tool
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ class InterruptAgentArgs:
 async def send_message(args: SendMessageArgs, exec: ToolExec) -> ToolResult:
     """Deliver ``message`` as the child's next FIFO turn, the caller being the exact parent."""
     parent = exec.agent
-    source = {"kind": "coordinator", "sender_session_id": parent.id}
+    source = MessageSource("coordinator", parent.id).as_dict()
     try:
         message_id = await exec.ctx.subagents.followup(
             parent, args.subagent_id, args.message, source=source, signal=exec.signal
