@@ -18,6 +18,7 @@ from host.plugins.lifecycle import PluginManager, PluginStates
 from host.plugins.record import DisposalFailure
 from host.plugins.registrars import Registrars
 from host.plugins.selection import Selection
+from host.profiles.hookspecs import profile_hook
 from host.profiles.library import ProfileLibrary
 from host.services import Services
 from host.tools.tool import Tool
@@ -73,7 +74,11 @@ class Host:
         self.services.register("prompt_sections", self.prompt_sections, owner="host")
         self.services.register("profiles", self.profiles, owner="host")
         registrars = Registrars(
-            self.services, self.tools, self.prompt_sections, prompt_section, self.profiles
+            self.services,
+            self.tools,
+            self.prompt_sections,
+            prompt_section,
+            [profile_hook(self.profiles)],  # the profile library's hook: register_profiles
         )
         self.plugins = PluginManager(
             self.services,

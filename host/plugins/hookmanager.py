@@ -120,8 +120,11 @@ class HookManager(pluggy.PluginManager):
         return self._impls.get(id(plugin), {})
 
 
-def new_hook_manager() -> HookManager:
-    """A pluggy manager knowing the host's hooks, without plugins."""
+def new_hook_manager(*added: ModuleType | type) -> HookManager:
+    """A pluggy manager knowing the plugin system's hooks and those ``added`` (modules or
+    classes of ``@hookspec`` functions), without plugins."""
     manager = HookManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
+    for specs in added:
+        manager.add_hookspecs(specs)
     return manager

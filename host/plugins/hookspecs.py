@@ -39,7 +39,6 @@ if TYPE_CHECKING:  # the author API (``host.api``) types the arguments; nothing 
     from host.api import (
         RegisterModel,
         RegisterPlugin,
-        RegisterProfile,
         RegisterPromptSection,
         RegisterService,
         RegisterTool,
@@ -81,11 +80,6 @@ def register_prompt_sections(
 
 
 @hookspec
-def register_profiles(register: RegisterProfile, ctx: ServiceContext, config: Any) -> None:
-    """Ship subagent profiles: call ``register(path)`` with a Markdown profile or a directory."""
-
-
-@hookspec
 def register_tools(register: RegisterTool, ctx: ServiceContext, config: Any) -> None:
     """Add global tools: call ``register(tool)`` with each ``host.tools.Tool`` offered."""
 
@@ -100,12 +94,12 @@ def activate(ctx: ServiceContext, scope: Scope, config: Any, plugin: PluginHandl
     """Do anything else on activation; record a disposer for it with ``scope.add(disposer)``."""
 
 
-# Order in which the host calls the hooks of one plugin on activation.
+# Order in which the host calls the hooks of one plugin on activation; a hook that a layer above
+# adds (``host.plugins.registrars.AddedHook``) takes the place it names in it.
 ACTIVATION_ORDER = (
     "register_services",
     "register_models",
     "register_prompt_sections",
-    "register_profiles",
     "register_tools",
     "activate",
     "register_plugins",

@@ -16,7 +16,7 @@ activates the new version beside the running one (``host.plugins.staging``) and 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -28,10 +28,10 @@ from host.plugins.config import structure_config
 from host.plugins.discovery import PluginCandidate
 from host.plugins.handles import PluginHandle as PluginHandle
 from host.plugins.handles import PluginStates as PluginStates
-from host.plugins.hookmanager import new_hook_manager
+from host.plugins.hookmanager import HookManager, new_hook_manager
 from host.plugins.record import DisposalFailure, PluginRecord
 from host.plugins.record import describe_error as describe_error
-from host.plugins.registrars import Registrars
+from host.plugins.registrars import Registrars, activation_order
 from host.plugins.selection import Selection
 from host.services import Services
 
@@ -39,12 +39,10 @@ SUB_PLUGIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 """What a sub-plugin's own name (after ``<parent>.``) may be."""
 
 
-def implemented_hooks(obj: Any) -> frozenset[str]:
-    """The hooks (of ``ACTIVATION_ORDER`` and ``HANDOVER_HOOKS``) that ``obj`` implements."""
+def implemented_hooks(obj: Any, hooks: Iterable[str]) -> frozenset[str]:
+    """The hooks (of ``hooks``) that ``obj`` implements."""
     return frozenset(
-        hook
-        for hook in (*hookspecs.ACTIVATION_ORDER, *hookspecs.HANDOVER_HOOKS)
-        if hasattr(getattr(obj, hook, None), hookspecs.IMPL_MARKER)
+        hook for hook in hooks if hasattr(getattr(obj, hook, None), hookspecs.IMPL_MARKER)
     )
 
 
@@ -87,12 +85,18 @@ class PluginManager:
         self.registrars = registrars
         self.selection = selection
         self.config_tables = config_tables or {}
-        self.pm = new_hook_manager()
+        self.activation_order = activation_order(registrars.added.values())
+        """The hooks called on activation, in order: the plugin system's and those added."""
+        self._hooks = (*self.activation_order, *hookspecs.HANDOVER_HOOKS)
+        self.pm = self._new_hook_manager()
         self.records: dict[str, PluginRecord] = {}
         self._busy = False
         self._dirty = False
         self._leaving: list[str] | None = None  # while closing: names to take out of pluggy
         self._unsubscribe = services.subscribe(self._on_service_change)
+
+    def _new_hook_manager(self) -> HookManager:
+        return new_hook_manager(*(hook.specs for hook in self.registrars.added.values()))
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -117,8 +121,10 @@ class PluginManager:
 
     def _load(self, record: PluginRecord) -> None:
         obj = record.candidate.load()
-        record.hooks = implemented_hooks(obj)  # known even if adopting it fails, as are
-        with suppress(Exception):  # the declared requires (a malformed one fails in adopt)
+        # the hooks are known even if adopting it fails, as are the declared requires (a
+        # malformed one fails in adopt)
+        record.hooks = implemented_hooks(obj, self._hooks)
+        with suppress(Exception):
             record.requires = _requirements(obj, record.hooks)
         self.adopt(record, obj)
 
@@ -127,7 +133,7 @@ class PluginManager:
 
         Raises (and changes nothing) when the object is unusable.
         """
-        hooks = implemented_hooks(obj)
+        hooks = implemented_hooks(obj, self._hooks)
         effective = _requirements(obj, hooks)
         uses = _service_names(obj, "uses")
         table = self.config_tables.get(record.name)
@@ -170,7 +176,7 @@ class PluginManager:
             scope.add(lambda: self.unregister(record.name))
             self.check_hooks(record.obj)
             implementations = self.pm.implementations(record.obj)
-            for hook in hookspecs.ACTIVATION_ORDER:
+            for hook in self.activation_order:
                 impls = implementations.get(hook)
                 if impls:
                     register = self.registrar(hook, record, scope)
@@ -401,7 +407,7 @@ class PluginManager:
             self._busy, self._leaving = False, None
             self._unsubscribe()
             if set(leaving) >= {name for name, _ in self.pm.list_name_plugin()}:
-                self.pm = new_hook_manager()
+                self.pm = self._new_hook_manager()
             else:
                 for name in reversed(leaving):
                     self.unregister(name)

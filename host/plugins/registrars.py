@@ -1,25 +1,58 @@
-"""The ``register`` callbacks handed to hooks: each records a disposer in the plugin's scope."""
+"""The ``register`` callbacks handed to hooks: each records a disposer in the plugin's scope.
+
+The plugin system's own hooks are in ``host.plugins.hookspecs``; a layer above it that needs a
+hook of its own (the host's profile library: ``register_profiles``) brings it as an
+``AddedHook``: its pluggy spec, its place in the activation order and its ``register``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from types import ModuleType
+from typing import Any
+
+import attrs
 
 from host.disposal import Scope
 from host.naming import NamedRegistry, plugin_owner
+from host.plugins import hookspecs
 from host.plugins.record import PluginRecord
 from host.services import Services
 from host.tools.tool import Tool
 
-if TYPE_CHECKING:
-    from host.profiles.library import ProfileLibrary
+
+@attrs.frozen
+class AddedHook:
+    """A hook that a layer above the plugin system adds (pluggy ``add_hookspecs``).
+
+    ``specs`` (a module or class) holds the ``@hookspec`` function named ``name``; plugins'
+    implementations of it are called just before those of ``before`` (a hook of
+    ``hookspecs.ACTIVATION_ORDER``). ``registrar(plugin, scope)`` is the ``register`` callback
+    for plugin ``plugin``, recording a disposer in ``scope`` for what it adds;
+    ``check(plugin)`` is one that raises as that callback would and adds nothing (a hot reload
+    checks the new version's registrations with it before the swap).
+    """
+
+    name: str
+    specs: ModuleType | type
+    before: str
+    registrar: Callable[[str, Scope], Callable[..., Any]]
+    check: Callable[[str], Callable[..., None]]
+
+
+def activation_order(added: Iterable[AddedHook]) -> tuple[str, ...]:
+    """``hookspecs.ACTIVATION_ORDER`` with each added hook just before its ``before``."""
+    order = list(hookspecs.ACTIVATION_ORDER)
+    for hook in added:
+        order.insert(order.index(hook.before), hook.name)
+    return tuple(order)
 
 
 class Registrars:
     """Builds, per plugin and hook, the callback that adds an item and remembers how to remove it.
 
     ``make_section(name, text, order)`` builds a prompt-section value for the global registry;
-    ``profiles`` receives what ``register_profiles`` registers (named after the plugin).
+    ``added`` are the hooks a layer above adds, with their own callbacks.
     """
 
     def __init__(
@@ -28,13 +61,13 @@ class Registrars:
         tools: NamedRegistry[Tool],
         sections: NamedRegistry[Any],
         make_section: Callable[[str, str, int], Any],
-        profiles: ProfileLibrary | None = None,
+        added: Sequence[AddedHook] = (),
     ) -> None:
         self.services = services
-        self.profiles = profiles
         self.tools = tools
         self.sections = sections
         self.make_section = make_section
+        self.added = {hook.name: hook for hook in added}
 
     def for_hook(self, hook: str, record: PluginRecord, scope: Scope) -> Callable[..., Any] | None:
         """The ``register`` callback for ``hook``, or None for hooks without one."""
@@ -84,11 +117,6 @@ class Registrars:
                 scope.add(self.sections.register(name, section, owner=owner))
 
             return register_section
-        if hook == "register_profiles" and self.profiles is not None:
-            profiles = self.profiles
-
-            def register_profile(source: Any) -> None:
-                scope.add(profiles.register(record.name, source))
-
-            return register_profile
+        if hook in self.added:
+            return self.added[hook].registrar(record.name, scope)
         return None

@@ -1,13 +1,13 @@
 """Staging: a plugin's new version activates beside the running one, then swaps in at once.
 
 A hot reload (``host.plugins.reload``) stages the new plugin object while the old version
-keeps serving: the object is adopted into a shadow record and its hooks run in
-``ACTIVATION_ORDER`` (``take_over_state`` first, when the old version handed state over).
+keeps serving: the object is adopted into a shadow record and its hooks run in the manager's
+``activation_order`` (``take_over_state`` first, when the old version handed state over).
 
 * What the hooks register is checked at once, as the host would check it (not a ``Tool``, a
-  name another plugin holds, a bad profile source, a bad sub-plugin name raise there) but is
-  *held*: tools, prompt sections, services, models, profiles and sub-plugins reach the host
-  only at the swap.
+  name another plugin holds, a bad sub-plugin name, what an added hook's ``check`` refuses
+  raise there) but is *held*: tools, prompt sections, services, models, the items of added
+  hooks and sub-plugins reach the host only at the swap.
 * The new version's own hooks see its held services: their ``ctx`` is a ``StagedServices``,
   those services over the live ones (and just the live ones once the stage is settled). Its
   tools and prompt sections are not in the registries yet: there, the old ones still serve.
@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 from host.disposal import Scope
 from host.naming import DuplicateNameError, NamedRegistry, plugin_owner
-from host.plugins import hookspecs
 from host.plugins.handles import PluginHandle
 from host.plugins.lifecycle import check_sub_plugin
 from host.plugins.record import PluginRecord
@@ -177,7 +176,7 @@ class Stage:
             self.scope.add(lambda: manager.unregister(self._pluggy_name))
             manager.check_hooks(obj)
             implementations = manager.pm.implementations(obj)
-            hooks: tuple[str, ...] = hookspecs.ACTIVATION_ORDER
+            hooks: tuple[str, ...] = manager.activation_order
             if state is not NOTHING:
                 hooks = ("take_over_state", *hooks)
             for hook in hooks:
@@ -240,7 +239,10 @@ class Stage:
         live = self.manager.registrar(hook, self.shadow, self.scope)
         if live is None:
             return None
-        check: Callable[..., None] = getattr(self, f"_check_{hook}")
+        added = self.manager.registrars.added.get(hook)
+        check: Callable[..., None] = (
+            added.check(self.record.name) if added is not None else getattr(self, f"_check_{hook}")
+        )
 
         def register(*args: Any, **kwargs: Any) -> Callable[[], None]:
             if self.scope.disposed:
@@ -295,11 +297,6 @@ class Stage:
     def _check_register_prompt_sections(self, name: str, text: str, order: int = 0) -> None:
         self.manager.registrars.make_section(name, text, order)
         self._claim(self.manager.registrars.sections, name)
-
-    def _check_register_profiles(self, source: Any) -> None:
-        profiles = self.manager.registrars.profiles
-        if profiles is not None:  # the library's own check: registered and taken back at once
-            profiles.register(self.record.name, source)()
 
     def _check_register_tools(self, tool: Any) -> None:
         if not isinstance(tool, Tool):

@@ -20,13 +20,14 @@ from host.agents.registry import AgentRegistry
 from host.app import HostSettings
 from host.approvals.service import ApprovalService
 from host.naming import NamedRegistry
-from host.plugins.hookspecs import ACTIVATION_ORDER, hookimpl
+from host.plugins.hookspecs import hookimpl
 from host.plugins.lifecycle import PluginStates
 from host.profiles.library import ProfileLibrary
 from host.sessions.projections import Projections
 from host.sessions.store import SessionStore
 from host.subagents.service import SubagentService
 from host.tools import ToolExec, tool
+from tests.plugins.hooks import ACTIVATION_ORDER
 from tests.typecheck import run_mypy
 
 RIGHT = '''

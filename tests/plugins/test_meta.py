@@ -9,22 +9,33 @@ from pathlib import Path
 import pytest
 
 from host.plugins import hookspecs
+from tests.plugins.hooks import ACTIVATION_ORDER, HOOKS, SPECS
 
-HOOKS = sorted(
-    name
-    for name, value in vars(hookspecs).items()
-    if callable(value) and hasattr(value, f"{hookspecs.PROJECT}_spec")
-)
 TESTS = Path(__file__).resolve().parents[1]
 
 
 def test_the_hook_list_matches_the_activation_order():
-    assert sorted(hookspecs.ACTIVATION_ORDER + hookspecs.HANDOVER_HOOKS) == HOOKS
+    assert sorted(ACTIVATION_ORDER + hookspecs.HANDOVER_HOOKS) == HOOKS
+
+
+def test_the_plugin_system_knows_its_own_hooks_in_the_host_s_order():
+    assert [hook for hook in ACTIVATION_ORDER if hook in hookspecs.ACTIVATION_ORDER] == list(
+        hookspecs.ACTIVATION_ORDER
+    )
+    assert ACTIVATION_ORDER == (
+        "register_services",
+        "register_models",
+        "register_prompt_sections",
+        "register_profiles",
+        "register_tools",
+        "activate",
+        "register_plugins",
+    )
 
 
 @pytest.mark.parametrize("hook", HOOKS)
 def test_hook_is_documented_in_one_sentence(hook):
-    doc = inspect.getdoc(getattr(hookspecs, hook))
+    doc = inspect.getdoc(SPECS[hook])
     assert doc, f"{hook} has no documentation"
     assert "\n" not in doc and doc.endswith(".")
 
