@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from host.builtins import builtin_candidates
+from host.disposal import adispose_reversed
 from host.errors import ConfigError
 from host.naming import NamedRegistry
 from host.plugins.config import CONFIG_FILE, plugin_tables, read_config_file
@@ -119,14 +120,14 @@ class Host:
         A service's ``aclose`` that raises counts as a disposal failure of the plugin that
         provides it; returns every failure, as ``close``.
         """
-        failures: list[DisposalFailure] = []
-        for name in reversed(self.services.names()):
+
+        async def shut_down(name: str) -> None:
             shutdown = getattr(self.services.built(name), "aclose", None)
             if shutdown is not None:
-                try:
-                    await shutdown()
-                except Exception as error:
-                    failures.append(DisposalFailure(self.services.provider(name) or name, error))
+                await shutdown()
+
+        failed = await adispose_reversed(self.services.names(), shut_down)
+        failures = [DisposalFailure(self.services.provider(n) or n, e) for n, e in failed]
         closed = self.close()
         for failure in failures:  # marked after close: a failed plugin would not be disposed
             record = self.plugins.records.get(failure.plugin)

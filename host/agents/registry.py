@@ -19,7 +19,7 @@ from host.agents.agent import DEFAULT_MAX_STEPS, Agent, AgentSession, AgentStatu
 from host.agents.models import Model, ModelRegistry
 from host.agents.prompt import PromptSection, SectionView, section_registry
 from host.agents.remote import RemoteReceiver
-from host.disposal import Disposer, dispose_all
+from host.disposal import Disposer, adispose_reversed, dispose_errors, roll_back
 from host.errors import HostError
 from host.naming import NamedRegistry
 from host.sessions.model import EventBody, SessionHeader, new_id
@@ -203,14 +203,9 @@ class AgentRegistry:
 
     async def dispose_all(self) -> None:
         """Dispose every live agent (newest first); failures raise one ``ExceptionGroup``."""
-        failures: list[Exception] = []
-        for agent in reversed(self.list()):
-            try:
-                await agent.dispose()
-            except Exception as error:
-                failures.append(error)
-        if failures:
-            raise ExceptionGroup("disposing agents failed", failures)
+        failed = await adispose_reversed(self.list(), lambda agent: agent.dispose())
+        if failed:
+            raise ExceptionGroup("disposing agents failed", [error for _, error in failed])
 
     # -- the transaction -------------------------------------------------------------------
 
@@ -246,7 +241,11 @@ class AgentRegistry:
                 opts.commit(setup)
             publish()
         except Exception as error:
-            _rollback(agent.id, installed, error)
+            roll_back(
+                error,
+                lambda: dispose_errors(installed),
+                f"creating agent {agent.id} failed and its rollback failed",
+            )
             raise
         if not resumed:
             installed.insert(0, lambda: self.store.release(agent.id))
@@ -259,14 +258,3 @@ class AgentRegistry:
     def _unregister(self, agent: Agent) -> None:
         if self._agents.get(agent.id) is agent:
             del self._agents[agent.id]
-
-
-def _rollback(agent_id: str, installed: list[Disposer], error: Exception) -> None:
-    """Dispose ``installed`` newest first; if that fails, raise it grouped with ``error``."""
-    try:
-        dispose_all(installed, f"rolling back agent {agent_id} failed")
-    except ExceptionGroup as group:
-        raise ExceptionGroup(
-            f"creating agent {agent_id} failed and its rollback failed",
-            [error, *group.exceptions],
-        ) from error

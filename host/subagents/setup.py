@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple, NoReturn
 
-from host.disposal import Disposer
+from host.disposal import Disposer, dispose_reversed, roll_back
 from host.subagents.errors import SubagentError
 
 if TYPE_CHECKING:  # the agent runtime stays unimported until a child is built
@@ -87,13 +87,8 @@ class _Record:
 
 def _finish_all(records: list[_Record], *, revoked: bool = False) -> list[Exception]:
     """Finish every record, newest first; return the failures (every record is attempted)."""
-    failures: list[Exception] = []
-    for record in reversed(records):
-        try:
-            record.finish(revoked=revoked)
-        except Exception as error:  # every release is attempted; failures are aggregated
-            failures.append(error)
-    return failures
+    failed = dispose_reversed(list(records), lambda record: record.finish(revoked=revoked))
+    return [error for _, error in failed]
 
 
 def _raise_release_failed(message: str, failures: list[Exception]) -> NoReturn:
@@ -256,12 +251,11 @@ class ContinuableSetupRegistry:
                             [failure],
                         )
         except BaseException as error:
-            failures = installation._rollback()
-            if failures:
-                raise BaseExceptionGroup(
-                    f"setting up child {setup.id} failed and its rollback failed",
-                    [error, *failures],
-                ) from error
+            roll_back(
+                error,
+                installation._rollback,
+                f"setting up child {setup.id} failed and its rollback failed",
+            )
             raise
         return installation
 

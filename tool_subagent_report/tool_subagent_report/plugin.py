@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from host import hookimpl
-from host.disposal import Disposer, Scope, dispose_all
+from host.disposal import Disposer, Scope, dispose_errors, roll_back
 from host.errors import HostError
 from host.tools import Tool, ToolExec, ToolResult, tool
 
@@ -100,12 +100,9 @@ def make_contribution(config: Config) -> Callable[[Any], Disposer]:
         try:
             installed.append(setup.tools.register(report.name, report, owner=OWNER))
         except Exception as error:
-            try:
-                dispose_all(installed, "rolling back the report guidance failed")
-            except ExceptionGroup as rollback:
-                raise ExceptionGroup(
-                    "installing report failed", [error, *rollback.exceptions]
-                ) from None
+            roll_back(
+                error, lambda: dispose_errors(installed), "installing report failed", chain=False
+            )
             raise
         scope = Scope("report in a subagent")
         for disposer in installed:
