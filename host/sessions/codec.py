@@ -13,9 +13,10 @@ A log is UTF-8 JSON Lines: every line is one compact JSON object ending in ``\\n
     {"seq":3,"kind":"message","role":"user","content":"hi","message_id":"msg_…",…}
 
 Values cross through the one converter in ``host.serialization`` (the ``Event`` hooks live in
-``host.sessions.model``); unknown keys and unknown kinds are rejected. JSON text is produced and
-parsed by ``orjson`` when it is installed (it makes cold loads several times faster) and by the
-standard library otherwise; both read each other's output.
+``host.sessions.event_hooks``, installed by importing it here); unknown keys and unknown kinds
+are rejected. JSON text is produced and parsed by ``orjson`` when it is installed (it makes
+cold loads several times faster) and by the standard library otherwise; both read each
+other's output.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """How session events cross the host's one cattrs converter: strict, fast, built on first use.
 
-Importing ``host.sessions.model`` installs these hooks (it imports this module last). The
+Importing this module installs these hooks; the codec (``host.sessions.codec``), through which
+events are read and written, imports it, and so does anything else that structures events. The
 generated cattrs hooks are strict (strings must be strings); hand-written fast paths
 (``host.sessions.fast_paths``) take the exact shape the encoder writes and hand anything else to
 the generated hook, so accepted values and errors are the same; and all of it is generated on

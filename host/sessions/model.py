@@ -239,7 +239,3 @@ EVENT_BODY_TYPES: dict[str, type[EventBody]] = {
     attrs.fields(cls).kind.default: cls for cls in get_args(EventBody)
 }
 """Every event body class by its ``kind`` tag."""
-
-
-# Registers the converter hooks for these types (kept apart: it is the codec's machinery).
-import host.sessions.event_hooks  # noqa: E402, F401
