@@ -54,7 +54,7 @@ from host.subagents.descriptors import ContinuableDescriptor
 from host.subagents.errors import SubagentError
 from host.subagents.index import IdentityIndex
 from host.subagents.remote import RemoteSender
-from host.subagents.residency import Residents
+from host.subagents.residency import Residency
 from host.subagents.setup import ContinuableSetupRegistry
 from host.subagents.types import (
     ChildRequest,
@@ -89,8 +89,9 @@ class _LockEntry:
         self.users = 0
 
 
-class ContinuationManager(Residents):
-    """Continuable children over one agent registry (module docstring)."""
+class ContinuationManager:
+    """Continuable children over one agent registry (module docstring); ``residency`` owns
+    their Activations once they exist."""
 
     def __init__(
         self,
@@ -98,7 +99,7 @@ class ContinuationManager(Residents):
         setup: ContinuableSetupRegistry,
         index: Callable[[], IdentityIndex | None] = lambda: None,
     ) -> None:
-        super().__init__(agents)
+        self.agents = agents
         self.setup = setup
         self.index = index
         self._locks: dict[str, _LockEntry] = {}
@@ -106,9 +107,38 @@ class ContinuationManager(Residents):
         self.remote = (
             RemoteSender(self, persistence) if isinstance(persistence, RemoteInbox) else None
         )
+        self.residency = Residency(
+            agents, self.remote.notify_settled if self.remote is not None else None
+        )
         if self.remote is not None and agents.remote is not None:
             agents.remote.orphans = self.remote.deliver_orphan
             agents.remote.residents = self.accept_remote
+
+    # -- the residency's view ----------------------------------------------------------------
+
+    def activation(self, child_id: str) -> Activation | None:
+        """The resident Activation of ``child_id`` (closing ones included), if any."""
+        return self.residency.activation(child_id)
+
+    def residents(self) -> list[Activation]:
+        """Every Activation, in materialization order."""
+        return self.residency.residents()
+
+    def ancestry(self, agent: Agent) -> tuple[Agent, ...]:
+        """``agent`` and the live agents above it, nearest first (``Residency.ancestry``)."""
+        return self.residency.ancestry(agent)
+
+    def draining_for(self, ids: Iterable[str]) -> bool:
+        """True when admission is closed for any of ``ids`` (or the manager is closed)."""
+        return self.residency.draining_for(ids)
+
+    async def release(self, activation: Activation) -> None:
+        """Release one Activation quietly (no notice); waits for one already closing."""
+        await self.residency.release(activation)
+
+    async def drain(self, parent_id: str) -> None:
+        """Close admission below ``parent_id`` and release its resident descendants child-first."""
+        await self.residency.drain(parent_id)
 
     @property
     def persistence(self) -> SessionPersistence | None:
@@ -145,7 +175,7 @@ class ContinuationManager(Residents):
         plan = plan_child(provider, request, parent, label=label)
         descriptor = continuable_descriptor(provider, plan, label)
         hooks = self.setup.setup_step()
-        with self._admitted(self._own_activation(parent)):
+        with self.residency.admitted(self.residency.own_activation(parent)):
             with _duplicate_child(lambda error: texts.duplicate_child(error.message)):
                 agent = await self.agents.create(
                     plan.header,
@@ -161,11 +191,11 @@ class ContinuationManager(Residents):
             index = self.index()
             if index is not None:
                 index.record(plan.header, descriptor, plan.header.seed_length)
-            activation = self._adopt(agent, descriptor, ancestors, resumed=False)
+            activation = self.residency.adopt(agent, descriptor, ancestors, resumed=False)
             try:
                 message_id = agent.followup(request.prompt, request.start_source(parent.id))
             except Exception:
-                self._schedule_check(activation)
+                self.residency.schedule_check(activation)
                 raise
         return ContinuableStart(agent.id, message_id)
 
@@ -187,15 +217,15 @@ class ContinuationManager(Residents):
         already handed out (a queued message this host delivers itself).
         """
         self._check_admission((a.id for a in self.ancestry(parent)), signal)
-        resident = self._residents.get(child_id)
+        resident = self.residency.activation(child_id)
         if resident is not None:
             return self._deliver(resident, parent, content, source, message_id)
         entry = self._locks.setdefault(child_id, _LockEntry())
         entry.users += 1
         try:
-            with self._admitted(self._own_activation(parent)):
+            with self.residency.admitted(self.residency.own_activation(parent)):
                 async with entry.lock:
-                    resident = self._residents.get(child_id)
+                    resident = self.residency.activation(child_id)
                     if resident is not None:
                         return self._deliver(resident, parent, content, source, message_id)
                     descriptor = await self._authorize_cold(parent, child_id, signal)
@@ -211,7 +241,7 @@ class ContinuationManager(Residents):
                     except BaseException:
                         # Materialized for nothing (e.g. the parent went away meanwhile): with
                         # no turn to end, only a check lets it settle (quietly: no last turn).
-                        self._schedule_check(resident)
+                        self.residency.schedule_check(resident)
                         raise
         finally:
             entry.users -= 1
@@ -272,11 +302,11 @@ class ContinuationManager(Residents):
         ancestors = self.ancestry(parent)
         self._check_admission((a.id for a in ancestors), signal)
         agent = await self._resume_agent(child_id, descriptor)
-        activation = self._adopt(agent, descriptor, ancestors, resumed=True)
+        activation = self.residency.adopt(agent, descriptor, ancestors, resumed=True)
         try:
             self._check_admission((a.id for a in ancestors), signal)
         except SubagentError:
-            self._spawn(self.release(activation))
+            self.residency.spawn(self.release(activation))
             raise
         return activation
 
@@ -311,7 +341,7 @@ class ContinuationManager(Residents):
 
     def interrupt(self, target_id: str, *, caller: Agent) -> None:
         """Stop the target's current turn if ``caller`` is a live ancestor; else no-op/raise."""
-        activation = self._residents.get(target_id)
+        activation = self.residency.activation(target_id)
         if activation is not None:
             if activation.closing:
                 return
@@ -320,7 +350,8 @@ class ContinuationManager(Residents):
             found = self.agents.get(target_id)
             if found is None:
                 return
-            ancestors, target = self._live_chain(found.session.header.parent_session), found
+            parent_session = found.session.header.parent_session
+            ancestors, target = self.residency.live_chain(parent_session), found
         caller_id = str(getattr(caller, "id", ""))
         recorded = next((a for a in ancestors if a.id == caller_id), None)
         if recorded is None:
@@ -335,7 +366,7 @@ class ContinuationManager(Residents):
         """Deliver a report from the exact resident ``child`` to its live direct parent
         (here, or on the host that holds the parent)."""
         child_id = str(getattr(child, "id", ""))
-        activation = self._residents.get(child_id)
+        activation = self.residency.activation(child_id)
         if activation is None or activation.agent is not child:
             raise texts.not_reporter(child_id)
         if self.draining_for((child_id, *activation.ancestor_ids)):
@@ -353,19 +384,14 @@ class ContinuationManager(Residents):
             queued = await self.remote.send(parent_id, inbox_delivery, text, source, child_id)
             if queued is not None:
                 return queued
-        parent_activation = self._own_activation(parent) if parent is not None else None
+        parent_activation = self.residency.own_activation(parent) if parent is not None else None
         if parent is None or parent.closed or (parent_activation and parent_activation.closing):
             raise texts.parent_unavailable()
-        with self._admitted(parent_activation):
+        with self.residency.admitted(parent_activation):
             try:
                 return parent.inbox.accept(inbox_delivery, text, source)
             except InboxClosedError as error:
                 raise texts.parent_unavailable() from error
-
-    async def _notify_elsewhere(self, activation: Activation) -> None:
-        """The settlement notice for a parent live on another host (``RemoteSender``)."""
-        if self.remote is not None:
-            await self.remote.notify_settled(activation)
 
     def accept_remote(self, message: RemoteMessage) -> bool | None:
         """Accept a message another host queued for a resident child of this manager.
@@ -374,12 +400,12 @@ class ContinuationManager(Residents):
         False: refused for now (closing, or admission closed): it stays queued and, once the
         child is released, its sender resumes it. True: accepted, under its queued id.
         """
-        activation = self._residents.get(message.session_id)
+        activation = self.residency.activation(message.session_id)
         if activation is None:
             return None
         if activation.closing or self.draining_for((activation.id, *activation.ancestor_ids)):
             return False
-        with self._admitted(activation):
+        with self.residency.admitted(activation):
             try:
                 activation.agent.inbox.accept(
                     message.delivery, message.content, message.source, message_id=message.message_id
@@ -389,9 +415,9 @@ class ContinuationManager(Residents):
         return True
 
     async def aclose(self) -> None:
-        """Stop resuming orphans, then shut down as ``Residents.aclose`` does (from then on
+        """Stop resuming orphans, then shut down as ``Residency.aclose`` does (from then on
         ``accept_remote`` refuses: admission is closed)."""
         receiver, sender = self.agents.remote, self.remote
         if receiver and sender and receiver.orphans == sender.deliver_orphan:
             receiver.orphans = None
-        await super().aclose()
+        await self.residency.aclose()

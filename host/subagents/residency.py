@@ -1,12 +1,13 @@
 """Residency: the Activations of one continuation manager, admission, settlement and drain.
 
-``Residents`` is the half of the continuation manager that owns Activations once they exist
-(``host.subagents.manager`` adds starting, followup/cold resume, interrupt and report).
+``Residency`` owns the Activations of one continuation manager once they exist; the manager
+(``host.subagents.manager``) holds one and adds starting, followup/cold resume, interrupt and
+report.
 
 * **Lineage** — ``ancestry(agent)`` is the agent and the live agents above it, nearest first;
   an Activation stores the ancestry of its parent at materialization time.
 * **Admission accounting** — a send into a parent that is itself resident holds the parent's
-  admission counter (``_admitted``), so it cannot settle between acceptance and the wake.
+  admission counter (``admitted``), so it cannot settle between acceptance and the wake.
 * **Settlement** — after each turn the manager waits for the child to be idle and decides:
   turn work pending, a send being admitted, or admission closed around it → stay; resident
   children → ``waiting``; otherwise settle: final durable checkpoint, dispose (which releases
@@ -22,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -47,11 +48,20 @@ def settlement(activation: Activation) -> tuple[str, dict[str, str]]:
     return text, MessageSource("subagent-settled", activation.id).as_dict()
 
 
-class Residents:
-    """The resident Activations over one agent registry (module docstring)."""
+class Residency:
+    """The resident Activations over one agent registry (module docstring).
 
-    def __init__(self, agents: AgentRegistry) -> None:
+    ``notify_elsewhere`` gives the settlement notice to a parent that is not live here (on
+    another host); without it such a parent gets nothing.
+    """
+
+    def __init__(
+        self,
+        agents: AgentRegistry,
+        notify_elsewhere: Callable[[Activation], Awaitable[None]] | None = None,
+    ) -> None:
         self.agents = agents
+        self._notify_elsewhere = notify_elsewhere
         self._residents: dict[str, Activation] = {}
         self._draining: Counter[str] = Counter()
         self._closed = False
@@ -69,12 +79,14 @@ class Residents:
 
     def ancestry(self, agent: Agent) -> tuple[Agent, ...]:
         """``agent`` and the live agents above it, nearest first (stops at the first gap)."""
-        own = self._own_activation(agent)
+        own = self.own_activation(agent)
         if own is not None:
             return (agent, *own.ancestors)
-        return (agent, *self._live_chain(agent.session.header.parent_session))
+        return (agent, *self.live_chain(agent.session.header.parent_session))
 
-    def _live_chain(self, agent_id: str | None) -> tuple[Agent, ...]:
+    def live_chain(self, agent_id: str | None) -> tuple[Agent, ...]:
+        """The live agent ``agent_id`` and those above it, nearest first; an agent with an
+        Activation here contributes its recorded ancestry (stops at a gap or a cycle)."""
         chain: list[Agent] = []
         seen: set[str] = set()
         while agent_id is not None and agent_id not in seen:
@@ -82,14 +94,15 @@ class Residents:
             agent = self.agents.get(agent_id)
             if agent is None:
                 break
-            own = self._own_activation(agent)
+            own = self.own_activation(agent)
             if own is not None:
                 return (*chain, agent, *own.ancestors)
             chain.append(agent)
             agent_id = agent.session.header.parent_session
         return tuple(chain)
 
-    def _own_activation(self, agent: Agent) -> Activation | None:
+    def own_activation(self, agent: Agent) -> Activation | None:
+        """The Activation of this exact ``agent`` object, if it is resident here."""
         activation = self._residents.get(agent.id)
         return activation if activation is not None and activation.agent is agent else None
 
@@ -98,7 +111,8 @@ class Residents:
         return self._closed or any(self._draining[agent_id] > 0 for agent_id in ids)
 
     @contextmanager
-    def _admitted(self, activation: Activation | None) -> Iterator[None]:
+    def admitted(self, activation: Activation | None) -> Iterator[None]:
+        """Hold ``activation``'s admission counter around a send into it (None: no-op)."""
         if activation is None:
             yield
             return
@@ -108,9 +122,9 @@ class Residents:
         finally:
             activation.admissions -= 1
             if activation.admissions == 0:
-                self._schedule_check(activation)
+                self.schedule_check(activation)
 
-    def _adopt(
+    def adopt(
         self,
         agent: Agent,
         descriptor: ContinuableDescriptor,
@@ -118,24 +132,27 @@ class Residents:
         *,
         resumed: bool,
     ) -> Activation:
+        """Make ``agent`` resident: its Activation, linked to a resident parent's, and checked
+        for settlement after each turn."""
         activation = Activation(agent, descriptor, ancestors, resumed=resumed)
         self._residents[agent.id] = activation
         if ancestors:
-            parent_activation = self._own_activation(ancestors[0])
+            parent_activation = self.own_activation(ancestors[0])
             if parent_activation is not None and not parent_activation.closing:
                 parent_activation.children.add(agent.id)
 
         def turn_ended(outcome: TurnOutcome) -> None:
             activation.turns += 1
             activation.last = outcome
-            self._schedule_check(activation)
+            self.schedule_check(activation)
 
         activation.unlisten = agent.on_turn_end(turn_ended)
         return activation
 
     # -- settlement --------------------------------------------------------------------------
 
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run ``coro`` as a task this residency tracks (failures logged; cancelled by aclose)."""
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
@@ -146,10 +163,11 @@ class Residents:
         if not task.cancelled() and task.exception() is not None:
             log.error("continuation manager task failed", exc_info=task.exception())
 
-    def _schedule_check(self, activation: Activation) -> None:
+    def schedule_check(self, activation: Activation) -> None:
+        """Check ``activation``'s settlement once it is idle (unless a check is pending)."""
         if activation.closing or (activation.check is not None and not activation.check.done()):
             return
-        activation.check = self._spawn(self._check(activation))
+        activation.check = self.spawn(self._check(activation))
 
     async def _check(self, activation: Activation) -> None:
         await activation.agent.wait_idle()
@@ -157,14 +175,14 @@ class Residents:
             return
         if activation.agent.closed:  # disposed from outside: release quietly
             activation.phase = "closing"
-            self._spawn(self._finish(activation, notify=False))
+            self.spawn(self._finish(activation, notify=False))
             return
         if activation.agent.status == "running" or activation.has_turn_work():
             return
         if activation.children or self.draining_for((activation.id, *activation.ancestor_ids)):
             return
         activation.phase = "closing"
-        self._spawn(self._finish(activation, notify=True))
+        self.spawn(self._finish(activation, notify=True))
 
     async def _finish(self, activation: Activation, *, notify: bool) -> None:
         """Settle (``notify``) or release: checkpoint, dispose, forget, notify the parent."""
@@ -186,11 +204,12 @@ class Residents:
         activation.mark_done()
         try:
             notice = notify and activation.last is not None
-            if notice and not self._notify_parent(activation, parent_activation):
-                await self._notify_elsewhere(activation)
+            elsewhere = self._notify_elsewhere
+            if notice and not self._notify_parent(activation, parent_activation) and elsewhere:
+                await elsewhere(activation)
         finally:  # a notice that failed to append must not leave the parent unchecked
             if parent_activation is not None:
-                self._schedule_check(parent_activation)
+                self.schedule_check(parent_activation)
 
     def _notify_parent(self, activation: Activation, parent_activation: Activation | None) -> bool:
         """Give the live parent here the settlement notice; False when it is not live here."""
@@ -203,7 +222,7 @@ class Residents:
         owner = (
             parent_activation if parent_activation and parent_activation.agent is parent else None
         )
-        with self._admitted(owner):
+        with self.admitted(owner):
             try:
                 if parent.status == "idle":
                     parent.followup(text, source)
@@ -212,9 +231,6 @@ class Residents:
             except InboxClosedError:
                 log.info("parent of subagent %s closed before its settlement notice", activation.id)
         return True
-
-    async def _notify_elsewhere(self, activation: Activation) -> None:
-        """The settlement notice for a parent that is not live here (none by default)."""
 
     # -- drain and shutdown ------------------------------------------------------------------
 
@@ -237,7 +253,7 @@ class Residents:
                 del self._draining[parent_id]
         own = self._residents.get(parent_id)
         if own is not None:
-            self._schedule_check(own)
+            self.schedule_check(own)
 
     async def aclose(self) -> None:
         """Shutdown: close admission for good and release every resident child, child-first."""
