@@ -17,14 +17,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from host.agents.inbox import InboxClosedError
 from host.errors import HostError
 from host.sessions.remote import RemoteInbox, RemoteMessage
 
 if TYPE_CHECKING:
-    from host.agents.registry import AgentRegistry
+    from host.agents.agent import Agent
 
 log = logging.getLogger(__name__)
 
@@ -32,10 +32,17 @@ OrphanHandler = Callable[[RemoteMessage], Awaitable[None]]
 ResidentHandler = Callable[[RemoteMessage], bool | None]
 
 
+class LiveAgents(Protocol):
+    """The receiver's view of the agent registry (``AgentRegistry``) that owns it."""
+
+    def get(self, agent_id: str) -> Agent | None:
+        """The live agent with this id, or None."""
+
+
 class RemoteReceiver:
     """Delivers queued messages to the live agents of one registry (module docstring)."""
 
-    def __init__(self, agents: AgentRegistry, inbox: RemoteInbox) -> None:
+    def __init__(self, agents: LiveAgents, inbox: RemoteInbox) -> None:
         self.agents = agents
         self.inbox = inbox
         self.orphans: OrphanHandler | None = None
