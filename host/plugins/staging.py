@@ -31,7 +31,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from host.disposal import Scope
+from host.disposal import Scope, roll_back
 from host.naming import DuplicateNameError, NamedRegistry, plugin_owner
 from host.plugins.handles import PluginHandle
 from host.plugins.lifecycle import check_sub_plugin
@@ -185,9 +185,10 @@ class Stage:
                     manager.call(self.shadow, impls, available, self._registrar(hook))
         except Exception as error:
             undone = self.abandon(handed_back=state is not NOTHING and state is not None)
-            if undone is None:
-                raise
-            raise ExceptionGroup("staging failed", [error, *undone.exceptions]) from None
+            roll_back(
+                error, lambda: undone.exceptions if undone else (), "staging failed", chain=False
+            )
+            raise
 
     def abandon(self, *, handed_back: bool = False) -> ExceptionGroup[Exception] | None:
         """Undo the staged version; returns what its disposers raised (nothing propagates).
