@@ -174,7 +174,7 @@ def tool_row(tool: Tool, owner: str | None) -> dict[str, Any]:
     """The catalog row of one tool; ``owner`` as its registry recorded it."""
     return {
         "name": tool.name,
-        "description": tool.description,
+        "description": tool.describe(),
         "parameters": tool.parameters,
         "plugin": (owner or "").removeprefix('plugin "').removesuffix('"'),
     }

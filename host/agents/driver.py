@@ -243,7 +243,7 @@ class Driver:
             label=agent.label,
             system_prompt=agent.sections.system_prompt(),
             messages=tuple(agent.session.model_messages()),
-            tools=tuple(ToolSpec(t.name, t.description, t.parameters) for t in agent.tools.tools()),
+            tools=tuple(ToolSpec(t.name, t.describe(), t.parameters) for t in agent.tools.tools()),
         )
         try:
             if streams(agent.model):

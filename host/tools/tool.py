@@ -51,6 +51,8 @@ OfferedTo = Callable[["SessionHeader"], bool]
 """Whether an agent, by its session header, is offered a tool at all."""
 Check = Callable[[Any], list[str]]
 """Problems with raw arguments (one short line each); empty when they are valid."""
+Description = str | Callable[[], str]
+"""A tool's description: the text, or a function returning the text as of now."""
 
 
 @attrs.frozen
@@ -65,6 +67,10 @@ class Tool:
     ``needs_approval`` (a bool, or a function of the parsed arguments) asks the root's user
     before a call runs, as the deployment's ``[approvals]`` policy says (``host.approvals``).
 
+    ``description`` is the model's manual: a string, or a function called each time the tool
+    is described (the delegation tool lists the profiles in effect); ``describe()`` is the text
+    as of now, what the model and the tool catalog are given.
+
     A tool made by ``schema_tool`` has no params class: ``schema`` is its JSON Schema as given
     (say, by an MCP server), ``check`` validates raw arguments against it, and ``execute``
     receives the arguments as a dict. A function tool (``@tool`` on a typed function) is
@@ -72,7 +78,7 @@ class Tool:
     """
 
     name: str
-    description: str
+    description: Description
     params: type
     execute: Execute
     concurrency_safe: bool = False
@@ -82,6 +88,11 @@ class Tool:
     check: Check | None = None
     signature: FunctionSignature | None = None
     needs_approval: bool | Callable[[Any], bool] = False
+
+    def describe(self) -> str:
+        """The description as of now: ``description``, called when it is a function."""
+        description = self.description
+        return description if isinstance(description, str) else description()
 
     @property
     def parameters(self) -> JsonSchema:
@@ -120,7 +131,7 @@ def tool(
 @overload
 def tool(
     name: str,
-    description: str,
+    description: Description,
     params: type,
     *,
     concurrency_safe: bool = False,
@@ -184,7 +195,7 @@ def function_tool(
 
 def schema_tool(
     name: str,
-    description: str,
+    description: Description,
     schema: JsonSchema,
     execute: Execute,
     *,

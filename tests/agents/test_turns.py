@@ -43,7 +43,7 @@ async def test_two_step_turn_sends_exactly_this_to_the_model(
     first, second = model.requests
     assert first.agent_id == agent.id and first.label == "w"
     assert first.system_prompt == "You are a worker.\n\nYour label is w.\n\nBe brief."
-    assert first.tools == (ToolSpec("echo", echo.description, echo.parameters),)
+    assert first.tools == (ToolSpec("echo", echo.describe(), echo.parameters),)
     assert first.tools[0].parameters == {
         "type": "object",
         "properties": {"text": {"type": "string", "description": "what to echo"}},
@@ -86,6 +86,35 @@ def traced_tool(name: str, trace: list[str], *, concurrency_safe: bool) -> Tool:
         return args.text
 
     return run
+
+
+async def test_a_tool_described_by_a_function_is_described_afresh_at_every_step(
+    agents: AgentRegistry, model: ScriptedModel
+) -> None:
+    steps: list[str] = []
+
+    def description() -> str:
+        return f"Count the steps ({len(steps)} so far)."
+
+    @tool("count", description, TextArgs)
+    async def count(args: TextArgs, exec: ToolExec) -> str:
+        steps.append(args.text)
+        return "counted"
+
+    agents.tools.register("count", count, owner="t")
+    model.script("w", call("count", text="a"), say("done"))
+    agent = await agents.create(label="w")
+    agent.followup("go")
+    await agent.wait_idle()
+
+    described = [
+        spec.description for r in model.requests for spec in r.tools if spec.name == "count"
+    ]
+    assert described == [
+        "Count the steps (0 so far).",
+        "Count the steps (1 so far).",
+    ]
+    assert count.describe() == "Count the steps (1 so far)." and count.description is description
 
 
 async def test_safe_batches_run_concurrently_and_others_in_order(

@@ -20,6 +20,7 @@ is started.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -152,23 +153,9 @@ def describe(base: str, profiles: ProfileSet) -> str:
     return "\n".join(lines)
 
 
-class DelegationTool(Tool):
-    """A ``Tool`` whose description is computed when read: the profiles are re-read (cached
-    on file metadata), so the model always sees the set a start would use."""
-
-    __slots__ = ("_describe",)
-
-    @property
-    def description(self) -> str:
-        describe_now: Callable[[], str] = object.__getattribute__(self, "_describe")
-        return describe_now()
-
-    @description.setter
-    def description(self, value: str) -> None:
-        _DESCRIPTION_SLOT.__set__(self, value)
-
-
-_DESCRIPTION_SLOT: Any = Tool.__dict__["description"]
+def describe_in_effect(base: str, ctx: ServiceContext, deployment: ToolFilterSpec | None) -> str:
+    """``base`` with the profiles in effect now (the delegation tool's live description)."""
+    return describe(base, load_profiles(ctx, deployment))
 
 
 def load_profiles(ctx: ServiceContext, deployment: ToolFilterSpec | None) -> ProfileSet:
@@ -241,11 +228,15 @@ def make_tool(
     ctx: ServiceContext | None = None,
 ) -> Tool:
     """The delegation tool described by ``instance`` (with ``ctx``: its description lists the
-    profiles in effect whenever it is read)."""
+    profiles in effect whenever it is read, re-read from their files (cached on file metadata),
+    so the model always sees the set a start would use)."""
     base = DESCRIPTION if instance.mode == "continuable" else FOREGROUND_DESCRIPTION
     deployment = instance.deployment_filter()
+    description: str | Callable[[], str] = base
+    if ctx is not None:
+        description = functools.partial(describe_in_effect, base, ctx, deployment)
 
-    @tool(instance.name, base, SubagentArgs, offered_to=offered_to)
+    @tool(instance.name, description, SubagentArgs, offered_to=offered_to)
     async def delegate(args: SubagentArgs, exec: ToolExec) -> ToolResult:
         profile = None
         if args.subagent_type is not None:
@@ -255,9 +246,7 @@ def make_tool(
             profile = resolved
         return await start_child(instance, args, exec, profile, deployment)
 
-    if ctx is None:
-        return delegate
-    return with_live_description(delegate, base, ctx, deployment)
+    return delegate
 
 
 def resolve_profile(
@@ -326,25 +315,6 @@ async def start_child(
     except HostError as error:
         return ToolResult.error(f"{instance.name} failed: {error.message}")
     return render_run(await run.result(), profile)
-
-
-def with_live_description(
-    delegate: Tool, base: str, ctx: ServiceContext, deployment: ToolFilterSpec | None
-) -> DelegationTool:
-    """``delegate`` as a ``DelegationTool`` whose description re-reads the profiles."""
-    described = DelegationTool(
-        delegate.name,
-        base,
-        delegate.params,
-        delegate.execute,
-        delegate.concurrency_safe,
-        delegate.needs_agent,
-        delegate.offered_to,
-    )
-    object.__setattr__(
-        described, "_describe", lambda: describe(base, load_profiles(ctx, deployment))
-    )
-    return described
 
 
 def started_data(child_id: str, profile: Profile | None) -> dict[str, Any]:

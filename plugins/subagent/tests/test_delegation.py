@@ -44,7 +44,7 @@ def test_schema_and_description(host):
         "required": ["description", "prompt"],
         "additionalProperties": False,
     }
-    assert "In the background (the default here) it returns at once" in tool.description
+    assert "In the background (the default here) it returns at once" in tool.describe()
 
 
 async def test_background_start_returns_the_id_and_the_parent_hears_the_end(host, h):

@@ -154,7 +154,7 @@ async def test_a_profile_limits_a_child_to_its_servers_tools_and_records_it(tmp_
         assert event.descriptor["tool_filter"] == {
             "sub_plugins": [{"parent": "mcp", "names": ["time"]}]
         }
-        assert "- clock: d (MCP servers: time)" in host.tools.get("subagent").description
+        assert "- clock: d (MCP servers: time)" in host.tools.get("subagent").describe()
     finally:
         await host.aclose()
 

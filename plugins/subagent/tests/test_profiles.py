@@ -233,17 +233,17 @@ async def test_description_lists_profiles_and_the_schema_is_stable(env):
         "description": "The profile to start the subagent from, one of those listed in the tool "
         "description; omit it for a plain subagent with your tools.",
     }
-    before = tool_.description
+    before = tool_.describe()
     assert before.endswith(
         "Profiles (subagent_type) give the subagent a role, its own instructions and a set of tools:\n"
         "- general-purpose: General-purpose agent for researching questions and carrying out "
         "multi-step tasks; has all of your tools."
     )
-    assert tool_.description == before
+    assert tool_.describe() == before
     write(files.project, "r.md", "reviewer", description="Reviews diffs", tools="read_file")
-    after = tool_.description
+    after = tool_.describe()
     assert after.endswith("\n- reviewer: Reviews diffs (tools: read_file)")
-    assert tool_.description == after and tool_.parameters == parameters
+    assert tool_.describe() == after and tool_.parameters == parameters
     # What the model is offered is the same text.
     model = scripted(host)
     root = await host.services.agents.create(label="root")
@@ -336,7 +336,7 @@ async def test_the_deployment_filter_bounds_every_profile(tmp_path):
             f"{files.project}/s.md: tools: names tools the deployment does not allow: shell"
             in refused.text
         )
-        assert "sneaky" not in host.tools.get("subagent").description
+        assert "sneaky" not in host.tools.get("subagent").describe()
         for label, name in (("w", "wide"), ("u", "mine"), ("n", None)):
             model.script(label, say("ok"))
             args = {"description": label, "prompt": "p", "run_in_background": False}
