@@ -97,11 +97,9 @@ class ContinuationManager:
         self,
         agents: AgentRegistry,
         setup: ContinuableSetupRegistry,
-        index: Callable[[], IdentityIndex | None] = lambda: None,
     ) -> None:
         self.agents = agents
         self.setup = setup
-        self.index = index
         self._locks: dict[str, _LockEntry] = {}
         persistence = self.persistence
         self.remote = (
@@ -161,8 +159,10 @@ class ContinuationManager:
         parent: Agent,
         label: str,
         signal: CancelSignal | None,
+        index: IdentityIndex | None = None,
     ) -> ContinuableStart:
-        """Create, publish and adopt a continuable child; return at its prompt's acceptance."""
+        """Create, publish and adopt a continuable child (recorded in ``index``, if any);
+        return at its prompt's acceptance."""
         if self.persistence is None:
             raise texts.persistence_unavailable()
         if not provider.capabilities.continuable:
@@ -188,7 +188,6 @@ class ContinuationManager:
                     config=descriptor,
                     max_steps=plan.max_steps,
                 )
-            index = self.index()
             if index is not None:
                 index.record(plan.header, descriptor, plan.header.seed_length)
             activation = self.residency.adopt(agent, descriptor, ancestors, resumed=False)

@@ -14,9 +14,10 @@ Signatures (all ``async`` except ``interrupt`` and the ``register_*`` methods)::
     may_delegate(provider, header) -> bool  (sync; for tools' offered_to)
     drain_descendants(parent) -> None;  aclose() -> None
 
-Services are looked up at **call time**: ``sessions``/``projections`` for listing (so the
-``SUBAGENT_CONTROL_*_UNAVAILABLE`` codes are reachable), ``agents`` for the continuation
-manager, which exists only while ``agents`` does (else ``CONTINUATION_UNAVAILABLE``).
+Services are looked up at **call time**, once per call: ``sessions``/``projections`` for
+listing (so the ``SUBAGENT_CONTROL_*_UNAVAILABLE`` codes are reachable); for the other calls
+one ``BoundServices`` — ``agents``, the continuation manager, which exists only while
+``agents`` does (else ``CONTINUATION_UNAVAILABLE``), and the identity index.
 
 Every ``SubagentError`` carries, as its message, the exact reason text an adapter shows:
 
@@ -70,6 +71,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import attrs
+
 from host.cancel import CancelSignal, cancelled
 from host.disposal import Disposer
 from host.subagents import texts
@@ -107,6 +110,18 @@ class ServiceLookup(Protocol):
     def find(self, name: str) -> Any:
         """The service ``name``, or None when absent."""
         ...
+
+
+@attrs.frozen
+class BoundServices:
+    """What one call of the service works with, looked up once at its start (``_bind``)."""
+
+    agents: AgentRegistry | None
+    """The ``agents`` service, if present."""
+    manager: ContinuationManager | None
+    """The continuation manager of ``agents`` (None without it)."""
+    index: IdentityIndex | None
+    """The identity index of the data directory (None without persistence)."""
 
 
 class SubagentService:
@@ -174,10 +189,10 @@ class SubagentService:
 
         if cancelled(signal):
             raise texts.start_cancelled()
-        self._ensure_identity_unit()
+        bound = self._bind()
         chosen = self.providers.resolve(provider)
-        agents = self._agent_factory()
-        manager = self.manager()
+        agents = self._agent_factory(bound)
+        manager = bound.manager
         if manager is not None and manager.draining_for(a.id for a in manager.ancestry(parent)):
             raise texts.draining()
         plan = plan_child(chosen, request, parent, label=request.label)
@@ -189,7 +204,7 @@ class SubagentService:
             label=plan.label,
             model=plan.model,
             tool_filter=to_tool_filter(plan.tool_filter),
-            setup=[persona_step(plan.persona), wrap_model_step(descriptor, self.index(), wrappers)],
+            setup=[persona_step(plan.persona), wrap_model_step(descriptor, bound.index, wrappers)],
             max_steps=plan.max_steps,
         )
         run = OneShotRun(child, wrappers[0] if wrappers else None)
@@ -218,11 +233,14 @@ class SubagentService:
         signal: CancelSignal | None = None,
     ) -> ContinuableStart:
         """Start a continuable child; returns once its prompt is accepted in its inbox."""
-        manager = self._require_manager()
+        bound = self._bind()
+        manager = _require_manager(bound)
         if manager.persistence is None:
             raise texts.persistence_unavailable()
         chosen = self.providers.resolve(provider)
-        return await manager.start(chosen, request, parent=parent, label=label, signal=signal)
+        return await manager.start(
+            chosen, request, parent=parent, label=label, signal=signal, index=bound.index
+        )
 
     async def followup(
         self,
@@ -234,14 +252,14 @@ class SubagentService:
         signal: CancelSignal | None = None,
     ) -> MessageId:
         """Queue ``content`` as the child's next turn (cold-resuming it if needed)."""
-        manager = self._require_manager()
+        manager = _require_manager(self._bind())
         return await manager.followup(parent, child_id, content, source=source, signal=signal)
 
     def interrupt(self, target_id: str, *, caller: Agent) -> None:
         """Stop the target's current turn; a missing or settled target is an accepted no-op."""
         if target_id == getattr(caller, "id", None):
             raise texts.interrupt_self(target_id)
-        manager = self.manager()
+        manager = self._bind().manager
         if manager is not None:
             manager.interrupt(target_id, caller=caller)
 
@@ -256,14 +274,14 @@ class SubagentService:
         """Deliver ``content`` from the resident ``child`` to its live direct parent."""
         if delivery not in ("quiet", "next-step"):
             raise ValueError(f"delivery must be 'quiet' or 'next-step', not {delivery!r}")
-        manager = self.manager()
+        manager = self._bind().manager
         if manager is None:
             raise texts.not_reporter(str(getattr(child, "id", "")))
         return await manager.report(child, content, delivery=delivery, signal=signal)
 
     async def drain_descendants(self, parent: Agent | str) -> None:
         """Close admission below ``parent`` and release its resident descendants child-first."""
-        manager = self.manager()
+        manager = self._bind().manager
         if manager is not None:
             await manager.drain(parent if isinstance(parent, str) else parent.id)
 
@@ -294,24 +312,24 @@ class SubagentService:
 
     # -- services ----------------------------------------------------------------------------
 
-    def manager(self) -> ContinuationManager | None:
-        """The continuation manager while ``agents`` is present (one per agent registry)."""
+    def _bind(self) -> BoundServices:
+        """The services for one call: the identity unit registered with the current
+        ``projections``, the continuation manager of the current ``agents`` (built for a new
+        registry, dropped without one), the identity index."""
+        self._ensure_identity_unit()
         agents = self.ctx.find("agents")
         if agents is None:
             self._manager = None
-            return None
-        if self._manager is None or self._manager.agents is not agents:
+        elif self._manager is None or self._manager.agents is not agents:
             from host.subagents.manager import ContinuationManager
 
-            self._ensure_identity_unit()
-            self._manager = ContinuationManager(agents, self.setup, self.index)
-        return self._manager
+            self._manager = ContinuationManager(agents, self.setup)
+        return BoundServices(agents, self._manager, self.index())
 
-    def _require_manager(self) -> ContinuationManager:
-        manager = self.manager()
-        if manager is None:
-            raise texts.continuation_unavailable()
-        return manager
+    def manager(self) -> ContinuationManager | None:
+        """The continuation manager a call would work with now (for the host's own callers:
+        the CLI, tests); None while ``agents`` is absent."""
+        return self._bind().manager
 
     def index(self) -> IdentityIndex | None:
         """The identity index of the data directory; None without persistence."""
@@ -328,11 +346,10 @@ class SubagentService:
             self._indexes[path] = IdentityIndex(path)
         return self._indexes[path]
 
-    def _agent_factory(self) -> AgentRegistry:
+    def _agent_factory(self, bound: BoundServices) -> AgentRegistry:
         """``agents``, or (without it) a private registry so one-shot children still run."""
-        agents = self.ctx.find("agents")
-        if agents is not None:
-            return agents  # type: ignore[no-any-return]
+        if bound.agents is not None:
+            return bound.agents
         sessions, models = self.ctx.find("sessions"), self.ctx.find("models")
         if sessions is None or models is None:
             raise texts.runtime_unavailable()
@@ -385,3 +402,10 @@ class SubagentService:
         unit, self._unit = self._unit, None
         if unit is not None:
             unit[1]()
+
+
+def _require_manager(bound: BoundServices) -> ContinuationManager:
+    """``bound.manager``; ``CONTINUATION_UNAVAILABLE`` without one."""
+    if bound.manager is None:
+        raise texts.continuation_unavailable()
+    return bound.manager
