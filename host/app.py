@@ -12,7 +12,7 @@ import attrs
 from host.builtins import builtin_candidates
 from host.disposal import adispose_reversed
 from host.errors import ConfigError
-from host.naming import NamedRegistry
+from host.naming import NamedRegistry, Owner
 from host.plugins.config import CONFIG_FILE, plugin_tables, read_config_file
 from host.plugins.discovery import PluginCandidate, discover
 from host.plugins.lifecycle import PluginManager, PluginStates
@@ -170,13 +170,13 @@ def prompt_section(name: str, text: str, order: int) -> PromptSection:
     return PromptSection(name, text, order)
 
 
-def tool_row(tool: Tool, owner: str | None) -> dict[str, Any]:
+def tool_row(tool: Tool, owner: Owner | str | None) -> dict[str, Any]:
     """The catalog row of one tool; ``owner`` as its registry recorded it."""
     return {
         "name": tool.name,
         "description": tool.describe(),
         "parameters": tool.parameters,
-        "plugin": (owner or "").removeprefix('plugin "').removesuffix('"'),
+        "plugin": owner.plugin if isinstance(owner, Owner) else owner or "",
     }
 
 

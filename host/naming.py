@@ -5,27 +5,35 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
+import attrs
+
 from host.errors import HostError
 
 T = TypeVar("T")
 
 
-def plugin_owner(plugin: str) -> str:
-    """The owner recorded for what plugin ``plugin`` registers: ``plugin "<name>"``."""
-    return f'plugin "{plugin}"'
+@attrs.frozen
+class Owner:
+    """The owner recorded for what plugin ``plugin`` registers; it reads ``plugin "<name>"``
+    in messages. Other owners (the host, a test, a child's setup) are plain strings."""
+
+    plugin: str
+
+    def __str__(self) -> str:
+        return f'plugin "{self.plugin}"'
 
 
-def owning_plugin(owner: str | None) -> str | None:
-    """The plugin name in an owner made by ``plugin_owner``; None for any other owner."""
-    if owner is None or not (owner.startswith('plugin "') and owner.endswith('"')):
-        return None
-    return owner[len('plugin "') : -1] or None
+def owning_plugin(owner: Owner | str | None) -> str | None:
+    """The plugin that registered an item, by its recorded owner; None for any other owner."""
+    return owner.plugin if isinstance(owner, Owner) else None
 
 
 class DuplicateNameError(HostError):
     """A second registration of a name in the same layer; the message names both owners."""
 
-    def __init__(self, what: str, name: str, owner: str, existing_owner: str) -> None:
+    def __init__(
+        self, what: str, name: str, owner: Owner | str, existing_owner: Owner | str
+    ) -> None:
         super().__init__(
             "DUPLICATE_NAME",
             f'{what} "{name}" from {owner} duplicates the one from {existing_owner}',
@@ -39,7 +47,7 @@ class NamedRegistry(Generic[T]):
         self.what = what
         self._items: dict[str, list[Any]] = {}
 
-    def register(self, name: str, item: T, *, owner: str) -> Callable[[], bool]:
+    def register(self, name: str, item: T, *, owner: Owner | str) -> Callable[[], bool]:
         """Add ``item``; a name already present raises ``DuplicateNameError``.
 
         The returned disposer removes exactly this registration and says whether it did.
@@ -68,7 +76,7 @@ class NamedRegistry(Generic[T]):
         entry = self._items.get(name)
         return entry[0] if entry else None
 
-    def owner(self, name: str) -> str | None:
+    def owner(self, name: str) -> Owner | str | None:
         """Who registered ``name``, or None."""
         entry = self._items.get(name)
         return entry[1] if entry else None

@@ -135,7 +135,8 @@ class Services:
 
     def provider(self, name: str) -> str | None:
         """The owner (plugin name) that registered ``name``."""
-        return self._services.owner(name)
+        owner = self._services.owner(name)
+        return None if owner is None else str(owner)
 
     def names(self) -> list[str]:
         """Registered service names in registration order."""

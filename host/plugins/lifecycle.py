@@ -23,6 +23,7 @@ from typing import Any
 import pluggy
 
 from host.disposal import Scope
+from host.naming import Owner
 from host.plugins import hookspecs
 from host.plugins.config import structure_config
 from host.plugins.discovery import PluginCandidate
@@ -168,7 +169,7 @@ class PluginManager:
             self._busy = False
 
     def _activate(self, record: PluginRecord) -> None:
-        scope = Scope(f'plugin "{record.name}"')
+        scope = Scope(str(Owner(record.name)))
         record.scope, record.handle = scope, PluginHandle(self, record.name)
         available: dict[str, Any] = {"ctx": self.services, "scope": scope, "plugin": record.handle}
         try:

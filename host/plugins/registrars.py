@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from host.disposal import Scope
-from host.naming import NamedRegistry, plugin_owner
+from host.naming import NamedRegistry, Owner
 from host.plugins import hookspecs
 from host.plugins.record import PluginRecord
 from host.services import Services
@@ -71,7 +71,7 @@ class Registrars:
 
     def for_hook(self, hook: str, record: PluginRecord, scope: Scope) -> Callable[..., Any] | None:
         """The ``register`` callback for ``hook``, or None for hooks without one."""
-        owner = plugin_owner(record.name)
+        owner = Owner(record.name)
         if hook == "register_services":
 
             def register_service(name: str, service: Any) -> None:

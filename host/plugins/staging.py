@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from host.disposal import Scope, roll_back
-from host.naming import DuplicateNameError, NamedRegistry, plugin_owner
+from host.naming import DuplicateNameError, NamedRegistry, Owner
 from host.plugins.handles import PluginHandle
 from host.plugins.lifecycle import check_sub_plugin
 from host.plugins.record import PluginRecord
@@ -147,7 +147,7 @@ class Stage:
         self.record = record
         self.shadow = PluginRecord(record.candidate)
         manager.adopt(self.shadow, obj)
-        self.scope = Scope(plugin_owner(record.name))
+        self.scope = Scope(str(Owner(record.name)))
         self.handle = PluginHandle(manager, record.name)
         self.ctx = StagedServices(manager.services, record.name)
         self._held: list[_Held] = []
@@ -247,7 +247,7 @@ class Stage:
 
         def register(*args: Any, **kwargs: Any) -> Callable[[], None]:
             if self.scope.disposed:
-                raise RuntimeError(f"{plugin_owner(self.record.name)} is no longer being staged")
+                raise RuntimeError(f"{Owner(self.record.name)} is no longer being staged")
             check(*args, **kwargs)
             apply: Callable[[], Any] = functools.partial(live, *args, **kwargs)
             if hook == "register_services":
@@ -265,7 +265,7 @@ class Stage:
 
     def _claim(self, registry: NamedRegistry[Any], name: str) -> None:
         """Refuse ``name`` when another plugin holds it or this version claimed it already."""
-        owner = plugin_owner(self.record.name)
+        owner = Owner(self.record.name)
         claimed = self._claimed.setdefault(registry.what, set())
         existing = registry.owner(name)
         if name in claimed:
@@ -291,7 +291,7 @@ class Stage:
         taken = set(models.names()) - set(self.record.models) if models is not None else set()
         claimed = self._claimed.setdefault("model", set())
         if name in claimed or name in taken:
-            owner = plugin_owner(self.record.name)
+            owner = Owner(self.record.name)
             raise DuplicateNameError("model", name, owner, "another plugin")
         claimed.add(name)
 

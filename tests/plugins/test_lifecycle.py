@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from host.app import Host, HostSettings
+from host.naming import Owner
 from host.plugins.discovery import discover, from_object
 from host.plugins.selection import Selection
 from tests.support import plugin_row
@@ -175,7 +176,7 @@ def test_duplicate_tool_names_fail_the_second_plugin_naming_both(site, unique, t
     assert plugin_row(host, "b_plugin")["error"] == (
         'DuplicateNameError: tool "same" from plugin "b_plugin" duplicates the one from plugin "a_plugin"'
     )
-    assert host.tools.owner("same") == 'plugin "a_plugin"'
+    assert host.tools.owner("same") == Owner("a_plugin")
 
 
 def test_unknown_hook_fails_the_plugin(tmp_path):

@@ -10,6 +10,7 @@ from typing import Any
 
 from host.agents import Agent, call, say
 from host.app import Host
+from host.naming import Owner
 from host.plugins.discovery import discover
 from host.sessions.model import MessageEvent
 from host.testing import build_host
@@ -112,5 +113,5 @@ def offered(host: Host, label: str) -> list[str]:
 
 def plugin_tools(host: Host, plugin: str) -> list[str]:
     """The global tools ``plugin`` owns, per the host's registry."""
-    owner = f'plugin "{plugin}"'
+    owner = Owner(plugin)
     return sorted(name for name, _ in host.tools.items() if host.tools.owner(name) == owner)

@@ -13,7 +13,7 @@ import tool_subagent_report.plugin as report_plugin
 from host import hookimpl
 from host.agents import call, say
 from host.errors import HostError
-from host.naming import NamedRegistry
+from host.naming import NamedRegistry, Owner
 from host.subagents.errors import SubagentError
 from host.subagents.types import ChildRequest
 from host.tools import Tool, ToolExec, tool
@@ -316,7 +316,7 @@ def fake_setup(tools: FakeLayer, sections: FakeLayer) -> Any:
 
 
 def contribute() -> Callable[[Any], Any]:
-    return report_plugin.make_contribution(report_plugin.Config())
+    return report_plugin.make_contribution(report_plugin.Config(), Owner("subagent_report"))
 
 
 def test_installs_section_then_tool_and_disposes_tool_then_section() -> None:
@@ -325,7 +325,7 @@ def test_installs_section_then_tool_and_disposes_tool_then_section() -> None:
     dispose = contribute()(fake_setup(tools, sections))
     assert list(sections.items) == ["subagent_report"] and list(tools.items) == ["report"]
     assert sections.items["subagent_report"][0].text == GUIDANCE
-    assert tools.items["report"][1] == report_plugin.OWNER
+    assert tools.items["report"][1] == Owner("subagent_report")
     dispose()
     assert log == ["remove report", "remove subagent_report"]
     assert tools.items == {} and sections.items == {}

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import tool_subagent_report.plugin as report_plugin
-
 from host.agents import call, say
+from host.naming import Owner
 from host.subagents.types import ChildRequest
 from host.testing import call_tool
 from tests.report.support import (
@@ -130,7 +129,7 @@ async def test_the_report_tool_is_child_scoped_not_global(env: ReportEnv) -> Non
     second = await env.start(root, label="b")
     # each child has its own scoped registration; the global registry has none
     assert "report" in first.tools.own and "report" in second.tools.own
-    assert first.tools.own.owner("report") == report_plugin.OWNER
+    assert first.tools.own.owner("report") == Owner("subagent_report")
     assert env.host.tools.get("report") is None
     assert root.tools.get("report") is None
     await env.settled(first.id)

@@ -3,15 +3,16 @@ combine, what the filter admits, and what it leaves alone."""
 
 from __future__ import annotations
 
-from host.naming import owning_plugin, plugin_owner
+from host.naming import Owner, owning_plugin
 from host.subagents.children import combine_filters, to_tool_filter
 from host.subagents.descriptors import SubPluginLimit, ToolFilterSpec
 from host.tools.scope import ToolFilter
 
 
 def test_owners_round_trip_and_other_owners_are_no_plugin():
-    assert owning_plugin(plugin_owner("mcp.time")) == "mcp.time"
-    assert [owning_plugin(o) for o in ("test", "host", None, 'plugin ""')] == [None] * 4
+    assert owning_plugin(Owner("mcp.time")) == "mcp.time"
+    assert str(Owner("mcp.time")) == 'plugin "mcp.time"'
+    assert [owning_plugin(o) for o in ("test", "host", None, 'plugin "mcp.time"')] == [None] * 4
 
 
 def test_limits_of_one_parent_intersect_and_other_parents_add_up():

@@ -17,14 +17,14 @@ import attrs
 from host import hookimpl
 from host.disposal import Disposer, Scope, dispose_errors, roll_back
 from host.errors import HostError
+from host.naming import Owner
 from host.tools import Tool, ToolExec, ToolResult, tool
 
 if TYPE_CHECKING:
-    from host.api import ServiceContext
+    from host.api import PluginHandle, ServiceContext
 
 requires = ("subagents",)
 
-OWNER = 'plugin "subagent_report"'
 MAX_OUTPUT_CHARS = 100_000
 
 REPORT_DESCRIPTION = (
@@ -87,8 +87,9 @@ def make_report_tool(config: Config) -> Tool:
     return report
 
 
-def make_contribution(config: Config) -> Callable[[Any], Disposer]:
-    """The setup contribution: install section then tool; undo tool then section."""
+def make_contribution(config: Config, owner: Owner) -> Callable[[Any], Disposer]:
+    """The setup contribution: install section then tool (both owned by ``owner``, this
+    plugin); undo tool then section."""
     report = make_report_tool(config)
 
     def contribute(setup: Any) -> Disposer:
@@ -96,9 +97,9 @@ def make_contribution(config: Config) -> Callable[[Any], Disposer]:
 
         installed: list[Disposer] = []
         section = PromptSection("subagent_report", GUIDANCE, order=50)
-        installed.append(setup.sections.register(section.name, section, owner=OWNER))
+        installed.append(setup.sections.register(section.name, section, owner=owner))
         try:
-            installed.append(setup.tools.register(report.name, report, owner=OWNER))
+            installed.append(setup.tools.register(report.name, report, owner=owner))
         except Exception as error:
             roll_back(
                 error, lambda: dispose_errors(installed), "installing report failed", chain=False
@@ -113,6 +114,7 @@ def make_contribution(config: Config) -> Callable[[Any], Disposer]:
 
 
 @hookimpl
-def activate(ctx: ServiceContext, scope: Scope, config: Config) -> None:
+def activate(ctx: ServiceContext, scope: Scope, config: Config, plugin: PluginHandle) -> None:
     """Register the contribution; the plugin's scope revokes it on deactivation."""
-    scope.add(ctx.subagents.register_continuable_setup(make_contribution(config)))
+    contribution = make_contribution(config, Owner(plugin.name))
+    scope.add(ctx.subagents.register_continuable_setup(contribution))

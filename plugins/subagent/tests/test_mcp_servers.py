@@ -17,6 +17,7 @@ import pytest
 from host import hookimpl
 from host.agents.scripted import ScriptedModel, call, say
 from host.app import Host
+from host.naming import Owner
 from host.sessions.model import SubagentDescriptorEvent
 from host.testing import build_host, call_tool
 from host.tools import ToolResult, tool
@@ -209,7 +210,7 @@ async def test_real_server_a_child_calls_through_the_parents_connection(tmp_path
     }
     host, agents = make(tmp_path, ("mcp", agent_host_mcp), config=config)
     try:
-        assert host.tools.owner("time__get_current_time") == 'plugin "mcp.time"'
+        assert host.tools.owner("time__get_current_time") == Owner("mcp.time")
         write(agents, "clock", mcp_servers="[time]")
         write(agents, "gitter", mcp_servers="[time, git]")
         model = scripted(host)
