@@ -30,6 +30,7 @@ from host.tools.schema import schema_for, validate
 Mode = Literal["ask", "allow", "deny"]
 Verdict = Literal["run", "ask", "deny"]
 _STRICTNESS: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+_BY_MODE: dict[Mode, Verdict] = {"ask": "ask", "allow": "run", "deny": "deny"}
 TABLE = "approvals"
 
 
@@ -96,7 +97,7 @@ class Policy:
             return "ask"
         if _matches(self.allow, tool) or not needs_approval:
             return "run"
-        return {"ask": "ask", "allow": "run", "deny": "deny"}[self.mode]  # type: ignore[return-value]
+        return _BY_MODE[self.mode]
 
     def narrowed_by(self, project: Policy, *, allow_given: bool) -> Policy:
         """This (user-level) policy narrowed by the project's; ``allow_given`` says whether the

@@ -23,7 +23,7 @@ import types
 import typing
 from collections.abc import Callable
 from functools import cache
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, Union, cast, get_args, get_origin
 
 import attrs
 
@@ -142,7 +142,8 @@ def _class_properties(cls: type) -> list[Property]:
 
 def _plain_default(default: Any) -> Any:
     """An attrs field's default, or ``attrs.NOTHING`` when a factory builds it."""
-    return attrs.NOTHING if isinstance(default, attrs.Factory) else default  # type: ignore[arg-type]
+    factory = cast(type, attrs.Factory)  # a class, though typed as a function
+    return attrs.NOTHING if isinstance(default, factory) else default
 
 
 def _is_typed_dict(tp: Any) -> bool:

@@ -113,7 +113,8 @@ def waiting_in(exec: ToolExec) -> set[str]:
     approvals = find("approvals") if find is not None else None
     if approvals is None or exec.agent is None:
         return set()
-    return approvals.waiting(exec.agent)  # type: ignore[no-any-return]
+    waiting: set[str] = approvals.waiting(exec.agent)
+    return waiting
 
 
 @tool("list_agents", LIST_AGENTS_DESCRIPTION, ListAgentsArgs, concurrency_safe=True)
