@@ -56,6 +56,9 @@ class ChildPlan:
     persona: str | None
     tool_filter: ToolFilterSpec | None
     max_steps: int
+    requested_max_steps: int | None = None
+    profile: str | None = None
+    mcp_servers: list[str] | None = None
 
 
 def plan_child(
@@ -81,6 +84,9 @@ def plan_child(
         persona=request.persona if request.persona is not None else capabilities.persona,
         tool_filter=combine_filters(capabilities.tool_filter, request.tool_filter),
         max_steps=request.max_steps if request.max_steps is not None else DEFAULT_MAX_STEPS,
+        requested_max_steps=request.max_steps,
+        profile=request.profile,
+        mcp_servers=request.mcp_servers,
     )
 
 
@@ -169,7 +175,15 @@ def continuable_descriptor(
         model=plan.model,
         persona=plan.persona,
         tool_filter=plan.tool_filter,
+        max_steps=plan.requested_max_steps,
+        profile=plan.profile,
+        mcp_servers=plan.mcp_servers,
     )
+
+
+def resume_max_steps(descriptor: ContinuableDescriptor) -> int:
+    """The step limit a resumed child runs with: its descriptor's, else the default."""
+    return descriptor.max_steps if descriptor.max_steps is not None else DEFAULT_MAX_STEPS
 
 
 def descriptor_event(

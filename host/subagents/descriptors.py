@@ -4,6 +4,11 @@
 never raises. The version is checked first, so a newer writer (``unsupported``) can be told
 apart from damage (``corrupt``); content is then validated strictly (no coercion, unknown keys
 rejected) and structured in one cattrs step.
+
+A continuable descriptor's ``max_steps``, ``profile`` and ``mcp_servers`` are optional keys of
+version 2 (a descriptor written before them stays valid): the step limit the child was started
+with (absent: the default) and the profile it was started from, so a cold resume keeps both
+after the profile file changes or disappears. ``max_steps`` below 1 is ``corrupt``.
 """
 
 from __future__ import annotations
@@ -59,6 +64,9 @@ class ContinuableDescriptor:
     model: str | None = None
     persona: str | None = None
     tool_filter: ToolFilterSpec | None = None
+    max_steps: int | None = None
+    profile: str | None = None
+    mcp_servers: list[str] | None = None
 
 
 Descriptor = OneShotDescriptor | ContinuableDescriptor
@@ -103,6 +111,9 @@ def parse_descriptor(value: Any) -> Verdict:
     problems = validate(schema_for(cast(type, cls)), value)
     if problems:
         return Corrupt("; ".join(problems))
+    steps = value.get("max_steps")
+    if isinstance(steps, int) and steps < 1:
+        return Corrupt("descriptor max_steps must be at least 1")
     try:
         return converter.structure(value, cls)
     except (cattrs.BaseValidationError, ValueError, TypeError) as error:

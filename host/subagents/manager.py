@@ -47,6 +47,7 @@ from host.subagents.children import (
     descriptor_event,
     persona_step,
     plan_child,
+    resume_max_steps,
     to_tool_filter,
 )
 from host.subagents.coldstate import continuable_descriptor_of, inspect_child, storage_error
@@ -332,6 +333,7 @@ class ContinuationManager:
                     setup=[persona_step(descriptor.persona), hooks.step],
                     commit=hooks.commit,
                     config=descriptor,
+                    max_steps=resume_max_steps(descriptor),
                 )
         except PersistenceError as error:
             raise storage_error(child_id, error) from error

@@ -64,6 +64,8 @@ class ChildRequest:
 
     ``parent_tool_call_id`` is the parent's tool call that starts the child; it travels in the
     start message's ``source`` (``tool_call_id``), where an approval request finds its origin.
+    ``profile`` and ``mcp_servers`` name the profile the child is started from (and its MCP
+    servers); a continuable child's descriptor keeps them, with ``max_steps``.
     """
 
     prompt: str
@@ -73,6 +75,8 @@ class ChildRequest:
     tool_filter: ToolFilterSpec | None = None
     max_steps: int | None = None
     parent_tool_call_id: str | None = None
+    profile: str | None = None
+    mcp_servers: list[str] | None = None
 
     def start_source(self, parent_id: str) -> dict[str, Any]:
         """The ``source`` of the child's start message."""

@@ -75,7 +75,19 @@ finite_values = st.recursive(
     ),
     max_leaves=12,
 )
-FIELDS = ["version", "mode", "provider", "label", "model", "persona", "tool_filter", "extra"]
+FIELDS = [
+    "version",
+    "mode",
+    "provider",
+    "label",
+    "model",
+    "persona",
+    "tool_filter",
+    "max_steps",
+    "profile",
+    "mcp_servers",
+    "extra",
+]
 near_descriptors = st.fixed_dictionaries(
     {},
     optional={
@@ -99,6 +111,9 @@ near_descriptors = st.fixed_dictionaries(
             ),
             json_values,
         ),
+        "max_steps": st.one_of(st.none(), st.integers(min_value=-2, max_value=5), st.booleans()),
+        "profile": st.one_of(st.none(), st.text(max_size=10), st.integers()),
+        "mcp_servers": st.one_of(st.none(), st.lists(json_scalars, max_size=3), st.text()),
         "extra": json_values,
     },
 )
@@ -118,6 +133,8 @@ def test_any_json_value_is_a_descriptor_corrupt_or_unsupported(value: Any) -> No
     if isinstance(verdict, OneShotDescriptor | ContinuableDescriptor):
         assert verdict.mode == value["mode"] and verdict.provider == value["provider"]
         assert set(value) <= set(FIELDS) - {"extra"}  # unknown keys are rejected
+        steps = getattr(verdict, "max_steps", None)
+        assert steps is None or (type(steps) is int and steps >= 1)  # a resumable limit
         again = parse_descriptor(descriptor_data(verdict))  # the JSON form round-trips
         assert again == verdict
     if isinstance(verdict, Corrupt):

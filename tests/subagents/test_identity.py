@@ -89,3 +89,21 @@ def test_judge_accepts_parsed_descriptors_and_verdicts() -> None:
 def test_failed_projection_state_is_corrupt() -> None:
     verdict = identity_verdict(ProjectionFailure("subagent/identity", "boom"), header(), live=True)
     assert isinstance(verdict, IdentityProblem) and verdict.reason == "corrupt"
+
+
+def test_profile_keys_are_optional_in_version_2() -> None:
+    from host.subagents.descriptors import ContinuableDescriptor, Corrupt, Unsupported
+
+    old = {"version": 2, "mode": "continuable", "provider": "spawn", "label": "a"}
+    parsed = parse_descriptor(old)  # written before max_steps/profile/mcp_servers existed
+    assert isinstance(parsed, ContinuableDescriptor)
+    assert (parsed.max_steps, parsed.profile, parsed.mcp_servers) == (None, None, None)
+    new = {**old, "max_steps": 3, "profile": "reader", "mcp_servers": ["git"]}
+    parsed = parse_descriptor(new)
+    assert isinstance(parsed, ContinuableDescriptor)
+    assert (parsed.max_steps, parsed.profile, parsed.mcp_servers) == (3, "reader", ["git"])
+    for bad in ({"max_steps": 0}, {"max_steps": "3"}, {"profile": 7}, {"mcp_servers": "git"}):
+        assert isinstance(parse_descriptor({**old, **bad}), Corrupt), bad
+    assert parse_descriptor({**new, "version": 3}) == Unsupported(3)
+    one_shot_with_profile = {"version": 2, "mode": "one-shot", "provider": "spawn", "profile": "x"}
+    assert isinstance(parse_descriptor(one_shot_with_profile), Corrupt)

@@ -194,6 +194,8 @@ def child_request(
         persona=profile.persona,
         tool_filter=_combine_filters(deployment, own),
         max_steps=profile.max_steps,
+        profile=profile.name,
+        mcp_servers=list(profile.mcp_servers) if profile.mcp_servers is not None else None,
     )
 
 

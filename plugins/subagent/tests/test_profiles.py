@@ -153,9 +153,17 @@ async def test_general_purpose_is_built_in(env):
     assert "complete, concise final report" in prompt
 
 
-async def test_cold_resume_after_the_file_is_deleted_keeps_persona_and_filter(tmp_path):
+async def test_cold_resume_after_the_file_is_deleted_keeps_the_profile_it_started_with(tmp_path):
     host, files = make(tmp_path)
-    path = write(files.project, "r.md", "reader", persona="You only read.", tools="[read_file]")
+    path = write(
+        files.project,
+        "r.md",
+        "reader",
+        persona="You only read.",
+        tools="[read_file]",
+        max_steps="3",
+        mcp_servers="[]",
+    )
     scripted(host).script("read", say("read it"))
     root = await host.services.agents.create(label="root")
     root_id = root.id
@@ -177,6 +185,8 @@ async def test_cold_resume_after_the_file_is_deleted_keeps_persona_and_filter(tm
         await second.services.subagents.followup(
             root2, child_id, "Read more.", source={"kind": "coordinator"}
         )
+        child = second.services.agents.get(child_id)
+        assert child is not None and child.max_steps == 3  # the profile's, not the default
         await settle(second, child_id, root2)
         tools, prompt = seen(model, "read")
         assert tools[:1] == ["read_file"] and "grep" not in tools and "shell" not in tools
@@ -189,7 +199,10 @@ async def test_cold_resume_after_the_file_is_deleted_keeps_persona_and_filter(tm
         "provider": "spawn",
         "label": "read",
         "persona": "You only read.",
-        "tool_filter": {"allow": ["read_file"]},
+        "tool_filter": {"allow": ["read_file"], "sub_plugins": [{"parent": "mcp", "names": []}]},
+        "max_steps": 3,
+        "profile": "reader",
+        "mcp_servers": [],
     }
 
 
