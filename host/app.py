@@ -202,6 +202,10 @@ def open_host(
     config = read_config_file(path, explicit=explicit)
     tables = config.setdefault("plugins", {})
     policy = _approval_policy(env, config, path, explicit)
+    if tables.pop("approvals", None) is not None:  # the policy is [approvals], narrowed above
+        policy = policy.with_warning(
+            f"{path}: [plugins.approvals] is ignored: the approval policy is [approvals]"
+        )
     if not policy.is_default():  # no table: no converter at start-up
         tables["approvals"] = policy.table()
     for name, keys in (overrides or {}).items():

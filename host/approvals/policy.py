@@ -119,6 +119,12 @@ class Policy:
             tuple(warnings),
         )
 
+    def with_warning(self, warning: str) -> Policy:
+        """The same policy with one more warning."""
+        return Policy(
+            self.mode, self.allow, self.deny, self.ask, self.timeout, (*self.warnings, warning)
+        )
+
     def is_default(self) -> bool:
         """Whether its rules are the defaults (warnings aside)."""
         return self.table() == Policy().table()

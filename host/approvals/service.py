@@ -247,7 +247,10 @@ class ApprovalService:
         try:
             answer = await self._wait(pending)
         except asyncio.CancelledError:
-            self._close(pending, Answer("cancelled", reason="the call was interrupted"))
+            try:
+                self._close(pending, Answer("cancelled", reason="the call was interrupted"))
+            except Exception:  # the interrupt wins; the log keeps the request open
+                log.exception("could not record the cancelled request %s", request.request_id)
             raise
         self._close(pending, answer)
         return answer
@@ -289,8 +292,10 @@ class ApprovalService:
             if not asking.done():
                 asking.cancel()
         decided = ApprovalDecided(request_id, answer.decision, answer.reason, answer.answer)
-        self._record(pending.agent, pending.root, decided)
-        self._pump()
+        try:
+            self._record(pending.agent, pending.root, decided)
+        finally:  # a log that refuses this decision must not stall the requests behind it
+            self._pump()
 
     # -- logs and the tree -------------------------------------------------------------------
 

@@ -122,7 +122,10 @@ def reload_plugin(manager: PluginManager, name: str) -> ReloadOutcome:
     except Exception as error:
         _restore_modules(package, saved)
         return _failed(record, started, describe_error(error))
-    if record.state != "active" or stage.missing():
+    missing = stage.missing()
+    if record.state == "active" and missing:  # the new version could not activate: keep this one
+        error_text: str | None = "the new version requires " + ", ".join(missing)
+    elif record.state != "active":
         error_text = _replace(manager, record, fresh)
     else:
         error_text, disposal = _swap(stage)

@@ -172,6 +172,18 @@ class FunctionSignature:
         """The parameters' annotations as types. Annotations that are types already are used
         as they are, strings (``from __future__ import annotations``) evaluated in the
         function's module; ``typing.get_type_hints`` for anything subtler."""
+        if not _plain(self.function):  # a partial, a callable object: read its signature
+            try:
+                signature = inspect.signature(self.function, eval_str=True)
+            except Exception as error:
+                raise TypeError(
+                    f"{self._where()}: cannot resolve its annotations: {error}"
+                ) from None
+            return {
+                p.name: p.annotation
+                for p in signature.parameters.values()
+                if p.annotation is not _EMPTY
+            }
         annotations: dict[str, Any] = getattr(self.function, "__annotations__", {})
         try:
             hints = {
@@ -225,10 +237,16 @@ def _resolved(hint: Any) -> bool:
     return all(_resolved(arg) for arg in typing.get_args(hint) if arg is not Ellipsis)
 
 
+def _plain(function: Callable[..., Any]) -> bool:
+    """A plain function, read straight from its code object and annotations (anything else,
+    wrapped functions included, through ``inspect.signature``)."""
+    return isinstance(function, FunctionType) and not hasattr(function, "__wrapped__")
+
+
 def _parameters(function: Callable[..., Any]) -> list[tuple[str, inspect._ParameterKind, Any]]:
     """``(name, kind, default)`` of each parameter, read straight from a plain function's code
     object (``inspect.signature`` for anything else: wrapped functions, partials, callables)."""
-    if not isinstance(function, FunctionType) or hasattr(function, "__wrapped__"):
+    if not _plain(function):
         signature = inspect.signature(function)
         return [(p.name, p.kind, p.default) for p in signature.parameters.values()]
     code = function.__code__

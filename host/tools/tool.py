@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, overload
 
@@ -9,6 +10,8 @@ import attrs
 
 from host.cancel import CancelSignal
 from host.tools.schema import JsonSchema, schema_for
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # only for annotations: keeps the session model off start-up
     from host.api import ServiceContext
@@ -92,7 +95,13 @@ class Tool:
     def describe(self) -> str:
         """The description as of now: ``description``, called when it is a function."""
         description = self.description
-        return description if isinstance(description, str) else description()
+        if isinstance(description, str):
+            return description
+        try:
+            return description()
+        except Exception as error:  # one broken description must not end every turn
+            log.exception("the description of tool %s failed", self.name)
+            return f"(the description of {self.name} failed: {type(error).__name__}: {error})"
 
     @property
     def parameters(self) -> JsonSchema:
@@ -113,7 +122,17 @@ class Tool:
 
 
 @overload
-def tool(function: Callable[..., Any], /) -> Tool: ...
+def tool(
+    function: Callable[..., Any],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    concurrency_safe: bool = False,
+    needs_agent: bool = False,
+    offered_to: OfferedTo | None = None,
+    needs_approval: bool | Callable[[Any], bool] = False,
+) -> Tool: ...
 
 
 @overload
@@ -151,10 +170,15 @@ def tool(*args: Any, **options: Any) -> Any:
     * ``@tool(name, description, Params)`` on ``async def f(args, exec)``, where ``Params`` is a
       frozen attrs class; the schema is checked at once.
     """
-    if len(args) == 1 and callable(args[0]) and not options:
-        return function_tool(args[0])
+    if len(args) == 1 and callable(args[0]):
+        return function_tool(args[0], **options)
     if not args:
         return lambda function: function_tool(function, **options)
+    if len(args) != 3:
+        raise TypeError(
+            "tool() takes a function (@tool, @tool(name=…)) or name, description and an "
+            f"attrs Params class; got {len(args)} positional arguments"
+        )
     name, description, params = args
     schema_for(params)  # fail at declaration time on an unsupported field type
 

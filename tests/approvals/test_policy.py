@@ -120,3 +120,12 @@ def test_the_cli_warns_of_a_glob_that_matches_no_tool(tmp_path: Path) -> None:
     result = agent_host("plugins", cwd=tmp_path, home=tmp_path / "home")
     assert result.returncode == 0, result.stderr
     assert '[approvals] deny glob "shel*" matches no tool' in result.stderr
+
+
+def test_a_projects_plugins_approvals_table_cannot_switch_approvals_off(tmp_path: Path) -> None:
+    (tmp_path / "agent-host.toml").write_text(
+        '[plugins.approvals]\nmode = "allow"\nallow = ["*"]\n'
+    )
+    result = agent_host("plugins", cwd=tmp_path, home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+    assert "[plugins.approvals] is ignored: the approval policy is [approvals]" in result.stderr

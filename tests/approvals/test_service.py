@@ -390,3 +390,60 @@ async def test_a_request_that_cannot_be_recorded_runs_nothing(
     assert RAN == []
     (result,) = [m for m in bodies(root, MessageEvent) if m.role == "tool"]
     assert (result.content, result.is_error) == ("shell was not run: disk full", True)
+
+
+async def test_a_decision_a_log_refuses_does_not_stall_the_requests_behind_it(
+    h: HostHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from host.errors import HostError
+
+    root = await h.root()
+    first = await h.agents.create(
+        SessionHeader(id="sub_one", parent_session=root.id, delegation_depth=1), label="one"
+    )
+    second = await h.agents.create(
+        SessionHeader(id="sub_two", parent_session=root.id, delegation_depth=1), label="two"
+    )
+    asker = Asker(Answer.approve(), Answer.approve())
+    asker.hold = True
+    service(h).on_request(asker)
+    h.model.script("one", call("shell", cmd="one"), say("ok"))
+    h.model.script("two", call("shell", cmd="two"), say("ok"))
+    first.followup("go")
+    await asyncio.sleep(0.05)
+    second.followup("go")
+    await asyncio.sleep(0.05)
+
+    def refuse(durable: bool = False) -> None:  # the first request's decision cannot be kept
+        raise HostError("SESSION_WRITE_FAILED", "disk full")
+
+    monkeypatch.setattr(first.session, "commit", refuse)
+    asker.release.set()
+    await asyncio.wait_for(second.wait_idle(), 5)
+    monkeypatch.undo()
+    await first.wait_idle()
+    assert [r.arguments["cmd"] for r in asker.asked] == ["one", "two"]
+    assert "two" in RAN and "one" not in RAN
+
+
+async def test_an_interrupt_wins_over_a_cancellation_that_cannot_be_recorded(
+    h: HostHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from host.errors import HostError
+
+    root = await h.root()
+    ended: list[str] = []
+    root.on_turn_end(lambda outcome: ended.append(outcome.stop_reason))
+    h.model.script("root", call("shell", cmd="ls"), say("never"))
+    root.followup("go")
+    while not service(h).pending():
+        await asyncio.sleep(0.01)
+
+    def refuse(durable: bool = False) -> None:
+        raise HostError("SESSION_WRITE_FAILED", "disk full")
+
+    monkeypatch.setattr(root.session, "commit", refuse)
+    root.interrupt()
+    await root.wait_idle()
+    monkeypatch.undo()
+    assert ended == ["interrupted"] and RAN == []

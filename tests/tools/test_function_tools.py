@@ -369,3 +369,50 @@ async def test_a_wrapped_function_is_read_through_its_wrapper() -> None:
 
     assert greet.parameters["required"] == ["who"]
     assert await run(greet, {"who": "ada", "loud": True}) == ToolResult("logged ADA")
+
+
+async def test_partials_and_callable_objects_are_function_tools() -> None:
+    async def prefixed(prefix: str, text: str) -> str:
+        return prefix + text
+
+    class Greeter:
+        async def __call__(self, name: str, loud: bool = False) -> str:
+            return name.upper() if loud else name
+
+    partial = tool(functools.partial(prefixed, "> "), name="quote", description="Quote it.")
+    greeter = tool(Greeter(), name="greet", description="Greet.")
+    assert list(partial.parameters["properties"]) == ["text"]
+    assert greeter.parameters["required"] == ["name"]
+    assert await run(partial, {"text": "hi"}) == ToolResult("> hi")
+    assert await run(greeter, {"name": "ada", "loud": True}) == ToolResult("ADA")
+
+
+def test_a_wrong_call_of_tool_is_one_clear_error() -> None:
+    with pytest.raises(TypeError, match=r"^tool\(\) takes a function .* got 2 positional"):
+        tool("name", "description")  # type: ignore[call-overload]
+
+
+async def test_a_description_function_that_raises_does_not_end_the_turn(
+    make_harness: Any,
+) -> None:
+    from host.agents import say
+
+    def broken() -> str:
+        raise RuntimeError("profiles not loaded")
+
+    @tool(name="flaky", description=broken)  # type: ignore[call-overload]
+    async def flaky(x: int) -> str:
+        return "ok"
+
+    h = make_harness()
+    h.add_tool(flaky)
+    root = await h.root()
+    ended: list[str] = []
+    root.on_turn_end(lambda outcome: ended.append(outcome.stop_reason))
+    h.model.script("root", say("hi"))
+    root.followup("hello")
+    await root.wait_idle()
+    assert ended == ["completed"]
+    assert flaky.describe() == (
+        "(the description of flaky failed: RuntimeError: profiles not loaded)"
+    )
