@@ -95,7 +95,10 @@ class Lines:
     def _read(self, loop: asyncio.AbstractEventLoop) -> None:
         while True:
             line = self.stream.readline()
-            loop.call_soon_threadsafe(self._deliver, line)
+            try:
+                loop.call_soon_threadsafe(self._deliver, line)
+            except RuntimeError:  # the loop closed (the command ended): nobody reads any more
+                return
             if not line:
                 return
 
