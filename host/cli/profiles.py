@@ -1,10 +1,12 @@
 """``agent-host profiles [--json]``: every subagent profile in effect, and every diagnostic.
 
 JSON: a top-level array; ``profile`` entries carry source, name, description, tools,
-disallowed tools, model, max steps, background, MCP servers, file, plugin, aliases and the
-profiles they override; ``diagnostic`` entries carry the file, field and problem of a profile
-that was skipped. Profiles are listed as the host sees them (no delegation tool's deployment
-filter).
+disallowed tools, model, max steps, background, MCP servers, file, plugin, aliases, the
+profiles they override and ``default`` (true for the profile a delegation without
+``subagent_type`` starts from: ``general-purpose``, when it is in effect); ``diagnostic``
+entries carry the file, field and problem of a profile that was skipped. Profiles are listed
+as the host sees them (no delegation tool's deployment filter). The table says which profile is
+the default in a line after it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from host.profiles.model import ProfileSet
 def rows(profiles: ProfileSet) -> list[dict[str, Any]]:
     """The JSON rows: profiles in listing order, then diagnostics in reading order."""
     result: list[dict[str, Any]] = []
+    default = profiles.default()
     for profile in profiles.profiles:
         overrides = [
             {"source": hidden.source, "path": hidden.path}
@@ -44,6 +47,7 @@ def rows(profiles: ProfileSet) -> list[dict[str, Any]]:
                 "plugin": profile.plugin,
                 "aliases": profiles.aliases_of(profile.name),
                 "overrides": overrides,
+                "default": profile is default,
             }
         )
     for diagnostic in profiles.diagnostics:
@@ -73,6 +77,12 @@ def table(entries: list[dict[str, Any]]) -> str:
             [row["name"], row["source"], row["model"] or "default", tools, row["description"][:60]]
         )
     lines = [render.table(["profile", "source", "model", "tools", "description"], body)]
+    default = next((r["name"] for r in entries if r["kind"] == "profile" and r["default"]), None)
+    lines.append(
+        f"default profile (no subagent_type): {default}"
+        if default is not None
+        else "default profile (no subagent_type): none, a plain subagent with the parent's tools"
+    )
     lines += [f"warning: {r['message']}" for r in entries if r["kind"] == "diagnostic"]
     return "\n".join(lines)
 

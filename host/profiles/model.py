@@ -82,6 +82,10 @@ class Shadowed:
     by: Source
 
 
+DEFAULT_PROFILE = "general-purpose"
+"""The profile a delegation without ``subagent_type`` starts from, when it is in effect."""
+
+
 @attrs.frozen
 class ProfileSet:
     """The profiles in effect (sorted by name), bare aliases of plugin profiles, diagnostics."""
@@ -97,6 +101,10 @@ class ProfileSet:
             if profile.name == name:
                 return profile
         return None
+
+    def default(self) -> Profile | None:
+        """The profile used when ``subagent_type`` is omitted (``DEFAULT_PROFILE``), if any."""
+        return self.get(DEFAULT_PROFILE)
 
     def names(self) -> list[str]:
         """Canonical names in listing order."""

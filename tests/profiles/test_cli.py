@@ -68,7 +68,9 @@ def test_profiles_json(tmp_path):
         "plugin": None,
         "aliases": [],
         "overrides": [{"source": "user", "path": str(home / "agents" / "rev.md")}],
+        "default": False,
     }
+    assert rows[0]["default"] is True  # general-purpose: used when subagent_type is omitted
     assert rows[2] == {
         "kind": "diagnostic",
         "source": "project",
@@ -102,7 +104,17 @@ def test_profiles_table(tmp_path, monkeypatch, capsys):
         "Project",
         "reviewer",
     ]
-    assert lines[4] == (
+    assert lines[4] == "default profile (no subagent_type): general-purpose"
+    assert lines[5] == (
         f"warning: {project}/.agent-host/agents/broken.md: no front matter: the file must start "
         "with a '---' line"
+    )
+
+
+def test_profiles_table_without_a_default():
+    from host.cli.profiles import rows, table
+    from host.profiles.model import ProfileSet
+
+    assert table(rows(ProfileSet())).splitlines()[-1] == (
+        "default profile (no subagent_type): none, a plain subagent with the parent's tools"
     )

@@ -8,8 +8,10 @@ not offered to agents at its provider's depth limit.
 
 Profiles (``host.profiles``, docs/profiles.md): the optional ``subagent_type`` argument names
 a profile, whose persona, tool filter, model, step limit and ``background`` default the child
-gets. The tool's description lists the profiles in effect with their descriptions (the same
-text for the same set of profiles; the schema never changes). Profiles are re-read at every
+gets; omitted, it is ``general-purpose`` when that profile is in effect (a plain child with the
+parent's tools only when it is not, e.g. without the ``profiles`` service). The tool's
+description lists the profiles in effect with their descriptions (the same text for the same
+set of profiles; the schema never changes). Profiles are re-read at every
 start. A tool instance's ``allow``/``deny`` is the deployment's filter: every child started
 through it is cut down to it, whatever its profile says, and project-level profiles naming
 tools outside it are refused (the repository cannot grant itself more). A profile's
@@ -111,7 +113,8 @@ class SubagentArgs:
         default=None,
         metadata={
             "description": "The profile to start the subagent from, one of those listed in "
-            "the tool description; omit it for a plain subagent with your tools."
+            "the tool description; omit it for general-purpose (a plain subagent with your tools "
+            "if there is no such profile)."
         },
     )
 
@@ -241,8 +244,12 @@ def make_tool(
     @tool(instance.name, description, SubagentArgs, offered_to=offered_to)
     async def delegate(args: SubagentArgs, exec: ToolExec) -> ToolResult:
         profile = None
-        if args.subagent_type is not None:
-            resolved = resolve_profile(instance.name, exec.ctx, deployment, args.subagent_type)
+        name = args.subagent_type
+        if name is None:
+            default = load_profiles(exec.ctx, deployment).default()
+            name = default.name if default is not None else None
+        if name is not None:
+            resolved = resolve_profile(instance.name, exec.ctx, deployment, name)
             if isinstance(resolved, ToolResult):
                 return resolved
             profile = resolved

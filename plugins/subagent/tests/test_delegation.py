@@ -38,7 +38,8 @@ def test_schema_and_description(host):
             "subagent_type": {
                 "type": ["string", "null"],
                 "description": "The profile to start the subagent from, one of those listed in "
-                "the tool description; omit it for a plain subagent with your tools.",
+                "the tool description; omit it for general-purpose (a plain subagent with your "
+                "tools if there is no such profile).",
             },
         },
         "required": ["description", "prompt"],
@@ -82,7 +83,11 @@ async def test_foreground_returns_the_final_answer(host, h):
     result = await call_tool(host, "subagent", args, agent=root)
     assert (result.text, result.is_error) == ("42", False)
     child_id = result.structured["subagent_id"]
-    assert result.structured == {"subagent_id": child_id, "stop_reason": "completed"}
+    assert result.structured == {
+        "subagent_id": child_id,
+        "stop_reason": "completed",
+        "subagent_type": "general-purpose",  # no subagent_type: the default profile (issue 23)
+    }
     header = (await host.services.session_persistence.inspect(child_id)).header  # root's child
     assert (header.origin, header.parent_session) == ("subagent", root.id)
 

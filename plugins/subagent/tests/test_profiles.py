@@ -128,11 +128,38 @@ async def test_a_child_from_a_profile_gets_exactly_its_tools_and_persona(env):
     assert tools == ["subagent", "read_file", "shell"]
     assert "You review diffs and never edit." in prompt
 
+    # Without subagent_type the child is general-purpose (issue 23): all the parent's tools,
+    # as a plain child had, and the general-purpose persona instead of none.
     plain = await call_tool(host, "subagent", {"description": "plain", "prompt": "p"}, agent=root)
+    assert plain.structured["subagent_type"] == "general-purpose"
     await settle(host, plain.structured["subagent_id"], root)
     tools, prompt = seen(model, "plain")
     assert tools[:5] == ["ask_user", "subagent", "read_file", "grep", "shell"]
     assert "You review diffs" not in prompt
+    assert "complete, concise final report" in prompt
+
+
+async def test_omitting_subagent_type_uses_the_general_purpose_in_effect(env):
+    host, files = env
+    own = {"persona": "You are the house generalist.", "tools": "[grep]"}
+    write(files.user, "gp.md", "general-purpose", **own)
+    model = scripted(host)
+    model.script("any", say("done"))
+    root = await host.services.agents.create(label="root")
+    args = {"description": "any", "prompt": "Do it.", "run_in_background": False}
+    result = await call_tool(host, "subagent", args, agent=root)
+    assert (result.text, result.structured["subagent_type"]) == ("done", "general-purpose")
+    tools, prompt = seen(model, "any")
+    assert tools == ["grep"]  # the user's general-purpose overrides the built-in one
+    assert "You are the house generalist." in prompt
+
+
+def test_the_default_profile_is_general_purpose_when_there_is_one():
+    from host.profiles.model import ProfileSet
+    from host.profiles.sources import GENERAL_PURPOSE
+
+    assert ProfileSet((GENERAL_PURPOSE,)).default() == GENERAL_PURPOSE
+    assert ProfileSet().default() is None  # then an omitted subagent_type means a plain child
 
 
 async def test_general_purpose_is_built_in(env):
@@ -244,7 +271,8 @@ async def test_description_lists_profiles_and_the_schema_is_stable(env):
     assert parameters["properties"]["subagent_type"] == {
         "type": ["string", "null"],
         "description": "The profile to start the subagent from, one of those listed in the tool "
-        "description; omit it for a plain subagent with your tools.",
+        "description; omit it for general-purpose (a plain subagent with your tools if there is "
+        "no such profile).",
     }
     before = tool_.describe()
     assert before.endswith(
