@@ -1,5 +1,5 @@
-"""What the logs say about approval requests: who asks (``origin_of``), which tools a session
-approved for good, and which requests of a log still wait for a decision (``LogRequests``).
+"""What the logs say about approval requests: who asks (``origin_of``), and which requests of
+a log still wait for a decision and which tools it approved for good (``LogRequests``).
 
 A request is an ``ApprovalRequested`` event in the requesting agent's log, mirrored into its
 root's; it ends with one ``ApprovalDecided`` in both. A request with no decision in a log is
@@ -9,7 +9,7 @@ still waiting: asked now, or — after a restart — until its agent is resumed 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from host.sessions.model import (
@@ -39,29 +39,16 @@ def origin_of(agent: Agent) -> ApprovalOrigin:
     return ApprovalOrigin(agent.id, header.id, header.delegation_depth, agent.label, call_id)
 
 
-def approved_for_session(events: Iterable[Event]) -> set[str]:
-    """The tools a log's decisions approved for the rest of its session."""
-    tools_by_request: dict[str, str] = {}
-    approved: set[str] = set()
-    for event in events:
-        body = event.body
-        if isinstance(body, ApprovalRequested):
-            tools_by_request[body.request_id] = body.tool
-        elif isinstance(body, ApprovalDecided) and body.decision == "approved_for_session":
-            tool = tools_by_request.get(body.request_id)
-            if tool is not None:
-                approved.add(tool)
-    return approved
-
-
 class LogRequests:
     """The requests of one log, folded incrementally (``update`` reads only new events):
-    every request id seen, and the requests without a decision, oldest first."""
+    every request id seen, the requests without a decision (oldest first), and the tools the
+    log's decisions approved for the rest of its session."""
 
     def __init__(self) -> None:
         self._seen = 0
         self.requested: set[str] = set()
         self.undecided: dict[str, ApprovalRequested] = {}
+        self.approved_tools: set[str] = set()
 
     def update(self, events: Sequence[Event]) -> LogRequests:
         """Fold the events appended since the last update; returns itself."""
@@ -72,6 +59,8 @@ class LogRequests:
                     self.requested.add(body.request_id)
                     self.undecided[body.request_id] = body
             elif isinstance(body, ApprovalDecided):
-                self.undecided.pop(body.request_id, None)
+                decided = self.undecided.pop(body.request_id, None)
+                if decided is not None and body.decision == "approved_for_session":
+                    self.approved_tools.add(decided.tool)
         self._seen = len(events)
         return self

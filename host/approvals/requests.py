@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from host.errors import HostError
-from host.sessions.model import ApprovalOrigin, Decision
+from host.sessions.model import ApprovalOrigin, ApprovalRequested, Decision
 from host.tools.tool import ToolResult
 
 
@@ -49,6 +49,34 @@ class ApprovalRequest:
     root_id: str
     question: str | None = None
     choices: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_event(cls, requested: ApprovalRequested, root_id: str) -> ApprovalRequest:
+        """The request a log's ``ApprovalRequested`` records, routed to ``root_id``."""
+        choices = tuple(requested.choices) if requested.choices else None
+        return cls(
+            requested.request_id,
+            requested.tool,
+            requested.arguments,
+            requested.tool_call_id,
+            requested.origin,
+            root_id,
+            requested.question,
+            choices,
+        )
+
+    def event(self) -> ApprovalRequested:
+        """The ``ApprovalRequested`` that records this request in a log."""
+        choices = list(self.choices) if self.choices else None
+        return ApprovalRequested(
+            self.request_id,
+            self.tool,
+            self.arguments,
+            self.tool_call_id,
+            self.origin,
+            self.question,
+            choices,
+        )
 
     def who(self) -> str:
         """``<id> (<label>, depth N)``: who asks."""

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from host.approvals.policy import Policy
-from host.approvals.records import LogRequests, approved_for_session, origin_of
+from host.approvals.records import LogRequests, origin_of
 from host.approvals.requests import (
     POLICY_DENIES,
     Answer,
@@ -66,7 +66,6 @@ class ApprovalService:
         self._queue: list[_Pending] = []
         self._asking: tuple[_Pending, asyncio.Task[None]] | None = None
         self._closed: dict[str, Decision] = {}
-        self._session_tools: dict[str, set[str]] = {}
         self._broken: set[str] = set()
         self._root_logs: dict[str, tuple[Agent, LogRequests]] = {}
 
@@ -120,11 +119,9 @@ class ApprovalService:
         if agent is None:
             return ToolResult.error(denied_text(tool.name, "a call without an agent cannot ask"))
         root = self._root(agent)
-        if tool.name in self._approved_for_session(root):
+        if tool.name in self._root_log(root).approved_tools:
             return None
         answer = await self._ask(agent, root, tool.name, raw, exec.tool_call_id)
-        if answer.decision == "approved_for_session":
-            self._approved_for_session(root).add(tool.name)
         if answer.decision in ("approved", "approved_for_session"):
             return None
         return ToolResult.error(denied_text(tool.name, answer.reason or "no reason given"))
@@ -169,19 +166,7 @@ class ApprovalService:
         request = ApprovalRequest(
             new_id("apr_"), tool, arguments, tool_call_id, origin, root.id, question, choices
         )
-        self._record(
-            agent,
-            root,
-            ApprovalRequested(
-                request.request_id,
-                tool,
-                arguments,
-                tool_call_id,
-                origin,
-                question,
-                list(choices) if choices else None,
-            ),
-        )
+        self._record(agent, root, request.event())
         return await self._queue_and_wait(request, agent, root)
 
     async def ask_again(self, agent: Agent, requested: ApprovalRequested) -> Answer:
@@ -192,26 +177,13 @@ class ApprovalService:
         root = self._root(agent)
         if root is not agent and requested.request_id not in self._root_log(root).requested:
             self._mirror(root, [requested])
-        choices = tuple(requested.choices) if requested.choices else None
-        request = ApprovalRequest(
-            requested.request_id,
-            requested.tool,
-            requested.arguments,
-            requested.tool_call_id,
-            requested.origin,
-            root.id,
-            requested.question,
-            choices,
-        )
+        request = ApprovalRequest.from_event(requested, root.id)
         if requested.question is None and self.policy.verdict(requested.tool, True) == "deny":
             answer = Answer.deny(POLICY_DENIES)  # the policy changed meanwhile: nobody is asked
             pending = _Pending(request, agent, root, asyncio.get_running_loop().create_future())
             self._close(pending, answer)
             return answer
-        answer = await self._queue_and_wait(request, agent, root)
-        if answer.decision == "approved_for_session":
-            self._approved_for_session(root).add(requested.tool)
-        return answer
+        return await self._queue_and_wait(request, agent, root)
 
     def mirror_decisions(self, agent: Agent, decisions: list[ApprovalDecided]) -> None:
         """Copy into the root's log the decisions ``agent``'s log has and the root's mirror
@@ -326,10 +298,3 @@ class ApprovalService:
             seen.add(parent.id)
             current = parent
         return current
-
-    def _approved_for_session(self, root: Agent) -> set[str]:
-        """The tools approved for ``root``'s session (read from its log once)."""
-        tools = self._session_tools.get(root.id)
-        if tools is None:
-            tools = self._session_tools[root.id] = approved_for_session(root.session.events)
-        return tools
