@@ -130,38 +130,23 @@ def write_libraries(site: Path, count: int) -> None:
         )
 
 
-def write_plugins(site: Path, count: int) -> None:
-    """``count`` tiny plugin distributions ``bench-plugin-NNN`` in ``site``."""
+def write_plugins(
+    site: Path,
+    count: int,
+    kind: str = "plugin",
+    source: str = PLUGIN_SOURCE,
+    group: str = "agent_host.plugins",
+) -> None:
+    """``count`` one-module distributions ``bench-<kind>-NNN`` in ``site``, each with an entry
+    point in ``group`` naming its module; ``source`` is formatted with the index ``i``."""
     for i in range(count):
-        module = f"bench_plugin_{i:03d}"
+        module = f"bench_{kind}_{i:03d}"
         write_distribution(
             site,
-            f"bench-plugin-{i:03d}",
+            f"bench-{kind}-{i:03d}",
             entry_points={module: module},
-            modules={module: PLUGIN_SOURCE},
-        )
-
-
-def write_function_tool_plugins(site: Path, count: int) -> None:
-    """``count`` plugin distributions ``bench-tools-NNN`` with one function tool each."""
-    for i in range(count):
-        module = f"bench_tools_{i:03d}"
-        source = FUNCTION_TOOL_SOURCE.format(i=i)
-        write_distribution(
-            site, f"bench-tools-{i:03d}", entry_points={module: module}, modules={module: source}
-        )
-
-
-def write_pytest_plugins(site: Path, count: int) -> None:
-    """``count`` pytest plugin distributions ``bench-pytest-NNN`` (entry points ``pytest11``)."""
-    for i in range(count):
-        module = f"bench_pytest_{i:03d}"
-        write_distribution(
-            site,
-            f"bench-pytest-{i:03d}",
-            entry_points={module: module},
-            modules={module: PYTEST_PLUGIN_SOURCE},
-            group="pytest11",
+            modules={module: source.format(i=i)},
+            group=group,
         )
 
 
@@ -281,8 +266,8 @@ def print_plugin_costs(plugins: Summary, count: int) -> None:
 
 def measure_marginal(runs: int, cwd: Path, tmp: Path, count: int) -> dict[str, list[float]]:
     """Interleaved times (ms) of the host and pytest, each bare and with ``count`` plugins."""
-    write_function_tool_plugins(tmp / "tools", count)
-    write_pytest_plugins(tmp / "pytest", count)
+    write_plugins(tmp / "tools", count, "tools", FUNCTION_TOOL_SOURCE)
+    write_plugins(tmp / "pytest", count, "pytest", PYTEST_PLUGIN_SOURCE, group="pytest11")
     pytest_cmd = [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"]
     commands = {
         "host": (host_command(), clean_env(None)),
