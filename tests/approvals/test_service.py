@@ -94,6 +94,12 @@ async def tree(h: HostHarness, depth: int) -> list[Any]:
     return agents
 
 
+async def child(h: HostHarness, parent: Any, label: str) -> Any:
+    """A live child of ``parent`` at depth 1 labelled ``label`` (session ``sub_<label>``)."""
+    header = SessionHeader(id=f"sub_{label}", parent_session=parent.id, delegation_depth=1)
+    return await h.agents.create(header, label=label)
+
+
 def bodies(agent: Any, kind: type) -> list[Any]:
     return [e.body for e in agent.session.events if isinstance(e.body, kind)]
 
@@ -210,13 +216,8 @@ async def test_a_tool_without_needs_approval_never_asks(h: HostHarness) -> None:
 
 
 async def test_siblings_are_asked_one_at_a_time_in_arrival_order(h: HostHarness) -> None:
-    root, first, second = await h.root(), None, None
-    first = await h.agents.create(
-        SessionHeader(id="sub_first", parent_session=root.id, delegation_depth=1), label="first"
-    )
-    second = await h.agents.create(
-        SessionHeader(id="sub_second", parent_session=root.id, delegation_depth=1), label="second"
-    )
+    root = await h.root()
+    first, second = await child(h, root, "first"), await child(h, root, "second")
     asker = Asker(Answer.approve(), Answer.approve())
     asker.hold = True
     service(h).on_request(asker)
@@ -398,12 +399,7 @@ async def test_a_decision_a_log_refuses_does_not_stall_the_requests_behind_it(
     from host.errors import HostError
 
     root = await h.root()
-    first = await h.agents.create(
-        SessionHeader(id="sub_one", parent_session=root.id, delegation_depth=1), label="one"
-    )
-    second = await h.agents.create(
-        SessionHeader(id="sub_two", parent_session=root.id, delegation_depth=1), label="two"
-    )
+    first, second = await child(h, root, "one"), await child(h, root, "two")
     asker = Asker(Answer.approve(), Answer.approve())
     asker.hold = True
     service(h).on_request(asker)
