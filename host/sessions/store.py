@@ -13,7 +13,8 @@ Compaction appends a ``Compaction`` event; nothing is ever removed from the log.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import logging
+from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
 from host.cancel import CancelSignal
@@ -22,6 +23,18 @@ from host.sessions import model
 from host.sessions.model import Compaction, Event, EventBody, MessageEvent, SessionHeader
 from host.sessions.persistence import PersistenceError, SessionPersistence, SessionWriter
 from host.sessions.projections import Projections, ProjectionUnit, fold_events, fold_one
+
+log = logging.getLogger(__name__)
+
+AppendObserver = Callable[["Session", Sequence[Event]], None]
+"""Told of each append to a live session: the session and the events just appended."""
+
+
+def _notify(observer: AppendObserver, session: Session, events: Sequence[Event]) -> None:
+    try:
+        observer(session, events)
+    except Exception:
+        log.exception("append observer of session %s failed", session.id)
 
 
 class SessionError(HostError):
@@ -88,6 +101,7 @@ class Session:
         self._projections = projections
         self._states: dict[str, tuple[ProjectionUnit[object], object]] = {}
         self._writer: SessionWriter | None = None
+        self._observers: Sequence[AppendObserver] = ()
         self.published = False
         self.released = False
 
@@ -125,6 +139,8 @@ class Session:
             self._events.append(event)
             self._track_visible(event)
             self._fold(event)
+        for observer in self._observers:
+            _notify(observer, self, events)
         return events
 
     def commit(self, durable: bool = False) -> None:
@@ -200,8 +216,9 @@ class Session:
             else:
                 self._rebuild_visible()
 
-    def _attach(self, writer: SessionWriter | None) -> None:
+    def _attach(self, writer: SessionWriter | None, observers: Sequence[AppendObserver]) -> None:
         self._writer = writer
+        self._observers = observers
         self.published = True
 
     def _release(self) -> None:
@@ -237,6 +254,20 @@ class SessionStore:
         self.projections = projections
         self._live: dict[str, Session] = {}
         self._resuming: set[str] = set()
+        self._observers: list[AppendObserver] = []
+
+    def observe(self, observer: AppendObserver) -> Callable[[], None]:
+        """Call ``observer(session, events)`` after every append to a live session of this
+        store (acknowledged events, in order; the session's own projections already folded
+        them). An observer that raises is logged and kept; the append stands. Returns the
+        disposer that stops the calls."""
+        self._observers.append(observer)
+
+        def stop() -> None:
+            if observer in self._observers:
+                self._observers.remove(observer)
+
+        return stop
 
     def new(self, header: SessionHeader, *, seed: Sequence[EventBody] = ()) -> Session:
         """An unpublished session holding ``seed`` as events 0..n-1; nothing is stored."""
@@ -266,7 +297,7 @@ class SessionStore:
                         f"session {session.id!r} already exists in storage",
                     ) from exc
                 raise
-        session._attach(writer)
+        session._attach(writer, self._observers)
         self._live[session.id] = session
 
     def _check_free(self, session_id: str) -> None:
@@ -311,7 +342,7 @@ class SessionStore:
         finally:
             self._resuming.discard(session_id)
         session = Session(stored.header, stored.events, self.projections)
-        session._attach(writer)
+        session._attach(writer, self._observers)
         self._live[session_id] = session
         return session
 
