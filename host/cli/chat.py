@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from host.agents.agent import Agent
 from host.agents.driver import TurnOutcome
@@ -24,6 +24,7 @@ from host.app import Host
 from host.cli import render
 from host.cli.approve import Lines, listen
 from host.cli.model_choice import refuse_failed_model_plugins
+from host.cli.slash import SlashCommands, is_command
 
 if TYPE_CHECKING:
     from host.cli.script_file import Script
@@ -80,9 +81,66 @@ class AnswerPrinter:
             self._line_open = not text.endswith("\n")
 
 
+class Front(Protocol):
+    """How a conversation is shown and its approval requests asked: ``PlainFront`` (lines,
+    pipes too) or the terminal client (``host.cli.terminal.front``). ``failed`` says whether
+    a turn failed (the exit code of pipe mode)."""
+
+    failed: bool
+
+    def attach(self, root: Agent) -> None:
+        """Start showing ``root``."""
+
+    def close(self) -> None:
+        """Stop showing (idempotent)."""
+
+
+class PlainFront:
+    """Plain lines: the root's text as it streams, ``agent-host: turn ended (…)`` on stderr
+    for a turn that did not complete, approval requests asked on ``lines`` (or denied
+    without a terminal: ``host.cli.approve``)."""
+
+    def __init__(self, host: Host, out: TextIO, err: TextIO, lines: Lines) -> None:
+        self.host = host
+        self.out = out
+        self.err = err
+        self.lines = lines
+        self.printer = AnswerPrinter(out)
+        self.failed = False
+        self._stop_asking: Disposer | None = None
+
+    def attach(self, root: Agent) -> None:
+        """Print ``root``'s text and how its turns end; ask its tree's approval requests."""
+        root.on_stream(self.printer)
+        root.on_turn_end(self._turn_ended)
+        approvals = self.host.services.find("approvals")
+        if approvals is not None and self._stop_asking is None:
+            self._stop_asking = listen(
+                approvals,
+                self.lines,
+                self.out,
+                self.err,
+                before=self.printer.end_line,
+                prompt=PROMPT,
+            )
+
+    def _turn_ended(self, outcome: TurnOutcome) -> None:
+        self.printer.end_line()
+        if outcome.stop_reason != "completed":
+            self.failed = True
+            detail = f": {outcome.error}" if outcome.error else ""
+            print(f"agent-host: turn ended ({outcome.stop_reason}){detail}", file=self.err)
+
+    def close(self) -> None:
+        """Stop asking approval requests."""
+        if self._stop_asking is not None:
+            self._stop_asking()
+            self._stop_asking = None
+
+
 class Conversation:
-    """A root agent plus printing of its answers and of subagent progress; ``lines`` (stdin
-    by default) are the person's, read for the conversation and for approval requests."""
+    """A root agent, the model it talks to, and the ``front`` that shows it (``PlainFront``
+    on ``out``/``err`` by default); ``lines`` (stdin by default) are the person's."""
 
     def __init__(
         self,
@@ -92,16 +150,20 @@ class Conversation:
         *,
         script: Script | None = None,
         lines: Lines | None = None,
+        front: Front | None = None,
     ) -> None:
         self.host = host
         self.out = out
         self.err = err
         self.script = script
         self.lines = lines if lines is not None else Lines(sys.stdin)
-        self._stop_asking: Disposer | None = None
-        self.printer = AnswerPrinter(out)
+        self.front: Front = front or PlainFront(host, out, err, self.lines)
         self.root: Agent | None = None
-        self.failed = False
+
+    @property
+    def failed(self) -> bool:
+        """Whether a turn of the root failed (``run`` and plain ``chat`` then exit 1)."""
+        return self.front.failed
 
     def choose_model(self) -> None:
         """Queue the ``--script`` entries; without a script, refuse to start when a plugin
@@ -124,29 +186,10 @@ class Conversation:
         return self.attach(await self.host.services.agents.create(label=ROOT_LABEL))
 
     def attach(self, root: Agent) -> Agent:
-        """Make ``root`` the agent talked to: print its text and how its turns end, and ask
-        the approval requests of its tree."""
+        """Make ``root`` the agent talked to, shown by the front."""
         self.root = root
-        root.on_stream(self.printer)
-        root.on_turn_end(self._turn_ended)
-        approvals = self.host.services.find("approvals")
-        if approvals is not None and self._stop_asking is None:
-            self._stop_asking = listen(
-                approvals,
-                self.lines,
-                self.out,
-                self.err,
-                before=self.printer.end_line,
-                prompt=PROMPT,
-            )
+        self.front.attach(root)
         return root
-
-    def _turn_ended(self, outcome: TurnOutcome) -> None:
-        self.printer.end_line()
-        if outcome.stop_reason != "completed":
-            self.failed = True
-            detail = f": {outcome.error}" if outcome.error else ""
-            print(f"agent-host: turn ended ({outcome.stop_reason}){detail}", file=self.err)
 
     async def say(self, text: str) -> None:
         """Send one user message and wait until the root and its subagents are quiet."""
@@ -181,8 +224,7 @@ class Conversation:
             left = unused(self.host.services.models)
             if left:
                 print(f"agent-host: warning: {left}", file=self.err)
-        if self._stop_asking is not None:
-            self._stop_asking()
+        self.front.close()
         await self.host.aclose()
         return 1 if self.failed else 0
 
@@ -202,19 +244,80 @@ async def run_once(host: Host, prompt: str, script: Script | None = None) -> int
     return code
 
 
-async def chat(host: Host, lines: TextIO = sys.stdin, script: Script | None = None) -> int:
-    """``agent-host chat``: one message per line until end of input or ``/exit``; exit 1 if
-    a turn failed. A line typed while an approval request is asked answers the request."""
+async def chat(
+    host: Host, lines: TextIO = sys.stdin, script: Script | None = None, *, plain: bool = False
+) -> int:
+    """``agent-host chat``: the terminal client when stdin and stdout are terminals (and not
+    ``plain``), else one message per line until end of input or ``/exit``, exit 1 if a turn
+    failed. Slash commands work in both."""
+    if not plain and lines is sys.stdin and is_terminal(sys.stdin, sys.stdout):
+        from host.cli.terminal.front import TerminalFront
+
+        front = TerminalFront(host)
+        conversation = Conversation(host, script=script, front=front)
+        await conversation.open()
+        try:
+            await front.run()
+        finally:
+            code = await conversation.close()
+        return code
     conversation = Conversation(host, script=script, lines=Lines(lines))
     await conversation.open()
     try:
-        while True:
-            print(PROMPT, end="", flush=True)
-            line = await conversation.lines.get()
-            if not line or line.strip() == "/exit":
-                break
-            if line.strip():
-                await conversation.say(line.strip())
+        await plain_chat(conversation, SlashCommands(host, lambda: conversation.root))
     finally:
         code = await conversation.close()
     return code
+
+
+class PlainPrompt:
+    """Prints the prompt, and lines from elsewhere (``dev``'s reloads) without tangling them."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.prompting = False
+
+    def prompt(self) -> None:
+        """Show the input prompt."""
+        print(PROMPT, end="", file=self.out, flush=True)
+        self.prompting = True
+
+    def line(self, text: str) -> None:
+        """One line, on its own line even while the prompt waits (then shown again)."""
+        lead = "\n" if self.prompting else ""
+        print(f"{lead}{text}", file=self.out, flush=True)
+        if self.prompting and not text.startswith("restarting:"):
+            print(PROMPT, end="", file=self.out, flush=True)
+
+
+async def plain_chat(
+    conversation: Conversation, commands: SlashCommands, prompt: PlainPrompt | None = None
+) -> None:
+    """Prompt, read a line, act on it, until end of input or ``/exit``: a slash command
+    answers on stdout (a mistake: one ``agent-host:`` line on stderr); a message waits
+    until the root and its subagents are quiet. A line typed while an approval request is
+    asked answers the request instead (``Lines``)."""
+    prompt = prompt or PlainPrompt(conversation.out)
+    while True:
+        prompt.prompt()
+        line = await conversation.lines.get()
+        prompt.prompting = False
+        text = line.strip()
+        if not line:
+            return
+        if is_command(text):
+            reply = await commands.run(text)
+            for answer in reply.lines:
+                if reply.error:
+                    print(f"agent-host: {answer}", file=conversation.err, flush=True)
+                else:
+                    print(answer, file=conversation.out, flush=True)
+            if reply.exit:
+                return
+        elif text:
+            await conversation.say(text)
+
+
+def is_terminal(*streams: TextIO) -> bool:
+    """Whether every stream is a terminal (the terminal client needs stdin and stdout)."""
+    return all(stream.isatty() for stream in streams)

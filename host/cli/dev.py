@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from host.agents.agent import Agent
 from host.app import Host
 from host.cli.approve import Lines
-from host.cli.chat import ROOT_LABEL, Conversation
+from host.cli.chat import ROOT_LABEL, Conversation, PlainPrompt, is_terminal, plain_chat
+from host.cli.slash import SlashCommands
 from host.errors import HostError
 from host.plugins.config import CONFIG_FILE
 from host.plugins.watch import ReloadLoop, WatchMap, cancel_task
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
 STEP_MS = 5
 DEBOUNCE_MS = 300
 RESUME_ENV = "AGENT_HOST_DEV_ROOT"
-PROMPT = "you> "
 
 
 class ArmedEvent(asyncio.Event):
@@ -191,40 +191,6 @@ class DevConversation(Conversation):
         return self.attach(await agents.create(label=ROOT_LABEL))
 
 
-class Console:
-    """Prints the prompt and the watcher's lines without tangling them."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.prompting = False
-
-    def prompt(self) -> None:
-        """Show the input prompt."""
-        print(PROMPT, end="", file=self.out, flush=True)
-        self.prompting = True
-
-    def line(self, text: str) -> None:
-        """One line of the watcher, on its own line even while the prompt waits."""
-        lead = "\n" if self.prompting else ""
-        print(f"{lead}{text}", file=self.out, flush=True)
-        if self.prompting and not text.startswith("restarting:"):
-            print(PROMPT, end="", file=self.out, flush=True)
-
-
-async def _chat(conversation: Conversation, console: Console) -> None:
-    """Prompt, read a line (``Lines``: a daemon thread, so exit never waits on it), say it;
-    until end of input or ``/exit``. A line typed while an approval request is asked
-    answers the request instead."""
-    while True:
-        console.prompt()
-        line = await conversation.lines.get()
-        console.prompting = False
-        if not line or line.strip() == "/exit":
-            return
-        if line.strip():
-            await conversation.say(line.strip())
-
-
 async def run_dev(
     host: Host,
     *,
@@ -235,6 +201,7 @@ async def run_dev(
     err: TextIO = sys.stderr,
     root_id: str | None = None,
     script: Script | None = None,
+    terminal: bool = True,
 ) -> tuple[str | None, str | None]:
     """Chat while watching; returns (restart reason or None, the root agent's id).
 
@@ -242,9 +209,17 @@ async def run_dev(
     that registers models is refused (``ConfigError``) before anything starts. Every watch
     is in place before the prompt shows, so no save made from then on is missed. ``script``
     (``--script``) makes the scripted model answer from a file, from its start again after a
-    restart.
+    restart. On a terminal (stdin and stdout, unless not ``terminal``) the terminal client
+    shows the conversation, with ``/reload``; otherwise plain lines.
     """
-    conversation = DevConversation(host, out, err, script=script, lines=Lines(lines))
+    front = None
+    if terminal and lines is sys.stdin and is_terminal(sys.stdin, sys.stdout):
+        from host.cli.terminal.front import TerminalFront
+
+        front = TerminalFront(host, reload=host.reload)
+    conversation = DevConversation(
+        host, out, err, script=script, lines=Lines(lines), front=front
+    )
     conversation.choose_model()
     watch_map = WatchMap(
         host.plugins,
@@ -257,10 +232,15 @@ async def run_dev(
     names = ", ".join(watch_map.roots) or "no plugin in development"
     async with watch_changes(paths, files=watch_map.config_files) as changes:
         print(f"agent-host: watching {len(paths)} path(s) for {names}", file=err, flush=True)
-        console = Console(out)
         root = await conversation.resume_or_create(root_id)
-        loop = ReloadLoop(watch_map, host.reload, console.line)
-        chat = _chat(conversation, console)
+        if front is not None:
+            loop = ReloadLoop(watch_map, host.reload, front.say)
+            chat = front.run()
+        else:
+            prompt = PlainPrompt(out)
+            loop = ReloadLoop(watch_map, host.reload, prompt.line)
+            commands = SlashCommands(host, lambda: conversation.root, reload=host.reload)
+            chat = plain_chat(conversation, commands, prompt)
         try:
             reason = await _until_one_ends(chat, loop.run(changes))
         finally:
@@ -299,6 +279,7 @@ def command(host: Host, args: argparse.Namespace) -> int:
             restart_always=args.restart,
             root_id=os.environ.pop(RESUME_ENV, None),
             script=args.script,
+            terminal=not args.plain,
         )
     )
     if reason is not None:

@@ -103,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--script", type=Path, metavar="FILE", help="the scripted model answers from FILE"
         )
+    for command in (chat, dev_command):
+        command.add_argument(
+            "--plain", action="store_true", help="plain lines even on a terminal (as over pipes)"
+        )
     sessions.add_parser(commands)
     mcp.add_parser(commands)
     new_plugin = commands.add_parser("new-plugin", help="scaffold a plugin distribution")
@@ -152,7 +156,7 @@ def cmd_chat(host: Host, args: argparse.Namespace) -> int:
     """An interactive conversation with a new root agent."""
     from host.cli import chat
 
-    return asyncio.run(chat.chat(host, script=args.script))
+    return asyncio.run(chat.chat(host, script=args.script, plain=args.plain))
 
 
 def cmd_models(host: Host, args: argparse.Namespace) -> int:

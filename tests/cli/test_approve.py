@@ -1,5 +1,6 @@
 """Approval requests and ``ask_user`` questions at the real command line: denied with one
-line when there is no terminal; asked inline and answered on a pseudo-terminal."""
+line when there is no terminal; asked inline and answered on a pseudo-terminal with
+``--plain`` (the terminal client has its own tests: tests/cli/test_terminal_client.py)."""
 
 from __future__ import annotations
 
@@ -93,7 +94,8 @@ def test_without_a_terminal_a_question_is_not_answered(tmp_path, env):
 
 
 class Terminal:
-    """``agent-host chat`` with stdin and stdout on a pseudo-terminal; stderr piped."""
+    """``agent-host chat --plain`` (or ``dev --plain``) with stdin and stdout on a
+    pseudo-terminal, stderr piped: plain lines, approval requests asked inline."""
 
     def __init__(self, tmp_path: Path, env: dict[str, str], *args: str) -> None:
         environ = {
@@ -167,7 +169,7 @@ def test_a_terminal_asks_inline_and_yes_no_and_always_decide(tmp_path, terminal)
             "four",
         ],
     )
-    chat = terminal("chat", "--script", script)
+    chat = terminal("chat", "--plain", "--script", script)
     chat.until("you> ")
     chat.type("first")
     asked = chat.until(CHOICES)
@@ -203,7 +205,7 @@ def test_a_terminal_asks_inline_and_yes_no_and_always_decide(tmp_path, terminal)
 
 def test_a_bare_no_gives_the_default_reason(tmp_path, terminal):
     script = write_script(tmp_path, [{"tool_calls": [RM]}, "ok"])
-    chat = terminal("chat", "--script", script)
+    chat = terminal("chat", "--plain", "--script", script)
     chat.until("you> ")
     chat.type("go")
     chat.until(CHOICES)
@@ -219,7 +221,7 @@ def test_a_question_is_answered_by_a_choice_number(tmp_path, terminal):
         "arguments": {"question": "Which colour?", "choices": ["red", "blue"]},
     }
     script = write_script(tmp_path, [{"tool_calls": [ask]}, "Blue it is."])
-    chat = terminal("chat", "--script", script)
+    chat = terminal("chat", "--plain", "--script", script)
     chat.until("you> ")
     chat.type("pick")
     assert chat.until("? [1 red / 2 blue] ").endswith(
@@ -233,7 +235,7 @@ def test_a_question_is_answered_by_a_choice_number(tmp_path, terminal):
 
 def test_dev_asks_at_the_terminal_too(tmp_path, terminal):
     script = write_script(tmp_path, [{"tool_calls": [RM]}, "Cleaned."])
-    dev = terminal("dev", "--script", script)
+    dev = terminal("dev", "--plain", "--script", script)
     dev.until("you> ")
     dev.type("clean up")
     assert 'wants to run shell {"cmd": "rm -rf build"}' in dev.until(CHOICES)

@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from host.cli.dev import PROMPT
+from host.cli.chat import PROMPT
 from tests.distributions import write_distribution
 from tests.lines import Lines, wait_for
 from tests.reload.support import tools_source

@@ -1,0 +1,263 @@
+"""The terminal client: ``chat`` and ``dev`` when stdin and stdout are both terminals.
+
+Input is never blocked: the prompt stays open while agents work, and a typed line goes to the
+root at once (a followup when it is idle, a steer while it works), to an open approval
+request, or to a slash command (``host.cli.slash``). Everything else is printed above the
+prompt as it happens: the root's answer streamed (the line still arriving shows just above
+the prompt), its tool calls and results, subagents' reports and settlement notices
+(``host.cli.terminal.lines``), and the live transcript of a subagent opened with ``/show``.
+The bottom line is the subagent tree's status (``Tree.status_line``), redrawn when a
+lifecycle event changes it.
+
+Ctrl-C interrupts the root's turn; a second Ctrl-C within ``QUIT_WINDOW`` seconds ends the
+conversation, as do Ctrl-D and ``/exit``. prompt_toolkit reads the keys; rich styles the
+lines (no colour with ``NO_COLOR``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.patch_stdout import patch_stdout
+from rich.console import Console
+from rich.text import Text
+
+from host.agents.models import StreamEvent
+from host.cli.slash import Reply, SlashCommands, is_command
+from host.cli.style import Style
+from host.cli.terminal.asker import PromptAsker
+from host.cli.terminal.completion import SlashCompleter
+from host.cli.terminal.lines import StreamLines, event_lines
+from host.cli.terminal.tree import Tree
+from host.cli.transcript import render_message
+from host.sessions.model import Event, MessageEvent, TurnEnd, TurnStart
+
+if TYPE_CHECKING:
+    from host.agents.agent import Agent
+    from host.app import Host
+    from host.disposal import Disposer
+    from host.plugins.reload import ReloadOutcome
+    from host.sessions.store import Session
+
+PROMPT = "you> "
+QUIT_WINDOW = 2.0
+QUIT_HINT = "press Ctrl-C again to exit (or Ctrl-D)"
+
+
+class _Quit(Exception):
+    """The person asked to end the conversation (a second Ctrl-C)."""
+
+
+class TerminalFront:
+    """Shows one conversation at a terminal and reads what the person types.
+
+    ``attach(root)`` starts showing a root agent's tree; ``run()`` reads lines until the
+    person ends the conversation; ``close()`` stops listening (the host is closed by the
+    caller). ``reload`` is ``dev``'s plugin reload, offered as ``/reload``.
+    """
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        reload: Callable[[str], ReloadOutcome] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.host = host
+        self.failed = False
+        self.root: Agent | None = None
+        self._clock = clock
+        self._colour = "NO_COLOR" not in os.environ
+        self._console = Console(
+            force_terminal=True, no_color=not self._colour, highlight=False, emoji=False
+        )
+        self._stream = StreamLines()
+        self._tree: Tree | None = None
+        self._following: str | None = None
+        self._last_interrupt = float("-inf")
+        self._stops: list[Disposer] = []
+        self.commands = SlashCommands(
+            host, lambda: self.root, reload=reload, style=Style(self._colour)
+        )
+        self.asker = PromptAsker(self.say, self._redraw)
+        self._session: PromptSession[str] = PromptSession(
+            completer=SlashCompleter(self.commands, self._arguments()),
+            complete_while_typing=False,
+            key_bindings=self._keys(),
+            bottom_toolbar=self._status,
+            erase_when_done=False,
+        )
+
+    # -- showing ---------------------------------------------------------------------------
+
+    def attach(self, root: Agent) -> None:
+        """Show ``root``'s streamed answers, its tree's events and its approval requests."""
+        self.root = root
+        agents = self.host.services.agents
+
+        def label_of(agent_id: str) -> str | None:
+            agent = agents.get(agent_id)
+            return agent.label if agent is not None else None
+
+        self._tree = Tree(root.id, label_of, self._clock)
+        self._stops.append(root.on_stream(self._streamed))
+        self._stops.append(self.host.services.sessions.observe(self._appended))
+        approvals = self.host.services.find("approvals")
+        if approvals is not None:
+            self._stops.append(approvals.on_request(self.asker))
+
+    def say(self, line: Text | str, style: str | None = None) -> None:
+        """Print one line above the prompt."""
+        text = line if isinstance(line, Text) else Text(line, style=style or "")
+        self._console.print(text, soft_wrap=True)
+
+    def _streamed(self, event: StreamEvent) -> None:
+        for line in self._stream.feed(event):
+            self.say(line)
+        self._redraw()
+
+    def _appended(self, session: Session, events: Sequence[Event]) -> None:
+        assert self.root is not None and self._tree is not None
+        changed = self._tree.observe(session.id, session.header.parent_session, events)
+        if session.id == self.root.id:
+            names = self._names()
+            for event in events:
+                changed = isinstance(event.body, (TurnStart, TurnEnd)) or changed
+                if isinstance(event.body, TurnEnd):
+                    for line in self._stream.flush():
+                        self.say(line)
+                for text in event_lines(event, names):
+                    self.say(text)
+        elif session.id == self._following:
+            self._show_live(session.id, events)
+        if changed:
+            self._redraw()
+
+    def _show_live(self, agent_id: str, events: Sequence[Event]) -> None:
+        names = self._names()
+        name = names.get(agent_id, agent_id)
+        style = Style(self._colour)
+        for event in events:
+            if isinstance(event.body, MessageEvent):
+                for line in render_message(event.body, style, names):
+                    self.say(Text.assemble((f"│ {name} ", "dim"), Text.from_ansi(line)))
+            elif isinstance(event.body, TurnEnd):
+                self._following = None
+                self.say(f"── end of the live view of {name} ({event.body.stop_reason}) ──", "dim")
+
+    def _names(self) -> dict[str, str]:
+        assert self._tree is not None and self.root is not None
+        names = {member.id: member.name for member in self._tree.members()}
+        names[self.root.id] = "you"
+        return names
+
+    def _status(self) -> FormattedText:
+        width = self._console.size.width
+        root = self.root
+        state = "working" if root is not None and root.status == "running" else "idle"
+        tree = self._tree.status_line(max(0, width - 20)) if self._tree is not None else ""
+        line = f" agent {state}" + (f" · {tree}" if tree else "")
+        return FormattedText([("", line[:width])])
+
+    def _message(self) -> FormattedText:
+        prompt = self.asker.prompt or PROMPT
+        parts: list[tuple[str, str]] = []
+        if self._stream.partial:
+            parts.append(("", self._stream.partial + "\n"))
+        parts.append(("bold", prompt))
+        return FormattedText(parts)
+
+    def _redraw(self) -> None:
+        app = self._session.app
+        if app.is_running:
+            app.invalidate()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Read and act on lines until ``/exit``, Ctrl-D or a second Ctrl-C."""
+        with patch_stdout(raw=True):
+            while True:
+                try:
+                    line = await self._session.prompt_async(self._message)
+                except (EOFError, _Quit):
+                    break
+                if self.asker.take(line):
+                    continue
+                if not await self.handle(line):
+                    break
+        self.asker.end()
+
+    async def handle(self, line: str) -> bool:
+        """Act on one typed line; False when it ends the conversation."""
+        text = line.strip()
+        if not text:
+            return True
+        if is_command(text):
+            reply = await self.commands.run(text)
+            self._show_reply(reply)
+            return not reply.exit
+        root = self.root
+        assert root is not None
+        if root.status == "running":
+            root.steer(text)
+        else:
+            root.followup(text)
+        self._redraw()
+        return True
+
+    def _show_reply(self, reply: Reply) -> None:
+        for line in reply.lines:
+            if reply.error:
+                self.say(line, "red")
+            else:
+                self.say(Text.from_ansi(line))
+        if reply.follow is not None:
+            self._following = reply.follow
+            self.say("── following live; it ends with its turn ──", "dim")
+
+    def _keys(self) -> KeyBindings:
+        keys = KeyBindings()
+
+        @keys.add("c-c")
+        def interrupt(event: KeyPressEvent) -> None:
+            now = self._clock()
+            if now - self._last_interrupt < QUIT_WINDOW:
+                event.app.exit(exception=_Quit())
+                return
+            self._last_interrupt = now
+            event.current_buffer.reset()
+            root = self.root
+            if root is not None and root.status == "running":
+                root.interrupt()
+                self.say(f"interrupting the agent's turn · {QUIT_HINT}", "yellow")
+            else:
+                self.say(QUIT_HINT, "dim")
+
+        return keys
+
+    def _arguments(self) -> dict[str, Callable[[], list[tuple[str, str]]]]:
+        def agents() -> list[tuple[str, str]]:
+            members = self._tree.members() if self._tree is not None else []
+            return [(member.id, member.label or member.status) for member in members]
+
+        def plugins() -> list[tuple[str, str]]:
+            return [(row["name"], row["state"]) for row in self.host.plugin_rows()]
+
+        def models() -> list[tuple[str, str]]:
+            return [(name, "model") for name in self.host.services.models.names()]
+
+        return {"agent": agents, "plugin": plugins, "model": models}
+
+    def close(self) -> None:
+        """Stop showing the conversation (idempotent)."""
+        stops, self._stops = self._stops, []
+        for stop in reversed(stops):
+            stop()
+

@@ -1,0 +1,80 @@
+"""What the terminal client prints for the root's events: compact, styled, one line each.
+
+A tool call is ``⏺ name {"arg": …}`` (arguments cut short), its result ``  ⎿ first line`` or,
+for an error, ``  ✗ first line``; a report or settlement notice from a subagent is one line
+naming it; a turn that did not complete says how it ended. The root's answer text is not
+here: it arrives streamed (``StreamLines``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+
+from rich.text import Text
+
+from host.agents.models import ModelResponse, StreamEvent, TextDelta
+from host.cli.transcript import short, source_label
+from host.sessions.model import Event, InboxAccepted, MessageEvent, TurnEnd
+
+ARGUMENT_CHARS = 80
+RESULT_CHARS = 160
+NOTICE_CHARS = 200
+NOTICE_KINDS = {"subagent-report": "↳", "subagent-settled": "◆"}
+
+
+def event_lines(event: Event, names: Mapping[str, str]) -> Iterator[Text]:
+    """The lines one of the root's events shows as (none for most)."""
+    body = event.body
+    if isinstance(body, MessageEvent) and body.role == "assistant":
+        for call in body.tool_calls:
+            arguments = json.dumps(call.arguments, ensure_ascii=False)
+            yield Text.assemble(("⏺ ", "yellow"), (call.name, "bold yellow"), " ",
+                                (short(arguments, ARGUMENT_CHARS), "dim"))
+    elif isinstance(body, MessageEvent) and body.role == "tool":
+        first = short((body.content.strip().splitlines() or [""])[0], RESULT_CHARS)
+        if body.is_error:
+            yield Text.assemble(("  ✗ ", "bold red"), (first, "red"))
+        else:
+            yield Text.assemble(("  ⎿ ", "dim"), first)
+    elif isinstance(body, InboxAccepted) and body.source:
+        mark = NOTICE_KINDS.get(str(body.source.get("kind")))
+        if mark is not None:
+            who = source_label(body.source, names)
+            yield Text.assemble((f"{mark} {who}: ", "magenta"), short(body.content, NOTICE_CHARS))
+    elif isinstance(body, TurnEnd) and body.stop_reason != "completed":
+        detail = f": {body.error}" if body.error else ""
+        yield Text(f"⏹ turn ended ({body.stop_reason}){detail}", style="bold red")
+
+
+class StreamLines:
+    """Splits the root's streamed text into finished lines and the line still arriving.
+
+    ``feed`` returns the lines a stream event finished; ``partial`` is the rest, shown
+    above the prompt until its line ends. A response none of whose text was streamed (a
+    model that does not stream) is taken whole.
+    """
+
+    def __init__(self) -> None:
+        self.partial = ""
+        self._streamed = False
+
+    def feed(self, event: StreamEvent) -> list[str]:
+        """The lines ``event`` completes."""
+        if isinstance(event, TextDelta):
+            self._streamed = self._streamed or bool(event.text)
+            return self._add(event.text)
+        if isinstance(event, ModelResponse):
+            done = [] if self._streamed else self._add(event.text)
+            self._streamed = False
+            return done + self.flush()
+        return []
+
+    def flush(self) -> list[str]:
+        """The line still arriving, ended now (a stream cut short); [] when there is none."""
+        rest, self.partial = self.partial, ""
+        return [rest] if rest.strip() else []
+
+    def _add(self, text: str) -> list[str]:
+        *done, self.partial = (self.partial + text).split("\n")
+        return done
