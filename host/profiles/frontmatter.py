@@ -36,13 +36,19 @@ class FrontMatterError(Exception):
 
 def split(text: str) -> tuple[dict[str, Value], str]:
     """The front matter of ``text`` as ``key -> value`` and the body (stripped)."""
+    block, body = split_raw(text)
+    return parse_block(block, first_line=2), body
+
+
+def split_raw(text: str) -> tuple[list[str], str]:
+    """The lines of the front-matter block of ``text`` (file line 2 onwards) and the body
+    (stripped), for any reader of the block."""
     lines = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if not lines or lines[0].rstrip() != "---":
         raise FrontMatterError("no front matter: the file must start with a '---' line")
     for index in range(1, len(lines)):
         if lines[index].rstrip() == "---":
-            block = parse_block(lines[1:index], first_line=2)
-            return block, "\n".join(lines[index + 1 :]).strip()
+            return lines[1:index], "\n".join(lines[index + 1 :]).strip()
     raise FrontMatterError("front matter is not closed by a '---' line")
 
 

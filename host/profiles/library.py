@@ -21,21 +21,29 @@ if TYPE_CHECKING:
 
 HOME_ENV = "AGENT_HOST_HOME"
 DIR_NAME = ".agent-host"
+CLAUDE_DIR = ".claude"
 AGENTS = "agents"
 
 
 def locations(environ: Mapping[str, str], cwd: Path) -> Locations:
-    """User: ``$AGENT_HOST_HOME/agents``, else ``~/.agent-host/agents`` (``HOME``);
-    project: ``.agent-host/agents`` under ``cwd``."""
+    """User: ``$AGENT_HOST_HOME/agents``, else ``~/.agent-host/agents`` (``HOME``); project:
+    ``.agent-host/agents`` under ``cwd``; Claude Code's ``~/.claude/agents`` (always the real
+    home, ``HOME``) and ``.claude/agents`` under ``cwd``; the user-level ``agent-host.toml``
+    beside our user directory (the file ``[approvals]`` is read from)."""
+    from host.approvals.policy import user_config_file
     from host.profiles.model import Locations
 
+    base = environ.get("HOME")
+    real_home = Path(base) if base else Path.home()
     home = environ.get(HOME_ENV)
-    if home:
-        user = Path(home) / AGENTS
-    else:
-        base = environ.get("HOME")
-        user = (Path(base) if base else Path.home()) / DIR_NAME / AGENTS
-    return Locations(user=user, project=cwd / DIR_NAME / AGENTS)
+    user = Path(home) / AGENTS if home else real_home / DIR_NAME / AGENTS
+    return Locations(
+        user=user,
+        project=cwd / DIR_NAME / AGENTS,
+        claude_user=real_home / CLAUDE_DIR / AGENTS,
+        claude_project=cwd / CLAUDE_DIR / AGENTS,
+        config=user_config_file(environ),
+    )
 
 
 class _Entry:
@@ -100,19 +108,27 @@ class ProfileLibrary:
 
     def load(self, deployment: ToolFilterSpec | None = None) -> ProfileSet:
         """Every profile in effect now; project profiles naming tools ``deployment`` does not
-        admit are diagnostics instead (the repository cannot grant itself more)."""
+        admit are diagnostics instead (the repository cannot grant itself more). The cache is
+        keyed on the metadata of the profile files and of the paths the result depends on
+        (``ProfileSet.watched``: memory directories, the user-level configuration)."""
         from host.profiles.sources import file_signature, load_all
 
         where = self.locations()
         entries = self.entries()
-        paths = [where.user, where.project] + [s for _, s in entries if isinstance(s, Path)]
-        signature, cacheable = file_signature(paths)
+        paths = [where.user, where.project, where.claude_user, where.claude_project]
+        paths += [s for _, s in entries if isinstance(s, Path)]
+        files = [path for path in paths if path is not None]
         key = (where, self._generation, _filter_key(deployment))
         cached = self._cache.get(key)
-        if cached is not None and cached[0] == signature:
-            return cached[1]
+        if cached is not None:
+            signature, _ = file_signature(files + [Path(p) for p in cached[1].watched])
+            if cached[0] == signature:
+                return cached[1]
+        before, cacheable = file_signature(files)  # taken first: a change meanwhile shows
         loaded = load_all(where, entries, deployment)
-        if cacheable:
+        watched, settled = file_signature([Path(p) for p in loaded.watched])
+        signature = before + watched
+        if cacheable and settled:
             if len(self._cache) > 16:
                 self._cache.clear()
             self._cache[key] = (signature, loaded)

@@ -1,24 +1,46 @@
 """The values of the profiles feature: a profile, a diagnostic, a loaded set of profiles, and
-where user and project profiles live."""
+where user and project profiles (and Claude Code's agent files) live."""
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
 from host.errors import HostError
 
-Source = Literal["built-in", "user", "project", "plugin"]
+if TYPE_CHECKING:  # the descriptor format owns the scopes; its module loads with a child
+    from host.subagents.descriptors import MemoryScope
+
+Source = Literal["built-in", "user", "project", "plugin", "claude-user", "claude-project"]
+PROJECT_SOURCES: tuple[Source, ...] = ("project", "claude-project")
+"""Sources the repository controls: they may not grant themselves more than the user allows."""
 
 
 @attrs.frozen
 class Locations:
-    """Where user-level and project-level profiles live."""
+    """Where user-level and project-level profiles live (``user`` and ``project``: our
+    ``agents`` directories), Claude Code's agent directories (None: not read) and the
+    user-level ``agent-host.toml`` (None: none).
+
+    The memory of a profile lives beside our directories: ``agent-memory/<name>`` next to
+    ``user`` (scope ``user``), ``agent-memory/<name>`` and ``agent-memory-local/<name>``
+    next to ``project`` (scopes ``project`` and ``local``)."""
 
     user: Path
     project: Path
+    claude_user: Path | None = None
+    claude_project: Path | None = None
+    config: Path | None = None
+
+    def memory_directory(self, scope: MemoryScope, name: str) -> Path:
+        """The memory directory of the profile ``name`` for ``scope``."""
+        if scope == "user":
+            return self.user.parent / "agent-memory" / name
+        folder = "agent-memory" if scope == "project" else "agent-memory-local"
+        return self.project.parent / folder / name
 
 
 @attrs.frozen
@@ -30,8 +52,9 @@ class Profile:
     the deny-list; ``persona`` is the Markdown body (the child's persona prompt section).
     ``model`` None means the default model; ``max_steps`` and ``background`` None mean the
     delegation tool's defaults. ``mcp_servers`` limits the MCP tools to those of the servers
-    named (None: no limit; every one must be connected when a child starts). ``path`` is the
-    file it came from (None for built-ins).
+    named (None: no limit; every one must be connected when a child starts). ``memory`` is
+    the scope of its persistent memory and ``memory_dir`` the directory (set when the profile
+    is loaded, its checks passed). ``path`` is the file it came from (None for built-ins).
     """
 
     name: str
@@ -44,6 +67,8 @@ class Profile:
     max_steps: int | None = None
     background: bool | None = None
     mcp_servers: tuple[str, ...] | None = None
+    memory: MemoryScope | None = None
+    memory_dir: str | None = None
     path: str | None = None
     plugin: str | None = None
 
@@ -58,14 +83,23 @@ class Profile:
         return self.path or self.source
 
 
+def shown(path: Path | str) -> str:
+    """A path for a one-line message: control and format characters escaped."""
+    return "".join(
+        f"\\x{ord(c):02x}" if unicodedata.category(c) in ("Cc", "Cf") else c for c in str(path)
+    )
+
+
 @attrs.frozen
 class Diagnostic:
-    """Why one profile file (or one entry of it) was skipped: ``<path>: <field>: <problem>``."""
+    """A problem with one profile file: ``<path>: <field>: <problem>``. ``skipped``: the
+    profile was not loaded (else it loaded without what the problem names)."""
 
     path: str
     problem: str
     field: str | None = None
     source: Source | None = None
+    skipped: bool = True
 
     def __str__(self) -> str:
         where = f"{self.path}: {self.field}" if self.field else self.path
@@ -88,12 +122,15 @@ DEFAULT_PROFILE = "general-purpose"
 
 @attrs.frozen
 class ProfileSet:
-    """The profiles in effect (sorted by name), bare aliases of plugin profiles, diagnostics."""
+    """The profiles in effect (sorted by name), bare aliases of plugin profiles, diagnostics;
+    ``watched``: paths besides the profile files that the result depends on (memory
+    directories, the user-level configuration)."""
 
     profiles: tuple[Profile, ...] = ()
     aliases: tuple[tuple[str, str], ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     shadowed: tuple[Shadowed, ...] = ()
+    watched: tuple[str, ...] = ()
 
     def get(self, name: str) -> Profile | None:
         """The profile with canonical name ``name`` exactly, or None."""

@@ -4,8 +4,9 @@ Fields: ``name`` and ``description`` (required), ``tools`` and ``disallowed_tool
 one string separated by commas and/or spaces; ``Tool(args)`` keeps the name before the
 parenthesis; ``tools: "*"`` means every tool), ``model`` (``inherit`` = the default model),
 ``max_steps`` (positive integer), ``background`` (boolean), ``mcp_servers`` (MCP server names,
-a list or one string like ``tools``; ``[]``: no MCP tools). Unknown fields are an error, so a
-typo never goes unnoticed. The checked fields are structured with cattrs into ``FrontMatter``.
+a list or one string like ``tools``; ``[]``: no MCP tools), ``memory`` (``user``, ``project``
+or ``local``: where its persistent memory lives). Unknown fields are an error, so a typo never
+goes unnoticed. The checked fields are structured with cattrs into ``FrontMatter``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import cattrs
 from host.profiles.frontmatter import FrontMatterError, Value, split
 from host.profiles.model import Diagnostic, Profile, Source
 from host.serialization import converter
+from host.subagents.descriptors import MemoryScope
 from host.tools.schema import schema_for, validate
 
 NAME_MAX = 64
@@ -43,6 +45,7 @@ class FrontMatter:
     max_steps: int | None = None
     background: bool | None = None
     mcp_servers: list[str] | None = None
+    memory: MemoryScope | None = None
 
 
 FIELDS = tuple(field.name for field in attrs.fields(FrontMatter))
@@ -106,6 +109,7 @@ def build(
         max_steps=check_max_steps(fields.max_steps),
         background=fields.background,
         mcp_servers=check_servers(fields.mcp_servers),
+        memory=fields.memory,
         path=path,
         plugin=plugin,
     )

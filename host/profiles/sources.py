@@ -1,30 +1,45 @@
-"""Reading the four sources of profiles and merging them (later sources override by name).
+"""Reading the sources of profiles and merging them (later sources override by name).
 
-Order: built-in (``general-purpose``), user-level, project-level, then plugins. A plugin's
-profiles are named ``<plugin>:<name>`` and so never override anything; each is also reachable
-by its bare name when no other profile has that name. Within one directory the files are read
-in name order: a second file defining a name already defined there is a diagnostic (the first
-stays). Only ``*.md`` / ``*.markdown`` entries directly in the directory are read; hidden files
-are ignored. A file that is a directory, unreadable, too large, not UTF-8 or malformed is one
-diagnostic; the rest load.
+Order: built-in (``general-purpose``), user-level, project-level, Claude Code's user-level
+(``~/.claude/agents``) and project-level (``.claude/agents``) agent files, then plugins. A
+Claude Code file never overrides a profile of our own user or project files (a diagnostic says
+so). A plugin's profiles are named ``<plugin>:<name>`` and so never override anything; each is
+also reachable by its bare name when no other profile has that name. Within one directory the
+files are read in name order: a second file defining a name already defined there is a
+diagnostic (the first stays). Only ``*.md`` / ``*.markdown`` entries directly in the directory
+are read; hidden files are ignored. A file that is a directory, unreadable, too large, not
+UTF-8 or malformed is one diagnostic; the rest load. A project-level profile (ours or Claude
+Code's) may not name tools the deployment denies, and a profile's memory is checked
+(``host.profiles.memory``): either failure is a diagnostic and the profile is not loaded.
 """
 
 from __future__ import annotations
 
 import os
 import time
-import unicodedata
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from host.profiles.model import Diagnostic, Locations, Profile, ProfileSet, Shadowed, Source
+from host.profiles.memory import ProjectMemory, attach
+from host.profiles.model import (
+    PROJECT_SOURCES,
+    Diagnostic,
+    Locations,
+    Profile,
+    ProfileSet,
+    Shadowed,
+    Source,
+    shown,
+)
 from host.profiles.parsing import Invalid, check_name, parse_profile
 from host.subagents.descriptors import ToolFilterSpec
 
 SUFFIXES = (".md", ".markdown")
 MAX_FILE_BYTES = 256 * 1024
+CLAUDE_SOURCES: tuple[Source, ...] = ("claude-user", "claude-project")
+OUR_FILES: tuple[Source, ...] = ("user", "project")
 RECENT_NS = 2_000_000_000
 
 GENERAL_PURPOSE_PERSONA = (
@@ -51,30 +66,32 @@ def builtin_profiles() -> list[Profile]:
     return [GENERAL_PURPOSE]
 
 
-def shown(path: Path | str) -> str:
-    """A path for a one-line message: control and format characters escaped."""
-    return "".join(
-        f"\\x{ord(c):02x}" if unicodedata.category(c) in ("Cc", "Cf") else c for c in str(path)
-    )
-
-
-def read_file(path: Path, source: Source, plugin: str | None) -> Profile | Diagnostic:
-    """One profile file, parsed; every failure is a diagnostic naming the file."""
+def read_file(
+    path: Path, source: Source, plugin: str | None
+) -> tuple[Profile | None, list[Diagnostic]]:
+    """One profile file, parsed (a Claude Code file as Claude Code reads it); every failure
+    is a diagnostic naming the file."""
     where = shown(path)
     try:
         if path.is_dir():
-            return Diagnostic(where, "is a directory, not a profile file", source=source)
+            return None, [Diagnostic(where, "is a directory, not a profile file", source=source)]
         with path.open("rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as error:
-        return Diagnostic(where, f"cannot be read: {error.strerror or error}", source=source)
+        problem = f"cannot be read: {error.strerror or error}"
+        return None, [Diagnostic(where, problem, source=source)]
     if len(data) > MAX_FILE_BYTES:
-        return Diagnostic(where, f"larger than {MAX_FILE_BYTES} bytes", source=source)
+        return None, [Diagnostic(where, f"larger than {MAX_FILE_BYTES} bytes", source=source)]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return Diagnostic(where, "is not UTF-8 text", source=source)
-    return parse_profile(text, path=where, source=source, plugin=plugin)
+        return None, [Diagnostic(where, "is not UTF-8 text", source=source)]
+    if source in CLAUDE_SOURCES:
+        from host.profiles.claude import parse_claude
+
+        return parse_claude(text, path=where, source=source)
+    result = parse_profile(text, path=where, source=source, plugin=plugin)
+    return (None, [result]) if isinstance(result, Diagnostic) else (result, [])
 
 
 def read_directory(
@@ -96,13 +113,13 @@ def read_directory(
     for name in names:
         if name.startswith(".") or not name.lower().endswith(SUFFIXES):
             continue
-        result = read_file(directory / name, source, plugin)
-        if isinstance(result, Diagnostic):
-            diagnostics.append(result)
-        elif result.name in first:
+        result, problems = read_file(directory / name, source, plugin)
+        if result is not None and result.name in first:
             problem = f'"{result.bare_name}" is already defined by {first[result.name]}; skipped'
             diagnostics.append(Diagnostic(result.origin, problem, field="name", source=source))
-        else:
+            continue  # its notes would be about a profile that is not loaded
+        diagnostics += problems
+        if result is not None:
             first[result.name] = result.origin
             profiles.append(result)
     return profiles, diagnostics
@@ -122,10 +139,8 @@ def read_plugin_source(
         return [profile], []
     if source.is_dir():
         return read_directory(source, "plugin", plugin)
-    result = read_file(source, "plugin", plugin)
-    if isinstance(result, Diagnostic):
-        return [], [result]
-    return [result], []
+    result, problems = read_file(source, "plugin", plugin)
+    return ([result] if result is not None else []), problems
 
 
 def widening(profile: Profile, deployment: ToolFilterSpec) -> Diagnostic | None:
@@ -150,14 +165,20 @@ def load_all(
     deployment: ToolFilterSpec | None = None,
 ) -> ProfileSet:
     """Merge every source (module docstring) into the set of profiles in effect."""
-    merged = _Merge()
+    merged = _Merge(where, deployment)
     for profile in builtin_profiles():
         merged.add(profile)
-    directories: list[tuple[Source, Path]] = [("user", where.user)]
-    if not _same_directory(where.user, where.project):
-        directories.append(("project", where.project))
+    directories: list[tuple[Source, Path | None]] = [
+        ("user", where.user),
+        ("project", where.project),
+        ("claude-user", where.claude_user),
+        ("claude-project", where.claude_project),
+    ]
+    seen: list[Path] = []
     for source, directory in directories:
-        merged.add_directory(source, directory, deployment)
+        if directory is not None and not any(_same_directory(directory, s) for s in seen):
+            seen.append(directory)
+            merged.add_directory(source, directory)
     for plugin, registered in entries:
         merged.add_plugin(plugin, registered)
     return merged.result()
@@ -166,10 +187,14 @@ def load_all(
 class _Merge:
     """The profiles in effect so far, what they shadowed, and the diagnostics on the way."""
 
-    def __init__(self) -> None:
+    def __init__(self, where: Locations, deployment: ToolFilterSpec | None) -> None:
+        self.where = where
+        self.deployment = deployment
+        self.project_memory = ProjectMemory(where.config)
         self.effective: dict[str, Profile] = {}
         self.shadowed: list[Shadowed] = []
         self.diagnostics: list[Diagnostic] = []
+        self.watched: list[str] = []
 
     def add(self, profile: Profile) -> None:
         """``profile`` in effect; one of the same name before it is shadowed."""
@@ -180,18 +205,49 @@ class _Merge:
             )
         self.effective[profile.name] = profile
 
-    def add_directory(
-        self, source: Source, directory: Path, deployment: ToolFilterSpec | None
-    ) -> None:
-        """A user or project directory; a project profile may not widen ``deployment``."""
-        profiles, problems = read_directory(directory, source)
-        self.diagnostics += problems
-        for profile in profiles:
-            refusal = widening(profile, deployment) if deployment and source == "project" else None
+    def admit(self, profile: Profile) -> Profile | None:
+        """``profile`` as it may be used (its memory directory set), or None after the
+        diagnostic saying why not: a project profile may not widen the deployment's filter,
+        and a memory must be allowed and its directory usable (``host.profiles.memory``)."""
+        if self.deployment and profile.source in PROJECT_SOURCES:
+            refusal = widening(profile, self.deployment)
             if refusal is not None:
                 self.diagnostics.append(refusal)
+                return None
+        if profile.memory is not None:
+            directory = self.where.memory_directory(profile.memory, profile.name)
+            self.watched.append(str(directory))
+            if profile.source in PROJECT_SOURCES and self.where.config is not None:
+                self.watched.append(str(self.where.config))
+        checked = attach(profile, self.where, self.project_memory)
+        if isinstance(checked, Diagnostic):
+            self.diagnostics.append(checked)
+            return None
+        return checked
+
+    def add_directory(self, source: Source, directory: Path) -> None:
+        """A user, project or Claude Code directory; a Claude Code profile never overrides a
+        profile of our own files (a diagnostic says so)."""
+        profiles, problems = read_directory(directory, source)
+        start = len(self.diagnostics)
+        dropped: set[str] = set()
+        for profile in profiles:
+            ours = self.effective.get(profile.name)
+            if source in CLAUDE_SOURCES and ours is not None and ours.source in OUR_FILES:
+                problem = f'"{profile.name}" is defined by {ours.origin}, which wins; skipped'
+                self.diagnostics.append(
+                    Diagnostic(profile.origin, problem, field="name", source=source)
+                )
+                dropped.add(profile.origin)
+                continue
+            admitted = self.admit(profile)
+            if admitted is not None:
+                self.add(admitted)
             else:
-                self.add(profile)
+                dropped.add(profile.origin)
+        # the file's own problems first; notes about a profile not loaded are left out
+        kept = [d for d in problems if d.skipped or d.path not in dropped]
+        self.diagnostics[start:start] = kept
 
     def add_plugin(self, plugin: str, registered: Path | Profile) -> None:
         """What a plugin registered; a name already in effect is skipped with a diagnostic."""
@@ -203,8 +259,10 @@ class _Merge:
                 self.diagnostics.append(
                     Diagnostic(profile.origin, problem, field="name", source="plugin")
                 )
-            else:
-                self.effective[profile.name] = profile
+                continue
+            admitted = self.admit(profile)
+            if admitted is not None:
+                self.effective[profile.name] = admitted
 
     def result(self) -> ProfileSet:
         """The merged set, sorted by name, with the bare-name aliases of plugin profiles."""
@@ -214,6 +272,7 @@ class _Merge:
             aliases=_bare_aliases(self.effective),
             diagnostics=tuple(self.diagnostics),
             shadowed=tuple(self.shadowed),
+            watched=tuple(dict.fromkeys(self.watched)),
         )
 
 

@@ -8,19 +8,22 @@ pending messages are never replayed into the child on a cold resume.
 
 The child's tools are the global tools through its filter: the provider's and the request's
 filters combined (``allow`` lists intersect, ``deny`` lists add up). Its persona (request first,
-then provider) is an own prompt section, its model is the request's (None: the default).
+then provider) is an own prompt section, its model is the request's (None: the default). A
+child with a memory (its profile's) gets the memory tools in its own scope and the memory
+section after the persona (``host.memory.tools``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import attrs
 
 from host.agents.agent import DEFAULT_MAX_STEPS, Agent
 from host.agents.prompt import PromptSection, register_section
 from host.agents.registry import AgentSetup, SetupStep
-from host.disposal import Disposer
+from host.disposal import Disposer, dispose_all
 from host.sessions.model import (
     EventBody,
     InboxAccepted,
@@ -32,6 +35,7 @@ from host.sessions.model import (
 from host.subagents.descriptors import (
     VERSION,
     ContinuableDescriptor,
+    MemorySpec,
     OneShotDescriptor,
     SubPluginLimit,
     ToolFilterSpec,
@@ -59,6 +63,7 @@ class ChildPlan:
     requested_max_steps: int | None = None
     profile: str | None = None
     mcp_servers: list[str] | None = None
+    memory: MemorySpec | None = None
 
 
 def plan_child(
@@ -87,6 +92,7 @@ def plan_child(
         requested_max_steps=request.max_steps,
         profile=request.profile,
         mcp_servers=request.mcp_servers,
+        memory=request.memory,
     )
 
 
@@ -144,14 +150,24 @@ def to_tool_filter(spec: ToolFilterSpec | None) -> ToolFilter:
     return ToolFilter(allow=allow, deny=tuple(spec.deny or ()), sub_plugins=limits)
 
 
-def persona_step(persona: str | None) -> SetupStep:
-    """Base composition: the persona as the child's own prompt section (if any)."""
+def composition_step(persona: str | None, memory: MemorySpec | None = None) -> SetupStep:
+    """Base composition: the persona as the child's own prompt section (if any), then its
+    memory (if any): the memory tools and section."""
 
     def install(setup: AgentSetup) -> Disposer:
-        if not persona:
-            return lambda: None
-        section = PromptSection(PERSONA_SECTION, persona)
-        return register_section(setup.sections, section, owner="subagents")
+        disposers: list[Disposer] = []
+        if persona:
+            section = PromptSection(PERSONA_SECTION, persona)
+            disposers.append(register_section(setup.sections, section, owner="subagents"))
+        if memory is not None:
+            from host.memory.tools import install as install_memory
+
+            try:
+                disposers.append(install_memory(setup, Path(memory.directory), memory.scope))
+            except BaseException:
+                dispose_all(disposers, f"undoing the persona of {setup.id} failed")
+                raise
+        return lambda: dispose_all(disposers, f"removing the composition of {setup.id} failed")
 
     return install
 
@@ -178,6 +194,7 @@ def continuable_descriptor(
         max_steps=plan.requested_max_steps,
         profile=plan.profile,
         mcp_servers=plan.mcp_servers,
+        memory=plan.memory,
     )
 
 

@@ -5,14 +5,17 @@ never raises. The version is checked first, so a newer writer (``unsupported``) 
 apart from damage (``corrupt``); content is then validated strictly (no coercion, unknown keys
 rejected) and structured in one cattrs step.
 
-A continuable descriptor's ``max_steps``, ``profile`` and ``mcp_servers`` are optional keys of
-version 2 (a descriptor written before them stays valid): the step limit the child was started
-with (absent: the default) and the profile it was started from, so a cold resume keeps both
-after the profile file changes or disappears. ``max_steps`` below 1 is ``corrupt``.
+A continuable descriptor's ``max_steps``, ``profile``, ``mcp_servers`` and ``memory`` are
+optional keys of version 2 (a descriptor written before them stays valid): the step limit the
+child was started with (absent: the default), the profile it was started from and that
+profile's memory directory, so a cold resume keeps them after the profile file changes or
+disappears. ``max_steps`` below 1 and a memory directory that is not an absolute path are
+``corrupt``.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Literal, cast
 
 import attrs
@@ -43,6 +46,17 @@ class ToolFilterSpec:
     sub_plugins: list[SubPluginLimit] | None = None
 
 
+MemoryScope = Literal["user", "project", "local"]
+
+
+@attrs.frozen
+class MemorySpec:
+    """A child's persistent memory: the profile's ``scope`` and the absolute ``directory``."""
+
+    scope: MemoryScope
+    directory: str
+
+
 @attrs.frozen
 class OneShotDescriptor:
     """A child that runs one task to its end."""
@@ -67,6 +81,7 @@ class ContinuableDescriptor:
     max_steps: int | None = None
     profile: str | None = None
     mcp_servers: list[str] | None = None
+    memory: MemorySpec | None = None
 
 
 Descriptor = OneShotDescriptor | ContinuableDescriptor
@@ -114,6 +129,9 @@ def parse_descriptor(value: Any) -> Verdict:
     steps = value.get("max_steps")
     if isinstance(steps, int) and steps < 1:
         return Corrupt("descriptor max_steps must be at least 1")
+    memory = value.get("memory")
+    if isinstance(memory, dict) and not os.path.isabs(str(memory.get("directory"))):
+        return Corrupt("descriptor memory directory must be an absolute path")
     try:
         return converter.structure(value, cls)
     except (cattrs.BaseValidationError, ValueError, TypeError) as error:

@@ -5,10 +5,10 @@ happens to an Activation once it exists (admission, settlement, drain) is
 ``host.subagents.residency``.
 
 * **Materialization** — fresh creation and cold resume take the same setup path: base
-  composition (the persona section), then the continuable setup registry's contributions, then
-  its commit check, all inside the agent registry's creation transaction. A fresh child is
-  seeded with its continuable descriptor (an own event: ``seq == seed_length``), recorded in
-  the identity index after publication.
+  composition (the persona section and the profile's memory), then the continuable setup
+  registry's contributions, then its commit check, all inside the agent registry's creation
+  transaction. A fresh child is seeded with its continuable descriptor (an own event:
+  ``seq == seed_length``), recorded in the identity index after publication.
 * **Followup** — authority is the exact live agent registered under the child's durable
   ``parent_session``. A resident child gets the message in its inbox; a cold child is read
   (``inspect``), authorized against its stored header, rebuilt from its descriptor by the
@@ -43,9 +43,9 @@ from host.subagents import texts
 from host.subagents.activation import Activation
 from host.subagents.children import (
     ORIGIN,
+    composition_step,
     continuable_descriptor,
     descriptor_event,
-    persona_step,
     plan_child,
     resume_max_steps,
     to_tool_filter,
@@ -184,7 +184,7 @@ class ContinuationManager:
                     label=label,
                     model=plan.model,
                     tool_filter=to_tool_filter(plan.tool_filter),
-                    setup=[persona_step(plan.persona), hooks.step],
+                    setup=[composition_step(plan.persona, plan.memory), hooks.step],
                     commit=hooks.commit,
                     config=descriptor,
                     max_steps=plan.max_steps,
@@ -330,7 +330,7 @@ class ContinuationManager:
                     label=descriptor.label,
                     model=descriptor.model,
                     tool_filter=to_tool_filter(descriptor.tool_filter),
-                    setup=[persona_step(descriptor.persona), hooks.step],
+                    setup=[composition_step(descriptor.persona, descriptor.memory), hooks.step],
                     commit=hooks.commit,
                     config=descriptor,
                     max_steps=resume_max_steps(descriptor),

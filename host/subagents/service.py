@@ -180,8 +180,8 @@ class SubagentService:
         """Publish a one-shot child running ``request.prompt`` as one turn (module docstring
         of ``host.subagents.oneshot``); rejections publish nothing."""
         from host.subagents.children import (
+            composition_step,
             one_shot_descriptor,
-            persona_step,
             plan_child,
             to_tool_filter,
         )
@@ -204,7 +204,10 @@ class SubagentService:
             label=plan.label,
             model=plan.model,
             tool_filter=to_tool_filter(plan.tool_filter),
-            setup=[persona_step(plan.persona), wrap_model_step(descriptor, bound.index, wrappers)],
+            setup=[
+                composition_step(plan.persona, plan.memory),
+                wrap_model_step(descriptor, bound.index, wrappers),
+            ],
             max_steps=plan.max_steps,
         )
         run = OneShotRun(child, wrappers[0] if wrappers else None)

@@ -9,7 +9,7 @@ import attrs
 
 if TYPE_CHECKING:  # annotations only: the descriptors (and their converter) load when used
     from host.sessions.model import StopReason
-    from host.subagents.descriptors import ToolFilterSpec
+    from host.subagents.descriptors import MemorySpec, ToolFilterSpec
 
 Delivery = Literal["quiet", "next-step"]
 Seeding = Literal["fresh", "fork"]
@@ -65,7 +65,8 @@ class ChildRequest:
     ``parent_tool_call_id`` is the parent's tool call that starts the child; it travels in the
     start message's ``source`` (``tool_call_id``), where an approval request finds its origin.
     ``profile`` and ``mcp_servers`` name the profile the child is started from (and its MCP
-    servers); a continuable child's descriptor keeps them, with ``max_steps``.
+    servers), ``memory`` that profile's memory (its tools and index prompt section); a
+    continuable child's descriptor keeps them, with ``max_steps``.
     """
 
     prompt: str
@@ -77,6 +78,7 @@ class ChildRequest:
     parent_tool_call_id: str | None = None
     profile: str | None = None
     mcp_servers: list[str] | None = None
+    memory: MemorySpec | None = None
 
     def start_source(self, parent_id: str) -> dict[str, Any]:
         """The ``source`` of the child's start message."""

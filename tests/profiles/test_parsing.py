@@ -129,11 +129,11 @@ def test_model_inherit_means_the_default():
         ),
         (
             "name: n\ndescription: d\ncolor: purple",
-            "color: unknown field (known: name, description, tools, disallowed_tools, model, max_steps, background, mcp_servers)",
+            "color: unknown field (known: name, description, tools, disallowed_tools, model, max_steps, background, mcp_servers, memory)",
         ),
         (
             "name: n\ndescription: d\ndisallowedTools: x",
-            "disallowedTools: unknown field (known: name, description, tools, disallowed_tools, model, max_steps, background, mcp_servers)",
+            "disallowedTools: unknown field (known: name, description, tools, disallowed_tools, model, max_steps, background, mcp_servers, memory)",
         ),
     ],
 )

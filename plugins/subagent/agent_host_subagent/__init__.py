@@ -6,18 +6,17 @@ in ``continuable`` mode runs children in the background by default (``run_in_bac
 may ask for the foreground); ``one-shot`` mode always runs them in the foreground. A tool is
 not offered to agents at its provider's depth limit.
 
-Profiles (``host.profiles``, docs/profiles.md): the optional ``subagent_type`` argument names
-a profile, whose persona, tool filter, model, step limit and ``background`` default the child
-gets; omitted, it is ``general-purpose`` when that profile is in effect (a plain child with the
-parent's tools only when it is not, e.g. without the ``profiles`` service). The tool's
+Profiles (``host.profiles``, docs/profiles.md): the optional ``subagent_type`` argument names a
+profile, whose persona, tool filter, model, step limit, memory and ``background`` default the
+child gets; omitted, it is ``general-purpose`` when that profile is in effect (a plain child
+with the parent's tools only when it is not, e.g. without the ``profiles`` service). The tool's
 description lists the profiles in effect with their descriptions (the same text for the same
-set of profiles; the schema never changes). Profiles are re-read at every
-start. A tool instance's ``allow``/``deny`` is the deployment's filter: every child started
-through it is cut down to it, whatever its profile says, and project-level profiles naming
-tools outside it are refused (the repository cannot grant itself more). A profile's
-``mcp_servers`` limits the child's MCP tools (those registered by the sub-plugins
-``mcp.<server>``) to the servers named; each must be active when the child starts, or nothing
-is started.
+set of profiles; the schema never changes). Profiles are re-read at every start. A tool
+instance's ``allow``/``deny`` is the deployment's filter: every child started through it is cut
+down to it, whatever its profile says, and project-level profiles naming tools outside it are
+refused (the repository cannot grant itself more). A profile's ``mcp_servers`` limits the
+child's MCP tools (those registered by the sub-plugins ``mcp.<server>``) to the servers named;
+each must be active when the child starts, or nothing is started.
 """
 
 from __future__ import annotations
@@ -177,7 +176,7 @@ def child_request(
     args: SubagentArgs, profile: Profile | None, deployment: ToolFilterSpec | None
 ) -> ChildRequest:
     """What to ask the subagent service for: the task, plus the profile cut to ``deployment``."""
-    from host.subagents.descriptors import SubPluginLimit, ToolFilterSpec
+    from host.subagents.descriptors import MemorySpec, SubPluginLimit, ToolFilterSpec
     from host.subagents.types import ChildRequest
 
     if profile is None:
@@ -199,6 +198,11 @@ def child_request(
         max_steps=profile.max_steps,
         profile=profile.name,
         mcp_servers=list(profile.mcp_servers) if profile.mcp_servers is not None else None,
+        memory=(
+            MemorySpec(profile.memory, profile.memory_dir)
+            if profile.memory is not None and profile.memory_dir is not None
+            else None
+        ),
     )
 
 
@@ -270,9 +274,10 @@ def resolve_profile(
         profile = resolve(name, loaded)
     except ProfileError as error:
         text = f"{tool_name} failed: {error.message}"
-        if error.code == "UNKNOWN_PROFILE" and loaded.diagnostics:
-            skipped = "; ".join(str(d) for d in loaded.diagnostics[:3])
-            more = len(loaded.diagnostics) - 3
+        problems = [d for d in loaded.diagnostics if d.skipped]
+        if error.code == "UNKNOWN_PROFILE" and problems:
+            skipped = "; ".join(str(d) for d in problems[:3])
+            more = len(problems) - 3
             text += f"\nSkipped profile files: {skipped}" + (
                 f" (and {more} more)" if more > 0 else ""
             )

@@ -1,0 +1,163 @@
+"""One memory directory: every path confined to it, and the head of its ``MEMORY.md`` index.
+
+A path is relative to the directory, made of plain names (no ``..``, no absolute path, no
+hidden names); after symlinks are resolved it must still lie inside the directory, so a link
+pointing elsewhere is refused like ``../``. A refused or failed operation raises ``Refused``
+with one line for the model and changes nothing. Writes are atomic (a temporary file renamed
+over the target); the directory is created by the first write. Only regular files are read,
+and never more than needed: a file at most ``FILE_BYTES``, the index at most ``INDEX_LINES``
+lines and ``INDEX_BYTES`` bytes, whatever its size.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+import attrs
+
+INDEX = "MEMORY.md"
+INDEX_LINES = 200
+INDEX_BYTES = 64 * 1024
+FILE_BYTES = 256 * 1024
+LIST_MAX = 500
+
+
+class Refused(Exception):
+    """A memory operation that was refused or failed; the message is one line for the model."""
+
+
+@attrs.frozen
+class IndexHead:
+    """The first lines of ``MEMORY.md`` (empty when there is none) and whether more follow."""
+
+    lines: tuple[str, ...] = ()
+    truncated: bool = False
+
+
+class MemoryDirectory:
+    """The memory kept in ``root`` (which need not exist yet)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def locate(self, relative: str) -> Path:
+        """The real path ``relative`` names inside the directory; ``Refused`` if it is not a
+        plain relative path or leads outside (through ``..`` or a symlink)."""
+        if not relative or "\x00" in relative:
+            raise Refused("a memory path must be a non-empty file name")
+        pure = PurePosixPath(relative)
+        if pure.is_absolute() or any(part in ("..", ".") for part in pure.parts):
+            raise Refused(f"{relative!r} is outside the memory directory")
+        if any(part.startswith(".") for part in pure.parts):
+            raise Refused(f"{relative!r}: memory file names must not start with '.'")
+        base = self.root.resolve()
+        target = (base / pure).resolve()
+        if target == base or not target.is_relative_to(base):
+            raise Refused(f"{relative!r} is outside the memory directory")
+        return target
+
+    def read(self, relative: str) -> str:
+        """The text of one memory file (cut at ``FILE_BYTES``, with a note saying so)."""
+        path = self.locate(relative)
+        data = _read_regular(path, FILE_BYTES + 1, relative)
+        if data is None:
+            raise Refused(f"{relative!r} does not exist in the memory directory")
+        text = data[:FILE_BYTES].decode("utf-8", errors="replace")
+        if len(data) > FILE_BYTES:
+            text += f"\n[cut: the file is longer than {FILE_BYTES} bytes]"
+        return text
+
+    def write(self, relative: str, content: str) -> str:
+        """Replace one memory file with ``content`` (empty: delete it); what was done."""
+        data = content.encode("utf-8")
+        if len(data) > FILE_BYTES:
+            raise Refused(f"a memory file holds at most {FILE_BYTES} bytes; nothing was written")
+        self._ensure_root()
+        path = self.locate(relative)
+        if not data:
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                return f"{relative} did not exist"
+            except OSError as error:
+                raise Refused(f"cannot delete {relative}: {error.strerror or error}") from None
+            return f"deleted {relative}"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _replace(path, data)
+        except OSError as error:
+            problem = error.strerror or str(error)
+            raise Refused(f"cannot write {relative}: {problem}; nothing was written") from None
+        return f"wrote {len(data)} bytes to {relative}"
+
+    def listing(self) -> list[tuple[str, int]]:
+        """``(relative path, size)`` of every memory file, sorted (at most ``LIST_MAX``)."""
+        base = self.root.resolve()
+        if not base.is_dir():
+            return []
+        found: list[tuple[str, int]] = []
+        for folder, folders, files in os.walk(base):
+            folders[:] = sorted(f for f in folders if not f.startswith("."))
+            for name in sorted(files):
+                path = Path(folder) / name
+                if name.startswith(".") or path.is_symlink():
+                    continue
+                try:
+                    size = path.stat().st_size
+                except OSError:
+                    continue
+                found.append((path.relative_to(base).as_posix(), size))
+        return sorted(found)[:LIST_MAX]
+
+    def index_head(self) -> IndexHead:
+        """The first ``INDEX_LINES`` lines of ``MEMORY.md`` (reading at most ``INDEX_BYTES``)."""
+        data = _read_regular(self.locate(INDEX), INDEX_BYTES + 1, INDEX)
+        if data is None:
+            return IndexHead()
+        text = data[:INDEX_BYTES].decode("utf-8", errors="replace")
+        lines = text.splitlines()
+        cut = len(data) > INDEX_BYTES or len(lines) > INDEX_LINES
+        return IndexHead(tuple(lines[:INDEX_LINES]), cut)
+
+    def _ensure_root(self) -> None:
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise Refused(f"the memory directory {self.root} is not a directory") from None
+        except OSError as error:
+            problem = error.strerror or str(error)
+            raise Refused(f"cannot create the memory directory {self.root}: {problem}") from None
+        if not self.root.is_dir():
+            raise Refused(f"the memory directory {self.root} is not a directory")
+
+
+def _read_regular(path: Path, limit: int, shown: str) -> bytes | None:
+    """At most ``limit`` bytes of the regular file ``path``; None if there is none."""
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(f"{shown!r} is not a regular file")
+        with path.open("rb") as handle:
+            return handle.read(limit)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return None
+    except OSError as error:
+        raise Refused(f"cannot read {shown}: {error.strerror or error}") from None
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new hidden file beside ``path``, then rename it over ``path``."""
+    temporary = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    handle = os.open(temporary, flags, 0o644)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,161 @@
+"""Claude Code agent files (``.claude/agents/*.md``) read as profiles, as they are written.
+
+Their front matter is YAML, read with PyYAML's ``safe_load`` (imported when the first such file
+is read), so anything valid in Claude Code's format reads: quoted strings, multi-line
+descriptions, ``tools`` as a comma-separated string or a list. The keys read are mapped onto a
+profile's fields and checked as in our own files (``host.profiles.parsing.build``):
+
+=================== =================== ==================================================
+Claude Code key     profile field       notes
+=================== =================== ==================================================
+``name``            ``name``            required
+``description``     ``description``     required; line breaks become spaces
+``tools``           ``tools``           mapped by ``TOOLS`` (below)
+``disallowedTools`` ``disallowed_tools`` mapped the same way; names without an equivalent
+                                        deny nothing the host has
+``model``           ``model``           ``sonnet``, ``opus``, ``haiku``, ``inherit``: the
+                                        default model; another value names a host model
+``maxTurns``        ``max_steps``
+``background``      ``background``
+``mcpServers``      ``mcp_servers``     server names; an inline definition (a mapping) is
+                                        reported, a child never starts servers
+``memory``          ``memory``          our memory directories (``host.profiles.memory``)
+=================== =================== ==================================================
+
+Other keys (``color``, ``permissionMode``, ``hooks``, ``skills``, …) are ignored. Tool names:
+``TOOLS`` maps those the host has an equivalent for; ``mcp__<server>__<tool>`` is the host's
+``<server>__<tool>``; ``Tool(args)`` counts as ``Tool``. The names without an equivalent are
+one diagnostic for the file, and the profile loads without them (never silently dropped).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from host.profiles.frontmatter import FrontMatterError, split_raw
+from host.profiles.model import Diagnostic, Profile, Source
+from host.profiles.parsing import Invalid, build, split_tool_list
+
+TOOLS = {
+    "AskUserQuestion": "ask_user",
+    "Agent": "subagent",
+    "Task": "subagent",
+    "SendMessage": "send_message",
+}
+"""Claude Code tool names with a host equivalent (the delegation tool by its default name)."""
+
+MODEL_ALIASES = ("sonnet", "opus", "haiku", "inherit")
+MCP_PREFIX = "mcp__"
+
+KEYS = {
+    "name": "name",
+    "description": "description",
+    "tools": "tools",
+    "disallowedTools": "disallowed_tools",
+    "model": "model",
+    "maxTurns": "max_steps",
+    "background": "background",
+    "mcpServers": "mcp_servers",
+    "memory": "memory",
+}
+"""Claude Code's front-matter keys and the profile fields they become."""
+_CLAUDE_KEY = {ours: theirs for theirs, ours in KEYS.items()}
+
+
+def parse_claude(
+    text: str, *, path: str, source: Source
+) -> tuple[Profile | None, list[Diagnostic]]:
+    """The profile a Claude Code agent file defines (None if it cannot be read) and the
+    diagnostics about it (one line each, naming the file)."""
+    try:
+        block, body = split_raw(text)
+        data = _load_yaml(block)
+        fields, notes = _fields(data)
+        profile = build(fields, body, path=path, source=source, plugin=None)
+    except FrontMatterError as error:
+        return None, [Diagnostic(path, error.problem, field=error.field, source=source)]
+    except Invalid as error:
+        field = _CLAUDE_KEY.get(error.field, error.field) if error.field else None
+        return None, [Diagnostic(path, error.problem, field=field, source=source)]
+    diagnostics = [
+        Diagnostic(
+            path, f'profile "{profile.name}": {note}', field=key, source=source, skipped=False
+        )
+        for key, note in notes
+    ]
+    return profile, diagnostics
+
+
+def _load_yaml(block: list[str]) -> dict[str, Any]:
+    """The front matter as a mapping; ``Invalid`` (one line) when it is not valid YAML."""
+    import yaml  # only when a Claude Code file is read
+
+    try:
+        data = yaml.safe_load("\n".join(block))
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        raise Invalid(f"invalid YAML: {error.problem or error.context}{where}") from None
+    except yaml.YAMLError as error:
+        raise Invalid(f"invalid YAML: {' '.join(str(error).split())}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise Invalid("the front matter must be a mapping of keys to values")
+    return data
+
+
+def _fields(data: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The profile fields of Claude Code's keys, and notes ``(key, text)`` on what the host
+    cannot give a child (the profile still loads)."""
+    fields = {ours: data[theirs] for theirs, ours in KEYS.items() if data.get(theirs) is not None}
+    notes: list[tuple[str, str]] = []
+    for field in ("tools", "disallowed_tools"):
+        if field in fields:
+            fields[field], lacking = map_tools(fields[field], field)
+            if lacking and field == "tools":
+                names = ", ".join(lacking)
+                notes.append(("tools", f"no host tool for {names}; its children go without"))
+    model = fields.get("model")
+    if isinstance(model, str) and model.strip().lower() in MODEL_ALIASES:
+        fields["model"] = "inherit"
+    servers = fields.get("mcp_servers")
+    if isinstance(servers, list):
+        inline = [item for item in servers if isinstance(item, dict)]
+        fields["mcp_servers"] = [item for item in servers if not isinstance(item, dict)]
+        if inline:
+            names = ", ".join(str(name) for item in inline for name in item)
+            note = f"inline MCP server definitions are not started: {names}"
+            notes.append(("mcpServers", note))
+    return fields, notes
+
+
+def map_tools(value: Any, field: str) -> tuple[list[str], list[str]]:
+    """Claude Code tool names (a comma-separated string or a list) as host tool names, and
+    the names without an equivalent, in order."""
+    if isinstance(value, str):
+        items = split_tool_list(value)
+    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+        items = value
+    else:
+        raise Invalid("must be a list of tool names or one comma-separated string", field)
+    mapped: list[str] = []
+    lacking: list[str] = []
+    for item in items:
+        name = item.strip().split("(", 1)[0].strip()
+        host = host_tool(name)
+        if host is not None:
+            mapped.append(host)
+        elif name not in lacking:
+            lacking.append(name)
+    return mapped, lacking
+
+
+def host_tool(name: str) -> str | None:
+    """The host's tool for Claude Code's ``name``, or None when it has no equivalent."""
+    if name == "*":
+        return name
+    if name.startswith(MCP_PREFIX):
+        server, _, tool = name[len(MCP_PREFIX) :].partition("__")
+        return f"{server}__{tool}" if server and tool else None
+    return TOOLS.get(name)

@@ -1,0 +1,205 @@
+"""Claude Code agent files (``.claude/agents``) loaded as they are written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from host.agents.scripted import say
+from host.profiles.library import ProfileLibrary
+from host.subagents.descriptors import ToolFilterSpec
+from tests.profiles.support import delegate, environ, profile_host, write
+from tests.support import scripted
+
+REVIEWER = """\
+---
+name: code-reviewer
+description: Expert code review specialist. Proactively reviews code for quality, security, and maintainability. Use immediately after writing or modifying code.
+tools: Read, Grep, Glob, Bash
+model: inherit
+---
+
+You are a senior code reviewer ensuring high standards of code quality and security.
+
+When invoked:
+1. Run git diff to see recent changes
+2. Focus on modified files
+"""
+
+DATA_SCIENTIST = """\
+---
+name: "data-scientist"
+description: >
+  Data analysis expert for SQL queries, BigQuery operations,
+  and data insights. Use proactively for data analysis tasks.
+tools:
+  - Bash
+  - Read
+  - mcp__bigquery__query
+  - mcp__bigquery__list_tables
+model: sonnet
+color: blue
+---
+You are a data scientist specializing in SQL and BigQuery analysis.
+"""
+
+COORDINATOR = """\
+---
+name: 'coordinator'
+description: |
+  Splits work among helpers.
+  Asks the user when unsure.
+tools: AskUserQuestion, Task(code-reviewer), SendMessage
+disallowedTools: [Bash, WebFetch]
+model: Opus
+permissionMode: plan
+maxTurns: 7
+background: true
+mcpServers:
+  - github
+  - local-db:
+      command: ./db-server
+skills: [review]
+hooks:
+  PreToolUse:
+    - matcher: Bash
+      hooks:
+        - type: command
+          command: ./check.sh
+memory: user
+---
+You coordinate.
+"""
+
+
+def claude_library(tmp_path: Path) -> tuple[ProfileLibrary, Path, Path]:
+    env = environ(tmp_path)
+    project = tmp_path / "project"
+    made = ProfileLibrary(environ=env, cwd=project)
+    return made, Path(env["HOME"]) / ".claude" / "agents", project / ".claude" / "agents"
+
+
+def put(directory: Path, file: str, text: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / file
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_real_claude_code_files_load_as_written(tmp_path):
+    lib, claude_user, claude_project = claude_library(tmp_path)
+    reviewer = put(claude_user, "code-reviewer.md", REVIEWER)
+    data = put(claude_project, "data-scientist.md", DATA_SCIENTIST)
+    coordinator = put(claude_project, "coordinator.md", COORDINATOR)
+    loaded = lib.load()
+    assert loaded.names() == ["code-reviewer", "coordinator", "data-scientist", "general-purpose"]
+
+    review = loaded.get("code-reviewer")
+    assert (review.source, review.tools, review.model) == ("claude-user", (), None)
+    assert review.description.startswith("Expert code review specialist. Proactively")
+    assert review.persona is not None and review.persona.startswith("You are a senior")
+    assert review.persona.endswith("2. Focus on modified files")
+
+    science = loaded.get("data-scientist")
+    assert science.description == (
+        "Data analysis expert for SQL queries, BigQuery operations, and data insights. "
+        "Use proactively for data analysis tasks."
+    )
+    assert science.tools == ("bigquery__query", "bigquery__list_tables")
+    assert (science.source, science.model) == ("claude-project", None)
+
+    boss = loaded.get("coordinator")
+    assert boss.description == "Splits work among helpers. Asks the user when unsure."
+    assert boss.tools == ("ask_user", "subagent", "send_message")
+    assert boss.disallowed_tools == ()  # the host has neither Bash nor WebFetch
+    assert (boss.model, boss.max_steps, boss.background) == (None, 7, True)
+    assert boss.mcp_servers == ("github",)
+    assert boss.memory == "user"
+    assert boss.memory_dir == str(tmp_path / "home" / "agent-memory" / "coordinator")
+
+    assert [(str(d), d.skipped) for d in loaded.diagnostics] == [
+        (
+            f'{reviewer}: tools: profile "code-reviewer": no host tool for Read, Grep, Glob, '
+            "Bash; its children go without",
+            False,
+        ),
+        (
+            f'{coordinator}: mcpServers: profile "coordinator": inline MCP server definitions '
+            "are not started: local-db",
+            False,
+        ),
+        (
+            f'{data}: tools: profile "data-scientist": no host tool for Bash, Read; its children '
+            "go without",
+            False,
+        ),
+    ]
+
+
+def test_invalid_yaml_is_one_line_naming_the_file_and_the_others_load(tmp_path):
+    lib, claude_user, _ = claude_library(tmp_path)
+    put(claude_user, "a.md", REVIEWER)
+    broken = put(claude_user, "b.md", "---\nname: broken\ndescription: [unclosed\n---\nBody\n")
+    listed = put(claude_user, "c.md", "---\n- name\n- description\n---\nBody\n")
+    nameless = put(claude_user, "d.md", "---\ndescription: no name\n---\n")
+    typed = put(claude_user, "e.md", "---\nname: typed\ndescription: d\nmaxTurns: many\n---\n")
+    tools = put(claude_user, "f.md", "---\nname: f\ndescription: d\ntools: {Read: true}\n---\n")
+    loaded = lib.load()
+    assert loaded.names() == ["code-reviewer", "general-purpose"]
+    messages = [str(d) for d in loaded.diagnostics if d.skipped]
+    assert messages == [
+        f"{broken}: invalid YAML: expected ',' or ']', but got '<stream end>' (line 3)",
+        f"{listed}: the front matter must be a mapping of keys to values",
+        f"{nameless}: name: required",
+        f"{typed}: maxTurns: expected integer, got string",
+        f"{tools}: tools: must be a list of tool names or one comma-separated string",
+    ]
+    assert all("\n" not in message for message in messages)
+
+
+def test_our_files_win_over_claude_code_files_and_project_over_user(tmp_path):
+    lib, claude_user, claude_project = claude_library(tmp_path)
+    ours = write(tmp_path / "home" / "agents", "r.md", "code-reviewer", "ours")
+    theirs = put(claude_project, "r.md", REVIEWER)
+    put(claude_user, "s.md", "---\nname: solo\ndescription: user solo\n---\n")
+    put(claude_project, "s.md", "---\nname: solo\ndescription: project solo\n---\n")
+    put(claude_user, "g.md", "---\nname: general-purpose\ndescription: their gp\n---\n")
+    loaded = lib.load()
+    assert {p.name: (p.source, p.description) for p in loaded.profiles} == {
+        "code-reviewer": ("user", "ours"),
+        "general-purpose": ("claude-user", "their gp"),
+        "solo": ("claude-project", "project solo"),
+    }
+    assert [str(d) for d in loaded.diagnostics] == [
+        f'{theirs}: name: "code-reviewer" is defined by {ours}, which wins; skipped'
+    ]
+
+
+def test_claude_code_project_files_are_bounded_like_ours(tmp_path):
+    lib, _, claude_project = claude_library(tmp_path)
+    put(claude_project, "a.md", "---\nname: asker\ndescription: d\ntools: AskUserQuestion\n---\n")
+    keeper = put(claude_project, "k.md", "---\nname: keeper\ndescription: d\nmemory: local\n---\n")
+    loaded = lib.load(ToolFilterSpec(deny=["ask_user"]))
+    assert loaded.names() == ["general-purpose"]
+    problems = [d.problem for d in loaded.diagnostics]
+    assert problems[0] == "names tools the deployment does not allow: ask_user"
+    assert problems[1].startswith(
+        'profile "keeper": a project profile may keep project or local memory only if'
+    )
+    assert str(keeper) in str(loaded.diagnostics[1])
+
+
+async def test_a_child_from_a_claude_code_file_gets_the_mapped_tools_and_its_body(tmp_path):
+    host, dirs = profile_host(tmp_path)
+    text = "---\nname: planner\ndescription: d\ntools: AskUserQuestion, Task, Read\n---\nYou plan."
+    put(dirs.project / ".claude" / "agents", "p.md", text)
+    model = scripted(host)
+    model.script("plan", say("planned"))
+    try:
+        root = await host.services.agents.create(label="root")
+        result = await delegate(host, root, "plan", "planner")
+        assert (result.text, result.structured["subagent_type"]) == ("planned", "planner")
+        request = model.requests_for("plan")[0]
+        assert [t.name for t in request.tools] == ["ask_user", "subagent"]
+        assert "You plan." in request.system_prompt
+    finally:
+        await host.aclose()
