@@ -14,19 +14,21 @@ other than ``"never"`` the file and directory are synced first.
 
 Locking: a writer holds ``flock(LOCK_EX)`` on the log file for its lifetime (taken without
 blocking: a holder in any process, including this one, makes it ``LOCKED``). ``load`` takes
-the same lock for its repair and releases it; ``inspect`` and ``list`` never lock and never
-write. Nothing is ever written outside ``data_dir``; hostile ids are refused first.
+the same lock for its repair and releases it; ``resume`` takes it once and keeps it for the
+writer it returns; ``inspect`` and ``list`` never lock and never write. Nothing is ever
+written outside ``data_dir``; hostile ids are refused first. Logs larger than
+``INLINE_READ_BYTES`` are read on ``host.sessions.workers`` threads.
 """
 
 from __future__ import annotations
 
-import asyncio
 import fcntl
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from host.cancel import CancelSignal, raise_if_cancelled
+from host.sessions import workers
 from host.sessions.codec import CodecError, decode_event, encode_events, encode_header
 from host.sessions.header_cache import HeaderCache
 from host.sessions.jsonl_writer import (
@@ -51,7 +53,7 @@ from host.sessions.model import (
     new_id,
     validate_session_id,
 )
-from host.sessions.persistence import PersistenceError, StoredSession, open_turn
+from host.sessions.persistence import PersistenceError, Resumed, StoredSession, open_turn
 
 __all__ = ["SUFFIX", "FsyncPolicy", "JsonlPersistence", "JsonlWriter"]
 
@@ -65,6 +67,7 @@ class JsonlPersistence:
         self.data_dir = Path(data_dir)
         self.fsync: FsyncPolicy = fsync
         self._headers = HeaderCache()
+        workers.warm()
 
     def path_for(self, session_id: str) -> Path:
         """The log file of ``session_id`` (validated first: ``SessionIdError``)."""
@@ -188,7 +191,7 @@ class JsonlPersistence:
         if _is_small(path):
             parsed = self._read_parsed(path)
         else:
-            parsed = await asyncio.to_thread(self._read_parsed, path)
+            parsed = await workers.run(self._read_parsed, path)
         raise_if_cancelled(signal, PersistenceError)
         return _stored(parsed)
 
@@ -214,13 +217,19 @@ class JsonlPersistence:
 
     async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
         """See ``SessionPersistence.load``: repair a torn tail and an open turn, under the lock."""
+        resumed = await self.resume(session_id, signal=signal)
+        resumed.writer.close()
+        return resumed.stored
+
+    async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Resumed:
+        """See ``SessionPersistence.resume``: ``load``, keeping the lock for the writer."""
         path = self.path_for(session_id)
         raise_if_cancelled(signal, PersistenceError)
         if _is_small(path):
-            return self._load_sync(path, signal)
-        return await asyncio.to_thread(self._load_sync, path, signal)
+            return self._resume_sync(path, signal)
+        return await workers.resume(self._resume_sync, path, signal)
 
-    def _load_sync(self, path: Path, signal: CancelSignal | None) -> StoredSession:
+    def _resume_sync(self, path: Path, signal: CancelSignal | None) -> Resumed:
         fd = self._open(path, os.O_RDWR | os.O_APPEND)
         lock_session(fd, path.stem)
         try:
@@ -231,9 +240,11 @@ class JsonlPersistence:
                     f"damaged line at byte {parsed.valid_bytes} is followed by valid events",
                 )
             raise_if_cancelled(signal, PersistenceError)
-            return self._repair(fd, parsed)
-        finally:
+            stored = self._repair(fd, parsed)
+        except BaseException:
             os.close(fd)
+            raise
+        return Resumed(stored, JsonlWriter(fd, path.stem, self.fsync, len(stored.events)))
 
     def _repair(self, fd: int, parsed: ParsedLog) -> StoredSession:
         events = parsed.events
@@ -281,7 +292,7 @@ class JsonlPersistence:
     async def list(self, *, signal: CancelSignal | None = None) -> list[SessionHeader]:
         """See ``SessionPersistence.list``: headers only; unreadable entries are skipped."""
         raise_if_cancelled(signal, PersistenceError)
-        headers = await asyncio.to_thread(self._list_sync, signal)
+        headers = await workers.run(self._list_sync, signal)
         raise_if_cancelled(signal, PersistenceError)
         return headers
 

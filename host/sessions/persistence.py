@@ -158,6 +158,15 @@ class SessionWriter(Protocol):
         ...
 
 
+@attrs.frozen
+class Resumed:
+    """What ``SessionPersistence.resume`` hands over: the loaded (repaired) session and the
+    writer that holds its lock, taken once before the log was read."""
+
+    stored: StoredSession
+    writer: SessionWriter
+
+
 class SessionPersistence(Protocol):
     """Where session logs live. One writer per session across processes."""
 
@@ -194,5 +203,14 @@ class SessionPersistence(Protocol):
 
         Truncates a torn tail and closes a turn left open with ``TurnEnd(interrupted)``.
         ``LOCKED`` if a writer holds the session; ``CORRUPT`` for damage before the end.
+        """
+        ...
+
+    async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Resumed:
+        """``load`` and ``open_writer(create=False)`` as one operation: the session's lock is
+        taken once, before the log is read, and handed to the returned writer (which continues
+        after the returned events), so no other writer can come between the read and the
+        first append. Same errors as ``load``; a failure or a cancelled caller leaves the lock
+        released.
         """
         ...

@@ -322,7 +322,8 @@ class SessionStore:
         return session
 
     async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Session:
-        """Load a stored session (repairing it), open its writer and publish it.
+        """Load a stored session (repairing it) with its writer and publish it: one
+        ``persistence.resume``, so the session's lock is taken once and nobody writes between.
 
         ``ALREADY_LIVE`` if it is live (or being resumed); ``PERSISTENCE_UNAVAILABLE`` without
         persistence; ``PersistenceError`` (``NOT_FOUND``, ``LOCKED``, ``CORRUPT``, ``CANCELLED``).
@@ -337,12 +338,12 @@ class SessionStore:
             )
         self._resuming.add(session_id)
         try:
-            stored = await self.persistence.load(session_id, signal=signal)
-            writer = self.persistence.open_writer(stored.header, create=False)
+            resumed = await self.persistence.resume(session_id, signal=signal)
         finally:
             self._resuming.discard(session_id)
+        stored = resumed.stored
         session = Session(stored.header, stored.events, self.projections)
-        session._attach(writer, self._observers)
+        session._attach(resumed.writer, self._observers)
         self._live[session_id] = session
         return session
 

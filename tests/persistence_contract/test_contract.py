@@ -6,13 +6,17 @@ migrations) is tested next to each backend, not here.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
+import threading
+from collections.abc import Callable
 
 import pytest
 
 from host.cancel import CancelSignal
+from host.errors import HostError
 from host.sessions.model import (
     Event,
     EventBody,
@@ -310,3 +314,91 @@ async def test_cancelled(persistence) -> None:
         assert err.value.code == "CANCELLED"
     after = await persistence.inspect("s1")
     assert after.events == before.events and after.open_turn is not None
+
+
+async def test_resume_hands_the_lock_taken_for_the_read_to_the_writer(backend: Backend) -> None:
+    """From the moment ``resume`` returns, another host can neither resume, load nor open
+    the session: the lock taken to read (and repair) it is the one the writer holds."""
+    here, other = backend.make(), backend.make()
+    header = write_session(here, "s1", turn_bodies("t9", close=False))
+    resumed = await here.resume("s1")
+    assert resumed.stored.header == header and resumed.stored.closed_turn == "t9"
+    assert resumed.writer.session_id == "s1" and resumed.writer.next_seq == 4
+    for attempt in (
+        lambda: other.resume("s1"),
+        lambda: other.load("s1"),
+        lambda: other.resume("s1"),
+    ):
+        with pytest.raises(PersistenceError) as err:
+            await attempt()
+        assert err.value.code == "LOCKED"
+    with pytest.raises(PersistenceError) as err:
+        other.open_writer(header, create=False)
+    assert err.value.code == "LOCKED"
+    resumed.writer.append([Event(4, TurnStart(turn_id="t10"))])
+    resumed.writer.close()
+    again = await other.resume("s1")
+    assert [e.seq for e in again.stored.events] == list(range(6))
+    assert again.stored.closed_turn == "t10"
+    again.writer.close()
+
+
+async def test_concurrent_resumes_from_two_hosts_never_interleave(backend: Backend) -> None:
+    """Two hosts resume the same session at the same time, over and over: exactly one wins
+    each round, and its first append continues exactly the log it read (nobody slipped in
+    between to repair or append)."""
+    hosts = (backend.make(), backend.make())
+    write_session(hosts[0], "s1", [MessageEvent(role="user", content="x" * 40_000)])
+    for round_ in range(8):
+        outcomes = await asyncio.gather(
+            *(host.resume("s1") for host in hosts), return_exceptions=True
+        )
+        winners = [o for o in outcomes if not isinstance(o, BaseException)]
+        losers = [o for o in outcomes if isinstance(o, BaseException)]
+        assert len(winners) == 1, outcomes
+        assert all(isinstance(e, PersistenceError) and e.code == "LOCKED" for e in losers)
+        (won,) = winners
+        seq = len(won.stored.events)
+        won.writer.append([Event(seq, TurnStart(turn_id=f"t{round_}"))])  # left open
+        won.writer.close()
+    stored = await hosts[1].inspect("s1")
+    assert [e.seq for e in stored.events] == list(range(1 + 8 * 2 - 1))
+    assert stored.open_turn == "t7"
+
+
+class HeldInWorker(CancelSignal):
+    """Never set; consulted from a worker thread (which the backend does while it holds the
+    session's lock, before handing it over), it blocks until ``go`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside = threading.Event()
+        self.go = threading.Event()
+
+    def raise_if_set(self, error: Callable[[str, str], HostError] = HostError) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            self.inside.set()
+            self.go.wait(30)
+        super().raise_if_set(error)
+
+
+async def test_a_resume_cancelled_mid_read_leaves_the_session_unlocked(backend: Backend) -> None:
+    persistence = backend.make()
+    write_session(persistence, "s1", [MessageEvent(role="user", content="x" * 40_000)])
+    held = HeldInWorker()
+    task = asyncio.ensure_future(persistence.resume("s1", signal=held))
+    assert await asyncio.to_thread(held.inside.wait, 30)  # the worker holds the lock now
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    held.go.set()  # the worker finishes and hands a writer to nobody
+    for _ in range(300):
+        try:
+            resumed = await backend.make().resume("s1")
+        except PersistenceError as err:
+            assert err.code == "LOCKED"
+            await asyncio.sleep(0.01)
+            continue
+        resumed.writer.close()
+        return
+    pytest.fail("the cancelled resume kept the session locked")

@@ -3,8 +3,9 @@
 Installed in a real host as the ``session_persistence`` service by ``faulty_plugin`` (with the
 built-in one disabled), so the store, listing, the continuation manager and the tools all run
 unchanged over it. Faults: ``list`` (every call), ``inspect``/``load``/``open_writer`` (by
-session id) and ``append`` (by session id, through a wrapper of the real writer; the wrapper
-raises before the real writer is called, so the real writer's own no-partial-line guarantee is
+session id; ``fail_load`` and ``fail_open`` also fail ``resume``) and ``append`` (by session
+id, through a wrapper of the real writer, which ``resume`` hands out too; the wrapper raises
+before the real writer is called, so the real writer's own no-partial-line guarantee is
 tested separately with a real ``EFBIG``). ``after_append(session_id, events)``, when set, is
 called after every successful append (to arm a fault at a precise moment).
 """
@@ -19,7 +20,7 @@ from host import hookimpl
 from host.cancel import CancelSignal
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import Event, SessionHeader
-from host.sessions.persistence import PersistenceError, StoredSession
+from host.sessions.persistence import PersistenceError, Resumed, StoredSession
 
 BOOM = "injected fault"
 
@@ -100,6 +101,13 @@ class Faulty:
             self.hits.append(("load", session_id))
             raise fault()
         return await self.inner.load(session_id, signal=signal)
+
+    async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Resumed:
+        if session_id in self.fail_load | self.fail_open:
+            self.hits.append(("resume", session_id))
+            raise fault()
+        resumed = await self.inner.resume(session_id, signal=signal)
+        return Resumed(resumed.stored, FaultyWriter(self, resumed.writer))
 
 
 class FaultyPlugin:

@@ -22,7 +22,7 @@ from host.sessions.model import (
     TurnEnd,
     TurnStart,
 )
-from host.sessions.persistence import PersistenceError, StoredSession
+from host.sessions.persistence import PersistenceError, Resumed, StoredSession
 from host.sessions.projections import (
     ProjectionError,
     ProjectionFailure,
@@ -38,8 +38,10 @@ class RecordingPersistence:
     def __init__(self, inner: JsonlPersistence) -> None:
         self.inner = inner
         self.reads: Counter[str] = Counter()
+        self.opened: list[bool] = []  # the create flag of every open_writer
 
     def open_writer(self, header: SessionHeader, *, create: bool, events: Sequence[Event] = ()):
+        self.opened.append(create)
         return self.inner.open_writer(header, create=create, events=events)
 
     async def list(self, *, signal: CancelSignal | None = None) -> list[SessionHeader]:
@@ -55,6 +57,10 @@ class RecordingPersistence:
     async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
         self.reads["load"] += 1
         return await self.inner.load(session_id, signal=signal)
+
+    async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Resumed:
+        self.reads["resume"] += 1
+        return await self.inner.resume(session_id, signal=signal)
 
 
 def count_messages(state: int, event: Event) -> int:
@@ -203,6 +209,23 @@ async def test_resume_after_release(store: SessionStore) -> None:
     assert err.value.code == "ALREADY_LIVE"
     store.release("s1")
     assert [e.seq for e in (await store.resume("s1")).events] == [0, 1, 2, 3]
+
+
+async def test_resume_takes_the_lock_once(
+    store: SessionStore, recording: RecordingPersistence, data_dir: Path
+) -> None:
+    """One ``persistence.resume``: no ``load`` that locks and unlocks, then a second lock."""
+    store.publish(store.new(SessionHeader(id="s1"), seed=[TurnStart("t1")]))
+    store.release("s1")
+    recording.reads.clear()
+    recording.opened.clear()
+    session = await store.resume("s1")
+    assert recording.reads == Counter({"resume": 1}) and recording.opened == []
+    session.append(user("continues the log it read"))
+    assert [e.seq for e in session.events] == [0, 1, 2]
+    with pytest.raises(PersistenceError) as err:
+        await JsonlPersistence(data_dir).resume("s1")
+    assert err.value.code == "LOCKED"
 
 
 async def test_resume_errors(store: SessionStore, data_dir: Path) -> None:

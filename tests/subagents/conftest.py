@@ -26,7 +26,7 @@ from host.sessions.model import (
     SessionHeader,
     SubagentDescriptorEvent,
 )
-from host.sessions.persistence import PersistenceError, StoredSession
+from host.sessions.persistence import PersistenceError, Resumed, StoredSession
 from host.sessions.projections import Projections
 from host.sessions.store import Session, SessionStore
 from host.subagents.identity import IDENTITY_UNIT
@@ -80,6 +80,9 @@ class Recording:
 
     async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
         return await self.inner.load(session_id, signal=signal)
+
+    async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Resumed:
+        return await self.inner.resume(session_id, signal=signal)
 
     @property
     def total_inspects(self) -> int:

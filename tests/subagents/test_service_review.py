@@ -10,14 +10,14 @@ async def test_a_parent_lost_during_cold_resume_leaves_the_child_settled(env: En
     root, child_id = await env.settled_child("bg")
 
     persistence = env.services.session_persistence
-    original = persistence.load
+    original = persistence.resume
 
-    async def load(session_id, **options):  # the parent goes away while the child loads
+    async def resume(session_id, **options):  # the parent goes away while the child loads
         if session_id == child_id:
             await root.dispose()
         return await original(session_id, **options)
 
-    persistence.load = load
+    persistence.resume = resume
     try:
         await env.subagents.followup(root, child_id, "again", source={"kind": "coordinator"})
     except SubagentError as error:

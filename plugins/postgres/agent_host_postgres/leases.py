@@ -38,13 +38,18 @@ log = logging.getLogger(__name__)
 Connect = Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
 
 ACQUIRE = """
-INSERT INTO leases (session_id, owner, epoch, status, expires_at)
-VALUES (%(sid)s, %(owner)s, 1, 'idle', now() + make_interval(secs => %(ttl)s))
-ON CONFLICT (session_id) DO UPDATE
-   SET owner = EXCLUDED.owner, epoch = leases.epoch + 1, status = 'idle',
-       expires_at = EXCLUDED.expires_at
- WHERE leases.owner IS NULL OR leases.expires_at <= now()
-RETURNING epoch
+WITH stored AS (
+    SELECT header FROM sessions WHERE id = %(sid)s
+), acquired AS (
+    INSERT INTO leases (session_id, owner, epoch, status, expires_at)
+    SELECT %(sid)s, %(owner)s, 1, 'idle', now() + make_interval(secs => %(ttl)s) FROM stored
+    ON CONFLICT (session_id) DO UPDATE
+       SET owner = EXCLUDED.owner, epoch = leases.epoch + 1, status = 'idle',
+           expires_at = EXCLUDED.expires_at
+     WHERE leases.owner IS NULL OR leases.expires_at <= now()
+    RETURNING epoch
+)
+SELECT stored.header, (SELECT epoch FROM acquired) FROM stored
 """
 
 FENCED_INSERT = """
@@ -152,10 +157,16 @@ class Heartbeat:
             thread.join(timeout=self._interval + 10)
 
 
-def acquire(conn: psycopg.Connection[Any], session_id: str, owner: str, ttl: float) -> int | None:
-    """Take the lease of ``session_id`` for ``owner``: its new epoch, or None if held."""
+def acquire(
+    conn: psycopg.Connection[Any], session_id: str, owner: str, ttl: float
+) -> tuple[str, int | None] | None:
+    """Take the lease of ``session_id`` for ``owner`` in one statement that also reads the
+    stored header line: ``(header, new epoch)``, ``(header, None)`` if another holder's lease
+    is live, ``None`` if no such session is stored."""
     row = conn.execute(ACQUIRE, {"sid": session_id, "owner": owner, "ttl": ttl}).fetchone()
-    return None if row is None else int(row[0])
+    if row is None:
+        return None
+    return str(row[0]), None if row[1] is None else int(row[1])
 
 
 def fenced_insert(
@@ -225,7 +236,9 @@ class LeaseHolder:
         self._unreleased: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def acquire(self, conn: psycopg.Connection[Any], session_id: str) -> int | None:
+    def acquire(
+        self, conn: psycopg.Connection[Any], session_id: str
+    ) -> tuple[str, int | None] | None:
         """Take the lease of ``session_id`` on ``conn`` (see ``acquire``); call ``hold``
         once the acquisition is committed."""
         return acquire(conn, session_id, self.owner, self.ttl)

@@ -21,12 +21,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import builtins
+import select
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import attrs
 import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -35,6 +36,7 @@ from agent_host_postgres import leases, remote
 from agent_host_postgres.schema import check_schema_name, migrate
 from agent_host_postgres.writer import PostgresWriter, encode_bodies
 from host.cancel import CancelSignal, raise_if_cancelled
+from host.sessions import workers
 from host.sessions.codec import (
     CodecError,
     decode_event,
@@ -42,10 +44,25 @@ from host.sessions.codec import (
     encode_header,
 )
 from host.sessions.model import Event, SessionHeader, TurnEnd, validate_session_id
-from host.sessions.persistence import PersistenceError, StoredSession, open_turn
+from host.sessions.persistence import PersistenceError, Resumed, StoredSession
 from host.sessions.remote import RemoteMessage
 
-__all__ = ["PostgresPersistence", "PostgresWriter"]
+__all__ = ["PostgresPersistence", "PostgresWriter", "check_connection"]
+
+
+def check_connection(conn: psycopg.Connection[Any]) -> None:
+    """The pool's check at every checkout, with no round trip for a healthy idle connection.
+
+    A server that shuts down or terminates the backend sends an error and closes the socket,
+    so an idle connection with nothing to read is healthy as far as a query could tell; one
+    with something to read is checked with psycopg_pool's empty query (which raises if it is
+    broken, and the pool replaces it). A silently severed link is found by the next query.
+    """
+    if conn.closed:
+        raise psycopg.OperationalError("the connection is closed")
+    readable, _, _ = select.select([conn.pgconn.socket], [], [], 0)
+    if readable:
+        ConnectionPool.check_connection(conn)
 
 
 class PostgresPersistence:
@@ -82,9 +99,13 @@ class PostgresPersistence:
             dsn,
             min_size=1,
             max_size=max(1, pool_size),
-            kwargs={"autocommit": True, "connect_timeout": connect_timeout},
+            kwargs={
+                "autocommit": True,
+                "connect_timeout": connect_timeout,
+                "fallback_application_name": f"agent-host {self.host_id}",
+            },
             configure=self._configure,
-            check=ConnectionPool.check_connection,
+            check=check_connection,
             timeout=float(connect_timeout),
             name=f"agent-host-{self.schema}",
             open=True,
@@ -93,6 +114,7 @@ class PostgresPersistence:
         self._heartbeat = leases.Heartbeat(self._holder.beat, self.lease_ttl / 3)
         self._listeners: list[remote.Listener] = []
         self.poll_interval = min(1.0, self.lease_ttl / 3)
+        workers.warm()
 
     # -- connections ---------------------------------------------------------------------
 
@@ -110,14 +132,18 @@ class PostgresPersistence:
         except psycopg.Error as exc:
             raise PersistenceError.failed(action, exc) from exc
 
-    def _acquire(self, conn: psycopg.Connection[Any], session_id: str) -> int:
-        """The new epoch of ``session_id``'s lease (``LOCKED`` if held); the caller calls
-        ``self._holder.hold`` once the acquisition is committed."""
-        epoch = self._holder.acquire(conn, session_id)
+    def _acquire(self, conn: psycopg.Connection[Any], session_id: str) -> tuple[str, int]:
+        """Take ``session_id``'s lease: its stored header line and the new epoch
+        (``NOT_FOUND``, ``LOCKED`` if held); the caller calls ``self._holder.hold`` once the
+        acquisition is committed."""
+        acquired = self._holder.acquire(conn, session_id)
+        if acquired is None:
+            raise PersistenceError.not_found(session_id)
+        header_line, epoch = acquired
         if epoch is None:
             raise PersistenceError.locked(session_id)
         self._heartbeat.ensure_started()
-        return epoch
+        return header_line, epoch
 
     # -- writers -------------------------------------------------------------------------
 
@@ -176,7 +202,7 @@ class PostgresPersistence:
             )
             if cur.rowcount != 1:
                 raise PersistenceError.already_stored(sid)
-            epoch = self._acquire(conn, sid)
+            _, epoch = self._acquire(conn, sid)
             if events:
                 cur.executemany(
                     "INSERT INTO events (session_id, seq, body) VALUES (%s, %s, %s)",
@@ -184,23 +210,15 @@ class PostgresPersistence:
                 )
         return epoch
 
-    @staticmethod
-    def _exists(conn: psycopg.Connection[Any], session_id: str) -> bool:
-        found = conn.execute("SELECT 1 FROM sessions WHERE id = %s", (session_id,)).fetchone()
-        return found is not None
-
     def _reopen(self, sid: str, header: SessionHeader) -> PostgresWriter:
         with self._connection(f"cannot open session {sid!r}") as conn:
-            row = conn.execute("SELECT header FROM sessions WHERE id = %s", (sid,)).fetchone()
-            if row is None:
-                raise PersistenceError.not_found(sid)
-            if self._decode_header(sid, row[0]) != header:
-                raise PersistenceError.corrupt(
-                    sid, "stored header differs from the writer's header"
-                )
-            epoch = self._acquire(conn, sid)  # before counting: nobody appends meanwhile
+            header_line, epoch = self._acquire(conn, sid)  # before counting: nobody appends
             self._holder.hold(sid, epoch)
             try:
+                if self._decode_header(sid, header_line) != header:
+                    raise PersistenceError.corrupt(
+                        sid, "stored header differs from the writer's header"
+                    )
                 last = conn.execute(
                     "SELECT max(seq), count(*) FROM events WHERE session_id = %s", (sid,)
                 ).fetchone()
@@ -230,21 +248,29 @@ class PostgresPersistence:
             row = conn.execute("SELECT header FROM sessions WHERE id = %s", (sid,)).fetchone()
             if row is None:
                 raise PersistenceError.not_found(sid)
-            header = self._decode_header(sid, row[0])
-            bodies = conn.execute(
-                "SELECT seq, body FROM events WHERE session_id = %s ORDER BY seq", (sid,)
-            ).fetchall()
+            rows = self._event_rows(conn, sid)
+        return self._stored(sid, row[0], rows)
+
+    @staticmethod
+    def _event_rows(conn: psycopg.Connection[Any], sid: str) -> list[tuple[int, str]]:
+        return conn.execute(
+            "SELECT seq, body FROM events WHERE session_id = %s ORDER BY seq", (sid,)
+        ).fetchall()
+
+    def _stored(self, sid: str, header_line: str, rows: list[tuple[int, str]]) -> StoredSession:
+        """The stored session from its header line and event rows (damage: ``damaged_middle``)."""
+        header = self._decode_header(sid, header_line)
         events: list[Event] = []
-        valid = len(row[0]) + 1
+        valid = len(header_line) + 1
         ignored = 0
         damaged = False
-        for index, (seq, body) in enumerate(bodies):
+        for index, (seq, body) in enumerate(rows):
             try:
                 event = decode_event(body.encode("utf-8"))
             except CodecError:
                 event = None
             if event is None or seq != index or event.seq != index:
-                ignored = sum(len(b) + 1 for _, b in bodies[index:])
+                ignored = sum(len(b) + 1 for _, b in rows[index:])
                 damaged = True  # rows are never torn: damage anywhere is damage, not a tail
                 break
             events.append(event)
@@ -263,41 +289,47 @@ class PostgresPersistence:
         """See ``SessionPersistence.inspect``: read-only."""
         sid = validate_session_id(session_id)
         raise_if_cancelled(signal, PersistenceError)
-        stored = await asyncio.to_thread(self._inspect_sync, sid)
+        stored = await workers.run(self._inspect_sync, sid)
         raise_if_cancelled(signal, PersistenceError)
         return stored
 
-    def _load_sync(self, sid: str, signal: CancelSignal | None) -> StoredSession:
+    def _resume_sync(self, sid: str, signal: CancelSignal | None) -> Resumed:
         with self._connection(f"cannot load session {sid!r}") as conn:
-            if not self._exists(conn, sid):
-                raise PersistenceError.not_found(sid)
-            epoch = self._acquire(conn, sid)
+            header_line, epoch = self._acquire(conn, sid)
             self._holder.hold(sid, epoch)
-        try:  # the repair is fenced like any append
-            stored = self._inspect_sync(sid)
+            try:
+                rows = self._event_rows(conn, sid)  # under the lease: nobody appends meanwhile
+            except BaseException:
+                self._holder.release(sid, epoch)
+                raise
+        try:
+            stored = self._stored(sid, header_line, rows)
             if stored.damaged_middle:
                 raise PersistenceError.corrupt(sid, f"event {len(stored.events)} cannot be decoded")
             raise_if_cancelled(signal, PersistenceError)
-            turn = open_turn(stored.events)
-            events = stored.events
-            if turn is not None:
-                closing = Event(len(events), TurnEnd(turn_id=turn, stop_reason="interrupted"))
-                PostgresWriter(self._holder, sid, epoch, len(events)).append([closing])
-                events = (*events, closing)
-        finally:
+            writer = PostgresWriter(self._holder, sid, epoch, len(stored.events))
+            turn = stored.open_turn
+            if turn is not None:  # the repair is fenced like any append
+                closing = TurnEnd(turn_id=turn, stop_reason="interrupted")
+                writer.append([Event(len(stored.events), closing)])
+                events = (*stored.events, Event(len(stored.events), closing))
+                stored = attrs.evolve(stored, events=events, closed_turn=turn)
+        except BaseException:
             self._holder.release(sid, epoch)
-        return StoredSession(
-            stored.header,
-            events,
-            valid_bytes=stored.valid_bytes,
-            closed_turn=turn,
-        )
+            raise
+        return Resumed(stored, writer)
 
-    async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
-        """See ``SessionPersistence.load``: close an open turn, under the session lock."""
+    async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Resumed:
+        """See ``SessionPersistence.resume``: one lease acquisition, handed to the writer."""
         sid = validate_session_id(session_id)
         raise_if_cancelled(signal, PersistenceError)
-        return await asyncio.to_thread(self._load_sync, sid, signal)
+        return await workers.resume(self._resume_sync, sid, signal)
+
+    async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
+        """See ``SessionPersistence.load``: close an open turn, under the session lease."""
+        resumed = await self.resume(session_id, signal=signal)
+        resumed.writer.close()
+        return resumed.stored
 
     def _list_sync(self) -> list[SessionHeader]:
         with self._connection("cannot list sessions") as conn:
@@ -315,7 +347,7 @@ class PostgresPersistence:
     async def list(self, *, signal: CancelSignal | None = None) -> list[SessionHeader]:
         """See ``SessionPersistence.list``: headers only, sorted by ``(created_at, id)``."""
         raise_if_cancelled(signal, PersistenceError)
-        headers = await asyncio.to_thread(self._list_sync)
+        headers = await workers.run(self._list_sync)
         raise_if_cancelled(signal, PersistenceError)
         return headers
 
@@ -334,7 +366,7 @@ class PostgresPersistence:
         raise_if_cancelled(signal, PersistenceError)
         if not ids:
             return {}
-        return await asyncio.to_thread(self._residency_sync, ids)
+        return await workers.run(self._residency_sync, ids)
 
     # -- cross-host delivery (``host.sessions.remote.RemoteInbox``) ---------------------------
 
@@ -346,7 +378,7 @@ class PostgresPersistence:
             with self._connection(f"cannot send a message to session {sid!r}") as conn:
                 return remote.send(conn, schema=self.schema, me=self.host_id, message=message)
 
-        return await asyncio.to_thread(send)
+        return await workers.run(send)
 
     async def pending_remote(self) -> builtins.list[RemoteMessage]:
         """See ``RemoteInbox.pending_remote``."""
@@ -355,7 +387,7 @@ class PostgresPersistence:
             with self._connection("cannot read queued messages") as conn:
                 return remote.pending(conn, self.host_id)
 
-        return await asyncio.to_thread(read)
+        return await workers.run(read)
 
     def watch(self, wake: Callable[[], None]) -> Callable[[], None]:
         """See ``RemoteInbox.watch``: a LISTEN thread, polling every ``poll_interval``."""

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import select
 import selectors
 import socket
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -16,9 +18,10 @@ import agent_host_postgres
 import psycopg
 import pytest
 from agent_host_postgres import DSN_ENV
-from agent_host_postgres.persistence import PostgresPersistence
+from agent_host_postgres.persistence import PostgresPersistence, check_connection
 from agent_host_postgres.schema import LATEST, MIGRATIONS
 from agent_host_postgres.writer import encode_bodies
+from psycopg_pool import ConnectionPool
 
 from host.sessions.codec import encode_header
 from host.sessions.model import SessionHeader
@@ -237,3 +240,51 @@ async def test_a_release_that_failed_is_retried_and_never_renewed(proxy, dsn, sc
     finally:
         a.close()
         b.close()
+
+
+def terminate_backends(dsn: str, host_id: str) -> int:
+    """Terminate every server backend of host ``host_id``'s pool, as a server restart would,
+    and wait until they are gone."""
+    query = "SELECT {} FROM pg_stat_activity WHERE application_name = %s"
+    name = (f"agent-host {host_id}",)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        count = len(conn.execute(query.format("pg_terminate_backend(pid)"), name).fetchall())
+        for _ in range(500):
+            if not conn.execute(query.format("pid"), name).fetchall():
+                return count
+            time.sleep(0.01)
+    raise AssertionError("the terminated backends did not go away")
+
+
+def test_the_pool_check_sends_a_query_only_when_the_server_spoke(dsn, monkeypatch) -> None:
+    sent: list[object] = []
+    empty_query = ConnectionPool.check_connection
+    monkeypatch.setattr(
+        ConnectionPool, "check_connection", staticmethod(lambda c: (sent.append(c), empty_query(c)))
+    )
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for _ in range(3):
+            check_connection(conn)  # healthy and idle: no round trip
+        assert sent == []
+        with psycopg.connect(dsn, autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,))
+        select.select([conn.pgconn.socket], [], [], 10)
+        with pytest.raises(psycopg.OperationalError):
+            check_connection(conn)
+        assert sent == [conn]
+
+
+async def test_appends_and_reads_survive_terminated_backends(dsn, schema) -> None:
+    """Every pooled connection's backend is killed between calls (a server restart): the
+    check at checkout replaces them, so no call fails and the writer stays usable."""
+    persistence = PostgresPersistence(dsn, schema=schema)
+    try:
+        writer = persistence.open_writer(SessionHeader(id="s1", created_at=1), create=True)
+        for seq in range(3):
+            assert terminate_backends(dsn, persistence.host_id) >= 1
+            writer.append([message(seq, f"after restart {seq}")])
+            assert terminate_backends(dsn, persistence.host_id) >= 1
+            assert len((await persistence.inspect("s1")).events) == seq + 1
+        writer.close()
+    finally:
+        persistence.close()

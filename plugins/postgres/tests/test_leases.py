@@ -201,6 +201,23 @@ async def test_load_repairs_under_a_lease_and_releases_it(hosts, dsn, schema) ->
     assert owner is None  # load takes the lease only for its repair
 
 
+async def test_a_resume_acquires_the_lease_once_and_its_writer_keeps_it(
+    hosts, dsn, schema
+) -> None:
+    """One acquisition (one epoch) serves the read, the repair and the writer."""
+    a, b = hosts
+    a.open_writer(
+        SessionHeader(id="s1"), create=True, events=[Event(0, TurnStart(turn_id="t"))]
+    ).close()
+    assert lease_row(dsn, schema, "s1") == (None, 1)
+    resumed = await b.resume("s1")
+    assert resumed.stored.closed_turn == "t"
+    assert resumed.writer.epoch == 2 and lease_row(dsn, schema, "s1") == (b.host_id, 2)
+    resumed.writer.append([message(2, "continues")])
+    resumed.writer.close()
+    assert lease_row(dsn, schema, "s1") == (None, 2)
+
+
 def test_a_paused_process_cannot_write_after_a_takeover(dsn, schema) -> None:
     """SIGSTOP the holder past expiry, take over, SIGCONT: its next append is refused."""
     code = textwrap.dedent(
