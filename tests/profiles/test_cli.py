@@ -37,6 +37,7 @@ def test_profiles_json(tmp_path):
     home, project = setup_files(tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HOST_")}
     env |= {"AGENT_HOST_HOME": str(home), "AGENT_HOST_PLUGINS": "subagent"}
+    env["HOME"] = str(tmp_path / "real-home")  # no ~/.claude/agents of the machine's user
     result = subprocess.run(
         [AGENT_HOST, "profiles", "--json"],
         capture_output=True,
@@ -85,6 +86,7 @@ def test_profiles_table(tmp_path, monkeypatch, capsys):
     home, project = setup_files(tmp_path)
     monkeypatch.setenv("AGENT_HOST_HOME", str(home))
     monkeypatch.setenv("AGENT_HOST_PLUGINS", "subagent")
+    monkeypatch.setenv("HOME", str(tmp_path / "real-home"))
     monkeypatch.chdir(project)
     assert main(["--data-dir", str(tmp_path / "data"), "profiles"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -117,4 +119,31 @@ def test_profiles_table_without_a_default():
 
     assert table(rows(ProfileSet())).splitlines()[-1] == (
         "default profile (no subagent_type): none, a plain subagent with the parent's tools"
+    )
+
+
+def test_claude_code_files_are_listed_with_their_source_and_notes(tmp_path, monkeypatch, capsys):
+    claude = tmp_path / "real-home" / ".claude" / "agents"
+    claude.mkdir(parents=True)
+    (claude / "r.md").write_text(
+        "---\nname: code-reviewer\ndescription: Reviews code\ntools: Read, Task\n"
+        "model: sonnet\ncolor: purple\n---\nYou review.\n"
+    )
+    monkeypatch.setenv("AGENT_HOST_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AGENT_HOST_PLUGINS", "subagent")
+    monkeypatch.setenv("HOME", str(tmp_path / "real-home"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["--data-dir", str(tmp_path / "data"), "profiles"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].split() == [
+        "code-reviewer",
+        "claude-user",
+        "default",
+        "subagent",
+        "Reviews",
+        "code",
+    ]
+    assert lines[-1] == (
+        f'warning: {claude}/r.md: tools: profile "code-reviewer": no host tool for Read; its '
+        "children go without"
     )

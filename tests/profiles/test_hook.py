@@ -7,7 +7,7 @@ from pathlib import Path
 from host import hookimpl
 from host.profiles.library import ProfileLibrary
 from host.testing import build_host
-from tests.profiles.support import write
+from tests.profiles.support import environ, write
 
 
 def test_a_plugin_ships_profiles_from_its_distribution(tmp_path, monkeypatch):
@@ -25,7 +25,7 @@ def test_a_plugin_ships_profiles_from_its_distribution(tmp_path, monkeypatch):
     try:
         library = host.services.profiles
         assert isinstance(library, ProfileLibrary) and library is host.profiles
-        library.environ, library.cwd = {"AGENT_HOST_HOME": str(tmp_path / "h")}, tmp_path
+        library.environ, library.cwd = environ(tmp_path), tmp_path
         loaded = library.load()
         assert loaded.names() == ["docs:writer", "general-purpose"]
         assert loaded.aliases == (("writer", "docs:writer"),)
