@@ -3,13 +3,17 @@ and cold resumes; the index is cut after 200 lines; paths cannot leave the direc
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 from host.agents.scripted import ScriptedModel, call, calls, say, tool_call
 from host.memory.store import INDEX_LINES
 from host.sessions.model import SubagentDescriptorEvent
 from host.testing import call_tool
-from tests.profiles.support import delegate, profile_host, settle, write
+from tests.profiles.support import delegate, library, profile_host, settle, write
 from tests.support import scripted
 
 INDEX_LINE = "- [Tabs](tabs.md): the user indents with tabs"
@@ -219,3 +223,34 @@ async def test_project_profiles_keep_project_memory_only_when_the_user_allows_it
         )
     finally:
         await host.aclose()
+
+
+@contextlib.contextmanager
+def unwritable(directory: Path) -> Iterator[None]:
+    """``directory`` not writable: by its mode, or (root may write anyway) immutable."""
+    directory.chmod(0o555)
+    immutable = os.access(directory, os.W_OK)
+    if immutable:
+        subprocess.run(["chattr", "+i", str(directory)], check=True)
+    try:
+        assert not os.access(directory, os.W_OK)
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(directory)], check=True)
+        directory.chmod(0o755)
+
+
+def test_a_profile_whose_memory_directory_is_not_writable_is_unavailable(tmp_path):
+    lib, user, _ = library(tmp_path)
+    path = write(user, "ro.md", "ro", memory="user")
+    write(user, "fine.md", "fine", memory="user")
+    folder = tmp_path / "home" / "agent-memory"
+    (folder / "ro").mkdir(parents=True)
+    with unwritable(folder / "ro"):
+        loaded = lib.load()
+        assert loaded.names() == ["fine", "general-purpose"]
+        assert [str(d) for d in loaded.diagnostics] == [
+            f'{path}: memory: profile "ro": {folder / "ro"} is not writable'
+        ]
+    assert lib.load().names() == ["fine", "general-purpose", "ro"]

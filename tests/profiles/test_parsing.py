@@ -128,6 +128,10 @@ def test_model_inherit_means_the_default():
             "mcp_servers: '*' is not an MCP server name (1-32 of A-Z a-z 0-9 _ -)",
         ),
         (
+            "name: n\ndescription: d\nmemory: global",
+            "memory: must be one of 'user', 'project', 'local'",
+        ),
+        (
             "name: n\ndescription: d\ncolor: purple",
             "color: unknown field (known: name, description, tools, disallowed_tools, model, max_steps, background, mcp_servers, memory)",
         ),
