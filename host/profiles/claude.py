@@ -5,22 +5,16 @@ is read), so anything valid in Claude Code's format reads: quoted strings, multi
 descriptions, ``tools`` as a comma-separated string or a list. The keys read are mapped onto a
 profile's fields and checked as in our own files (``host.profiles.parsing.build``):
 
-=================== =================== ==================================================
-Claude Code key     profile field       notes
-=================== =================== ==================================================
-``name``            ``name``            required
-``description``     ``description``     required; line breaks become spaces
-``tools``           ``tools``           mapped by ``TOOLS`` (below)
-``disallowedTools`` ``disallowed_tools`` mapped the same way; names without an equivalent
-                                        deny nothing the host has
-``model``           ``model``           ``sonnet``, ``opus``, ``haiku``, ``inherit``: the
-                                        default model; another value names a host model
-``maxTurns``        ``max_steps``
-``background``      ``background``
-``mcpServers``      ``mcp_servers``     server names; an inline definition (a mapping) is
-                                        reported, a child never starts servers
-``memory``          ``memory``          our memory directories (``host.profiles.memory``)
-=================== =================== ==================================================
+* ``name``, ``description``: required; line breaks in a description become spaces, and one
+  longer than 1024 characters is cut (with a note);
+* ``tools`` → ``tools`` and ``disallowedTools`` → ``disallowed_tools``: mapped by ``TOOLS``
+  (below); a denied name without an equivalent denies nothing the host has;
+* ``model``: ``sonnet``, ``opus``, ``haiku`` and ``inherit`` mean the default model; another
+  value names a host model;
+* ``maxTurns`` → ``max_steps``, ``background``, ``memory`` (our memory directories,
+  ``host.profiles.memory``);
+* ``mcpServers`` → ``mcp_servers``: server names; an inline definition (a mapping) is
+  reported, since a child never starts servers.
 
 Other keys (``color``, ``permissionMode``, ``hooks``, ``skills``, …) are ignored. Tool names:
 ``TOOLS`` maps those the host has an equivalent for; ``mcp__<server>__<tool>`` is the host's
@@ -34,7 +28,7 @@ from typing import Any
 
 from host.profiles.frontmatter import FrontMatterError, split_raw
 from host.profiles.model import Diagnostic, Profile, Source
-from host.profiles.parsing import Invalid, build, split_tool_list
+from host.profiles.parsing import DESCRIPTION_MAX, Invalid, build, split_tool_list
 
 TOOLS = {
     "AskUserQuestion": "ask_user",
@@ -116,6 +110,10 @@ def _fields(data: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]
             if lacking and field == "tools":
                 names = ", ".join(lacking)
                 notes.append(("tools", f"no host tool for {names}; its children go without"))
+    description = fields.get("description")
+    if isinstance(description, str) and len(" ".join(description.split())) > DESCRIPTION_MAX:
+        fields["description"] = shorten(description)
+        notes.append(("description", f"cut to {DESCRIPTION_MAX} characters"))
     model = fields.get("model")
     if isinstance(model, str) and model.strip().lower() in MODEL_ALIASES:
         fields["model"] = "inherit"
@@ -128,6 +126,14 @@ def _fields(data: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]
             note = f"inline MCP server definitions are not started: {names}"
             notes.append(("mcpServers", note))
     return fields, notes
+
+
+def shorten(description: str) -> str:
+    """A description longer than ``DESCRIPTION_MAX`` (Claude Code's may carry examples), cut
+    at a word with ``…`` (whitespace runs collapsed, as in every description)."""
+    text = " ".join(description.split())
+    cut = text[: DESCRIPTION_MAX - 1].rsplit(" ", 1)[0]
+    return cut + "…"
 
 
 def map_tools(value: Any, field: str) -> tuple[list[str], list[str]]:

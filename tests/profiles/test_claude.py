@@ -203,3 +203,24 @@ async def test_a_child_from_a_claude_code_file_gets_the_mapped_tools_and_its_bod
         assert "You plan." in request.system_prompt
     finally:
         await host.aclose()
+
+
+def test_a_long_description_with_examples_is_cut_not_refused(tmp_path):
+    lib, claude_user, _ = claude_library(tmp_path)
+    example = (
+        '<example>\\nContext: The user has just written a function.\\nuser: \\"Please review '
+        'this\\"\\nassistant: \\"I will use the reviewer agent.\\"\\n</example>\\n'
+    )
+    text = (
+        '---\nname: reviewer\ndescription: "Use this agent after writing code.\\n\\n'
+        f'Examples:\\n{example * 12}"\ntools: Read\n---\nYou review.\n'
+    )
+    path = put(claude_user, "reviewer.md", text)
+    loaded = lib.load()
+    profile = loaded.get("reviewer")
+    assert profile is not None and len(profile.description) <= 1024
+    assert profile.description.startswith("Use this agent after writing code. Examples: <example>")
+    assert profile.description.endswith("…")
+    assert f'{path}: description: profile "reviewer": cut to 1024 characters' in [
+        str(d) for d in loaded.diagnostics
+    ]
