@@ -21,7 +21,6 @@ INDEX = "MEMORY.md"
 INDEX_LINES = 200
 INDEX_BYTES = 64 * 1024
 FILE_BYTES = 256 * 1024
-LIST_MAX = 500
 
 
 class Refused(Exception):
@@ -93,7 +92,8 @@ class MemoryDirectory:
         return f"wrote {len(data)} bytes to {relative}"
 
     def listing(self) -> list[tuple[str, int]]:
-        """``(relative path, size)`` of every memory file, sorted (at most ``LIST_MAX``)."""
+        """``(relative path, size)`` of every memory file (links and hidden names left out),
+        sorted."""
         base = self.root.resolve()
         if not base.is_dir():
             return []
@@ -109,7 +109,7 @@ class MemoryDirectory:
                 except OSError:
                     continue
                 found.append((path.relative_to(base).as_posix(), size))
-        return sorted(found)[:LIST_MAX]
+        return sorted(found)
 
     def index_head(self) -> IndexHead:
         """The first ``INDEX_LINES`` lines of ``MEMORY.md`` (reading at most ``INDEX_BYTES``)."""

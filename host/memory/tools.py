@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from host.agents.registry import AgentSetup
 
 SECTION = "memory"
+LIST_MAX = 500
 OWNER = "memory"
 
 GUIDANCE = """\
@@ -104,9 +105,12 @@ def memory_tools(memory: MemoryDirectory) -> list[Tool]:
         files = memory.listing()
         if not files:
             return ToolResult("(no memory files yet)", structured={"files": []})
-        text = "\n".join(f"{name} ({size} bytes)" for name, size in files)
-        rows = [{"path": name, "bytes": size} for name, size in files]
-        return ToolResult(text, structured={"files": rows})
+        shown = files[:LIST_MAX]
+        lines = [f"{name} ({size} bytes)" for name, size in shown]
+        if len(files) > LIST_MAX:
+            lines.append(f"(and {len(files) - LIST_MAX} more files not listed)")
+        rows = [{"path": name, "bytes": size} for name, size in shown]
+        return ToolResult("\n".join(lines), structured={"files": rows, "total": len(files)})
 
     @tool("memory_read", "Read one file of your memory directory.", ReadArgs)
     async def memory_read(args: ReadArgs, exec: ToolExec) -> ToolResult:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
 from host.memory.store import FILE_BYTES, INDEX_BYTES, IndexHead, MemoryDirectory, Refused
-from host.memory.tools import section_text
+from host.memory.tools import LIST_MAX, ListArgs, memory_tools, section_text
 from host.subagents.descriptors import ContinuableDescriptor, Corrupt, MemorySpec, parse_descriptor
+from host.tools.tool import ToolExec
 
 
 @pytest.fixture
@@ -132,3 +134,15 @@ def test_the_descriptor_keeps_a_memory_with_an_absolute_directory():
         "user",
     ):
         assert isinstance(parse_descriptor({**base, "memory": bad}), Corrupt), bad
+
+
+async def test_memory_list_names_at_most_500_files_and_says_how_many_more(memory):
+    memory.root.mkdir(parents=True)
+    for n in range(LIST_MAX + 2):
+        (memory.root / f"m{n:04}.md").write_text("x")
+    (listing, _, _) = memory_tools(memory)
+    result = await listing.execute(ListArgs(), ToolExec(agent=None, ctx=cast(Any, None)))
+    lines = result.text.splitlines()
+    assert len(lines) == LIST_MAX + 1 and lines[0] == "m0000.md (1 bytes)"
+    assert lines[-1] == "(and 2 more files not listed)"
+    assert result.structured["total"] == LIST_MAX + 2
