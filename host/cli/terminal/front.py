@@ -9,9 +9,9 @@ the prompt), its tool calls and results, subagents' reports and settlement notic
 The bottom line is the subagent tree's status (``Tree.status_line``), redrawn when a
 lifecycle event changes it.
 
-Ctrl-C interrupts the root's turn; a second Ctrl-C within ``QUIT_WINDOW`` seconds ends the
-conversation, as do Ctrl-D and ``/exit``. prompt_toolkit reads the keys; rich styles the
-lines (no colour with ``NO_COLOR``).
+Ctrl-C interrupts the root's turn; a second Ctrl-C within ``QUIT_WINDOW`` seconds (with no
+line entered between) ends the conversation, as do Ctrl-D and ``/exit``. prompt_toolkit
+reads the keys; rich styles the lines (no colour with ``NO_COLOR``).
 """
 
 from __future__ import annotations
@@ -188,6 +188,7 @@ class TerminalFront:
                     line = await self._session.prompt_async(self._message)
                 except (EOFError, _Quit):
                     break
+                self._last_interrupt = float("-inf")  # a new line starts a new quit window
                 if self.asker.take(line):
                     continue
                 if not await self.handle(line):
