@@ -66,12 +66,12 @@ class StreamLines:
             return self._add(event.text)
         if isinstance(event, ModelResponse):
             done = [] if self._streamed else self._add(event.text)
-            self._streamed = False
             return done + self.flush()
         return []
 
     def flush(self) -> list[str]:
         """The line still arriving, ended now (a stream cut short); [] when there is none."""
+        self._streamed = False  # the next response is new text, streamed or not
         rest, self.partial = self.partial, ""
         return [rest] if rest.strip() else []
 

@@ -1,0 +1,151 @@
+"""What the terminal client prints for the root: streamed answer lines (``StreamLines``) and
+one compact line per tool call, result, notice or failed turn (``event_lines``)."""
+
+from __future__ import annotations
+
+import json
+
+from rich.text import Text
+
+from host.agents.models import ModelResponse, TextDelta, ToolCallDelta
+from host.cli.terminal.lines import ARGUMENT_CHARS, StreamLines, event_lines
+from host.sessions.model import (
+    Event,
+    EventBody,
+    InboxAccepted,
+    MessageEvent,
+    ToolCall,
+    TurnEnd,
+    TurnStart,
+)
+from host.subagents.types import MessageSource
+
+NAMES = {"sub_1": "research", "root": "you"}
+
+
+def lines(body: EventBody) -> list[Text]:
+    return list(event_lines(Event(3, body), NAMES))
+
+
+def styles(text: Text) -> dict[str, str]:
+    """Each styled span's text and its style."""
+    return {text.plain[span.start : span.end]: str(span.style) for span in text.spans}
+
+
+# -- StreamLines ---------------------------------------------------------------------------
+
+
+def test_deltas_split_into_finished_lines_and_the_partial_one() -> None:
+    stream = StreamLines()
+    assert stream.feed(TextDelta("Hello")) == []
+    assert stream.partial == "Hello"
+    assert stream.feed(TextDelta(" world\nsecond")) == ["Hello world"]
+    assert stream.partial == "second"
+    assert stream.feed(TextDelta(" line\n\nfourth\nfif")) == ["second line", "", "fourth"]
+    assert stream.partial == "fif"
+    assert stream.feed(ToolCallDelta(0, "call_1", "echo")) == []
+    assert stream.partial == "fif"
+
+
+def test_a_response_ends_the_streamed_text_without_repeating_it() -> None:
+    stream = StreamLines()
+    stream.feed(TextDelta("one\ntw"))
+    assert stream.feed(ModelResponse(text="one\ntwo")) == ["tw"]
+    assert stream.partial == ""
+    # the next response, not streamed, is taken whole
+    assert stream.feed(ModelResponse(text="three\nfour")) == ["three", "four"]
+    assert stream.partial == ""
+
+
+def test_a_response_that_was_not_streamed_is_taken_whole() -> None:
+    stream = StreamLines()
+    assert stream.feed(ModelResponse(text="first\nsecond\n")) == ["first", "second"]
+    assert stream.partial == ""
+    assert stream.feed(ModelResponse(text="")) == []
+
+
+def test_flush_ends_the_line_still_arriving() -> None:
+    stream = StreamLines()
+    stream.feed(TextDelta("cut sho"))
+    assert stream.flush() == ["cut sho"]
+    assert stream.partial == ""
+    assert stream.flush() == []
+    stream.feed(TextDelta("   "))
+    assert stream.flush() == []  # white space alone is no line
+    assert stream.partial == ""
+
+
+def test_after_a_stream_cut_short_an_unstreamed_response_is_still_shown() -> None:
+    stream = StreamLines()
+    stream.feed(TextDelta("interrupted mid"))
+    assert stream.flush() == ["interrupted mid"]  # the turn ended without a response
+    # the next call's model does not stream (``/model`` switched it): its text is all there is
+    assert stream.feed(ModelResponse(text="the whole answer")) == ["the whole answer"]
+
+
+# -- event_lines ---------------------------------------------------------------------------
+
+
+def test_a_tool_call_is_its_name_and_cut_arguments() -> None:
+    long = {"path": "x" * 200}
+    call = ToolCall("call_1", "read_file", long)
+    (line,) = lines(MessageEvent(role="assistant", content="", tool_calls=(call,)))
+    arguments = json.dumps(long)
+    assert line.plain == f"⏺ read_file {arguments[: ARGUMENT_CHARS - 1]}…"
+    assert styles(line)["read_file"] == "bold yellow"
+    assert styles(line)[f"{arguments[: ARGUMENT_CHARS - 1]}…"] == "dim"
+
+
+def test_each_call_of_a_batch_is_a_line_and_assistant_text_is_none() -> None:
+    calls = (ToolCall("c1", "ls", {}), ToolCall("c2", "echo", {"text": "héllo"}))
+    shown = lines(MessageEvent(role="assistant", content="I'll look.", tool_calls=calls))
+    assert [line.plain for line in shown] == ["⏺ ls {}", '⏺ echo {"text": "héllo"}']
+    assert lines(MessageEvent(role="assistant", content="just text")) == []
+
+
+def test_a_tool_result_is_its_first_line() -> None:
+    result = MessageEvent(role="tool", content="\n  first line\nsecond line\n", tool_call_id="c1")
+    (line,) = lines(result)
+    assert line.plain == "  ⎿ first line"
+    assert styles(line)["  ⎿ "] == "dim"
+    (long,) = lines(MessageEvent(role="tool", content="y" * 500, tool_call_id="c1"))
+    assert long.plain == "  ⎿ " + "y" * 159 + "…"
+    (empty,) = lines(MessageEvent(role="tool", content="", tool_call_id="c1"))
+    assert empty.plain == "  ⎿ "
+
+
+def test_an_error_result_is_marked() -> None:
+    failed = MessageEvent(role="tool", content="no such file\ntrace", is_error=True)
+    (line,) = lines(failed)
+    assert line.plain == "  ✗ no such file"
+    assert styles(line) == {"  ✗ ": "bold red", "no such file": "red"}
+
+
+def test_reports_and_settlement_notices_name_the_sender() -> None:
+    report = MessageSource("subagent-report", "sub_1").as_dict()
+    (line,) = lines(InboxAccepted("m1", "followup", "halfway\nthere", report))
+    assert line.plain == "↳ report from research: halfway ⏎ there"
+    assert styles(line)["↳ report from research: "] == "magenta"
+    settled = MessageSource("subagent-settled", "sub_2").as_dict()
+    (line,) = lines(InboxAccepted("m2", "followup", "done", settled))
+    assert line.plain == "◆ settled: sub_2: done"  # an unknown sender is named by its id
+
+
+def test_other_inbox_messages_show_nothing() -> None:
+    coordinator = MessageSource("coordinator", "root").as_dict()
+    assert lines(InboxAccepted("m", "followup", "do it", coordinator)) == []
+    assert lines(InboxAccepted("m", "steer", "typed by the person")) == []
+
+
+def test_a_turn_that_did_not_complete_says_how_it_ended() -> None:
+    (line,) = lines(TurnEnd("t1", "error", error="model unavailable"))
+    assert line.plain == "⏹ turn ended (error): model unavailable"
+    assert line.style == "bold red"
+    (line,) = lines(TurnEnd("t1", "interrupted"))
+    assert line.plain == "⏹ turn ended (interrupted)"
+    assert lines(TurnEnd("t1", "completed")) == []
+
+
+def test_other_events_show_nothing() -> None:
+    assert lines(TurnStart("t1")) == []
+    assert lines(MessageEvent(role="user", content="hi")) == []
