@@ -220,3 +220,20 @@ def test_dev_offers_reload_in_the_terminal(client, tmp_path):
     pane.wait_for("Hello.")
     pane.type("/exit")
     assert pane.exit_code() == 0
+
+
+def test_exiting_while_a_child_works_closes_it_at_a_turn_boundary(client, tmp_path):
+    pane = client({
+        "user": [{"tool_calls": [start_child("slowpoke")]}, "Started."],
+        "slowpoke": [{"tool_calls": [hold("never")]}],
+    }, "chat")
+    pane.type("start it")
+    pane.wait_for(lambda _s: "1 running (slowpoke" in pane.status())
+    pane.keys("C-d")
+    assert pane.exit_code() == 0
+    assert "Traceback" not in pane.screen()
+    child = next(row["id"] for row in sessions(tmp_path) if row["origin"])
+    log = shown(tmp_path, child)
+    assert '  → hold {"name": "never"}' in log
+    assert "  ✗ tool call was interrupted before it finished" in log
+    assert log.rstrip().endswith("[turn ended: interrupted]")
