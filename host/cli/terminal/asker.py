@@ -31,8 +31,9 @@ class PromptAsker:
     def __init__(self, say: Callable[[Text], None], changed: Callable[[], None]) -> None:
         self._say = say
         self._changed = changed
-        self._waiting: deque[tuple[ApprovalRequest, asyncio.Future[str]]] = deque()
+        self._waiting: deque[tuple[ApprovalRequest, asyncio.Future[str | None]]] = deque()
         self._turn = asyncio.Lock()
+        self._ended = False
 
     @property
     def prompt(self) -> str | None:
@@ -53,10 +54,11 @@ class PromptAsker:
         return False
 
     def end(self) -> None:
-        """Input ended: every open request is denied (``END_OF_INPUT``)."""
+        """Input ended: every open request, and every later one, is denied (``END_OF_INPUT``)."""
+        self._ended = True
         for _, reply in self._waiting:
             if not reply.done():
-                reply.set_result("")
+                reply.set_result(None)
 
     async def __call__(self, request: ApprovalRequest) -> Answer:
         """Ask ``request`` until a reply decides it (input ending denies it)."""
@@ -77,7 +79,7 @@ class PromptAsker:
             question = request.question is not None
             self._say(Text(request.line() + ("" if question else CHOICES), style="bold cyan"))
             reply = await self._next_line(request)
-            if not reply:
+            if reply is None:  # input ended (an empty line only asks again)
                 return None
             if question:
                 text = chosen(reply, request.choices)
@@ -88,8 +90,11 @@ class PromptAsker:
             if answer is not None:
                 return answer
 
-    async def _next_line(self, request: ApprovalRequest) -> str:
-        reply: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    async def _next_line(self, request: ApprovalRequest) -> str | None:
+        """The next line typed for ``request``; None once input has ended."""
+        if self._ended:  # nobody is left to type a reply
+            return None
+        reply: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         entry = (request, reply)
         self._waiting.append(entry)
         self._changed()
