@@ -187,9 +187,13 @@ async def _show(commands: SlashCommands, arg: str) -> Reply:
         if persistence is None:
             return mistake(f"cannot show {found}: it is not live and nothing is stored")
         try:
-            events = (await persistence.inspect(found)).events
+            stored = await persistence.inspect(found)
         except HostError as error:
             return mistake(f"cannot show {found}: {error.message}")
+        if stored.damaged_middle:  # events past the damage would be missing without a word
+            damage = f"damaged line at byte {stored.valid_bytes} is followed by valid events"
+            return mistake(f"cannot show {found}: corrupt ({damage})")
+        events = stored.events
     names = {row["id"]: row.get("label") or row["id"] for row in rows.values()}
     names[commands.root.id] = "you"
     conversation = [e for e in events if not isinstance(e.body, SubagentDescriptorEvent)]
