@@ -102,17 +102,25 @@ def test_typing_while_a_child_runs_and_following_it_live(client, tmp_path):
         "user": [
             {"text": "Starting a researcher.", "tool_calls": [start_child("research")]},
             "The researcher is on it.",
+            "Thanks for the report.",
             "Noted while it works.",
-            "Noted the report.",
+            "Noted the settlement.",
         ],
-        "research": [{"tool_calls": [hold("go")]}, "Research finished: three findings."],
+        "research": [
+            {"tool_calls": [{"name": "report", "arguments": {"output": "Halfway: two found."}}]},
+            {"tool_calls": [hold("go")]},
+            "Research finished: three findings.",
+        ],
     }, "chat")
     pane.type("please research")
     pane.wait_for("The researcher is on it.")
+    screen = pane.wait_for("Thanks for the report.")
+    report = "↳ report from research: Background subagent sub_"
+    assert report in screen and "reported: ⏎ Halfway: two found." in screen
     pane.wait_for(lambda _s: "1 running (research" in pane.status())
     pane.type("a note while it works")  # the child still runs: the prompt takes it anyway
     pane.wait_for("Noted while it works.")
-    assert "1 running (research" in pane.status()
+    pane.wait_for(lambda _s: "1 running (research" in pane.status())  # still running
     pane.type("/agents")
     pane.wait_for("[running]")
     pane.keys("/sh", "Tab")  # completes the command,
@@ -128,7 +136,7 @@ def test_typing_while_a_child_runs_and_following_it_live(client, tmp_path):
     screen = pane.wait_for("end of the live view of research (completed)")
     assert "│ research   ← released by go" in screen
     assert "│ research assistant: Research finished: three findings." in screen
-    screen = pane.wait_for("Noted the report.")
+    screen = pane.wait_for("Noted the settlement.")
     assert "◆ settled: research: " in screen
     pane.wait_for(lambda _s: "1 settled" in pane.status())
     pane.keys("C-d")

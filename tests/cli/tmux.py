@@ -108,8 +108,9 @@ class Pane:
             time.sleep(0.1)
 
     def status(self) -> str:
-        """The bottom line (the client's status line)."""
-        lines = self.visible()
+        """The last line on screen that is not blank (the client's status line); "" while
+        the screen is being redrawn."""
+        lines = [line for line in self.visible() if line.strip()]
         return lines[-1] if lines else ""
 
     def exit_code(self, timeout: float = 60) -> int:
