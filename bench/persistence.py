@@ -9,9 +9,11 @@
 (c) Listing: ``list()`` of 11,001 stored sessions through a fresh ``JsonlPersistence`` (every
     header read) and again through the same one (header cache warm), against one bare
     ``os.scandir`` of the directory.
+(d) Resume of a 100-event session (``SessionStore.resume``) against a read-only ``inspect`` of
+    it, as the first call in a fresh host and steady (``bench/resume.py``). Target <= 1.3.
 
 Each timing is the best of several repetitions (the machine is shared). Usage:
-``python bench/persistence.py [--dir DIR] [--events N]``.
+``python bench/persistence.py [--dir DIR] [--events N] [--only a b c d]``.
 """
 
 from __future__ import annotations
@@ -23,11 +25,15 @@ import json
 import os
 import platform
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import resume
 from host.sessions.codec import BACKEND, encode_event
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import (
@@ -145,12 +151,28 @@ def bench_list(root: Path, count: int, repeat: int) -> tuple[float, float, float
     return t_cold, t_warm, min(t_scan, t_scan2)
 
 
+def bench_resume(root: Path, samples: int, rounds: int) -> None:
+    data_dir = root / "resume"
+    persistence = JsonlPersistence(data_dir)
+    events = [Event(i, body(i)) for i in range(100)]
+    persistence.open_writer(SessionHeader(id="hundred"), create=True, events=events).close()
+    size = persistence.path_for("hundred").stat().st_size
+    print(f"(d) resume against inspect, {size / 1e3:.1f} kB log:")
+    setup = (
+        "from host.sessions.jsonl import JsonlPersistence\n"
+        f"def make():\n    return JsonlPersistence({str(data_dir)!r})\n"
+    )
+    resume.measure("JSONL", setup, persistence, "hundred", 100, samples, rounds)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=None, help="scratch directory (a real disk)")
     parser.add_argument("--events", type=int, default=5000, help="events for the append test")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--sessions", type=int, default=11_001, help="sessions for the list test")
+    parser.add_argument("--samples", type=int, default=15, help="fresh processes for (d)")
+    parser.add_argument("--only", choices=("a", "b", "c", "d"), nargs="+", default=None)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-persistence-", dir=args.dir))
     try:
@@ -158,25 +180,32 @@ def main() -> None:
             f"machine: {platform.machine()} {os.cpu_count()} cores, Python "
             f"{platform.python_version()}, JSON backend {BACKEND}, scratch {root}"
         )
-        appended = [Event(i, body(i)) for i in range(args.events)]
-        ours, raw = bench_append(root, appended, args.repeat)
-        print(
-            f"(a) append, fsync=turn (commit every {TURN}): {ours:,.0f} events/s; raw os.write "
-            f"+ fdatasync per {TURN}: {raw:,.0f} events/s; ratio {ours / raw:.2f} "
-            "(target >= 0.5)"
-        )
-        ours, bare, size = bench_load(root, 100_000, args.repeat)
-        print(
-            f"(b) cold load of 100k events ({size / 1e6:.1f} MB) into typed events: {ours:,.0f} "
-            f"events/s; bare json.loads per line: {bare:,.0f} lines/s; ratio {ours / bare:.2f} "
-            f"(target >= 1.0)"
-        )
-        cold, warm, scan = bench_list(root, args.sessions, args.repeat)
-        print(
-            f"(c) list() of {args.sessions:,} sessions: fresh persistence {cold * 1e3:.1f} ms; "
-            f"second list (header cache) {warm * 1e3:.1f} ms; one os.scandir {scan * 1e3:.1f} ms; "
-            f"fresh / cached {cold / warm:.0f}x, cached / scandir {warm / scan:.1f}x"
-        )
+        only = set(args.only or "abcd")
+        if "a" in only:
+            appended = [Event(i, body(i)) for i in range(args.events)]
+            ours, raw = bench_append(root, appended, args.repeat)
+            print(
+                f"(a) append, fsync=turn (commit every {TURN}): {ours:,.0f} events/s; raw "
+                f"os.write + fdatasync per {TURN}: {raw:,.0f} events/s; ratio {ours / raw:.2f} "
+                "(target >= 0.5)"
+            )
+        if "b" in only:
+            ours, bare, size = bench_load(root, 100_000, args.repeat)
+            print(
+                f"(b) cold load of 100k events ({size / 1e6:.1f} MB) into typed events: "
+                f"{ours:,.0f} events/s; bare json.loads per line: {bare:,.0f} lines/s; ratio "
+                f"{ours / bare:.2f} (target >= 1.0)"
+            )
+        if "c" in only:
+            cold, warm, scan = bench_list(root, args.sessions, args.repeat)
+            print(
+                f"(c) list() of {args.sessions:,} sessions: fresh persistence {cold * 1e3:.1f} "
+                f"ms; second list (header cache) {warm * 1e3:.1f} ms; one os.scandir "
+                f"{scan * 1e3:.1f} ms; fresh / cached {cold / warm:.0f}x, cached / scandir "
+                f"{warm / scan:.1f}x"
+            )
+        if "d" in only:
+            bench_resume(root, args.samples, args.repeat * 40)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

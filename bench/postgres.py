@@ -23,6 +23,9 @@ temporary directory (``--dir`` to choose the disk). Measured in the same run:
   plain one-row ``INSERT`` (round trip + commit, no lease) on a direct and on a pooled
   connection, the fenced statement (lease renewal + insert + epoch check) on a direct
   connection, and ``writer.append`` itself.
+* **Resume** of a 100-event session (``SessionStore.resume``) against an ``inspect`` of it,
+  on PostgreSQL and JSONL: the first call in ``--resume-hosts`` fresh processes, and steady
+  (``bench/pg/resume.py``, ``bench/resume.py``).
 * **list_children** over ``--children`` continuable children (a descriptor then messages,
   ``--child-events`` events each) of one parent plus ``--unrelated`` other sessions, the same
   corpus written through each backend's ``open_writer``: ``list()`` alone, read-once
@@ -63,6 +66,7 @@ import psycopg  # noqa: E402
 from bench.pg.appends import bench_appends, bench_components  # noqa: E402
 from bench.pg.delivery import bench_delivery  # noqa: E402
 from bench.pg.listing import bench_listing  # noqa: E402
+from bench.pg.resume import bench_resume  # noqa: E402
 from bench.pg.support import Backends, drop_schema  # noqa: E402
 from bench.pg.takeover import bench_takeover  # noqa: E402
 from host.sessions.codec import BACKEND  # noqa: E402
@@ -87,6 +91,7 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=2, help="takeovers per ttl")
     parser.add_argument("--poll", type=float, default=0.02, help="takeover poll interval (s)")
     parser.add_argument("--notifies", type=int, default=500)
+    parser.add_argument("--resume-hosts", type=int, default=15, help="fresh hosts per resume")
     parser.add_argument(
         "--big",
         action="store_true",
@@ -94,7 +99,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--only",
-        choices=("appends", "listing", "takeover", "delivery"),
+        choices=("appends", "resume", "listing", "takeover", "delivery"),
         nargs="+",
         default=None,
     )
@@ -104,7 +109,7 @@ def main() -> None:
     if args.big:
         args.sessions, args.appends, args.repeat = 30, 1000, 3
         args.child_events, args.unrelated, args.trials = 1000, 10_000, 3
-    only = set(args.only or ("appends", "listing", "takeover", "delivery"))
+    only = set(args.only or ("appends", "resume", "listing", "takeover", "delivery"))
     schema = f"bench_{uuid.uuid4().hex[:12]}"
     scratch = Path(tempfile.mkdtemp(prefix="bench-postgres-", dir=args.dir))
     with psycopg.connect(args.dsn, autocommit=True) as conn:
@@ -124,6 +129,8 @@ def main() -> None:
         if "appends" in only:
             bench_appends(backends, args.sessions, args.appends, args.repeat)
             bench_components(args.dsn, schema, backends.pg, args.components)
+        if "resume" in only:
+            bench_resume(args.dsn, schema, scratch, args.resume_hosts, args.runs * 40)
         if "listing" in only:
             asyncio.run(bench_listing(backends, args))
         if "takeover" in only:

@@ -95,6 +95,13 @@ def decode_header(line: bytes) -> SessionHeader:
         raise CodecError(f"invalid session header: {exc}") from None
 
 
+def prepare_decoding() -> None:
+    """Generate the header and event decoders now: a one-time cost (about 30 ms) that the
+    first read of a log would otherwise pay. Persistence runs it off the event loop."""
+    body_structure_hooks()
+    converter.get_structure_hook(SessionHeader)
+
+
 def encode_event(event: Event) -> bytes:
     """One event line, newline included. Raises (writing nothing) if it cannot be encoded."""
     return _dumps(unstructure_event_fields(event)) + b"\n"

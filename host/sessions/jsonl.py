@@ -29,7 +29,13 @@ from pathlib import Path
 
 from host.cancel import CancelSignal, raise_if_cancelled
 from host.sessions import workers
-from host.sessions.codec import CodecError, decode_event, encode_events, encode_header
+from host.sessions.codec import (
+    CodecError,
+    decode_event,
+    encode_events,
+    encode_header,
+    prepare_decoding,
+)
 from host.sessions.header_cache import HeaderCache
 from host.sessions.jsonl_writer import (
     SUFFIX,
@@ -67,7 +73,7 @@ class JsonlPersistence:
         self.data_dir = Path(data_dir)
         self.fsync: FsyncPolicy = fsync
         self._headers = HeaderCache()
-        workers.warm()
+        workers.warm(prepare_decoding)
 
     def path_for(self, session_id: str) -> Path:
         """The log file of ``session_id`` (validated first: ``SessionIdError``)."""

@@ -4,7 +4,8 @@
 on first use: in a fresh host that start-up (0.3–1.5 ms on the reference machine) lands on
 the first resume or large read. Persistence runs its blocking calls here instead, on one
 process-wide pool whose first thread ``warm`` starts when a persistence is constructed (at
-plugin activation), off every request's path.
+plugin activation), off every request's path. ``warm`` also runs one-time set-ups there, such
+as generating the codec's event decoders (about 30 ms), which the first read would pay.
 
 ``resume`` runs a blocking resume that opens a writer: should the awaiting caller be
 cancelled while the thread works, the writer is closed once the thread finishes, so a
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 _pool: ThreadPoolExecutor | None = None
+_prepared: set[Callable[[], object]] = set()
 _lock = threading.Lock()
 
 
@@ -41,9 +43,15 @@ def _executor() -> ThreadPoolExecutor:
         return _pool
 
 
-def warm() -> None:
-    """Start the pool and its first thread now (idempotent; returns without waiting)."""
-    _executor()
+def warm(*prepare: Callable[[], object]) -> None:
+    """Start the pool and its first thread now, and run each ``prepare`` on it once per
+    process (a one-time set-up the first request would otherwise pay); returns at once."""
+    pool = _executor()
+    with _lock:
+        fresh = [task for task in prepare if task not in _prepared]
+        _prepared.update(fresh)
+    for task in fresh:
+        pool.submit(task)  # a failure surfaces again where the set-up is really used
 
 
 def _nothing() -> None:

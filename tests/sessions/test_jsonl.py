@@ -7,6 +7,9 @@ is in ``tests/persistence_contract``, which runs against JSONL too.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -335,3 +338,27 @@ async def test_list_cache_rereads_a_file_that_becomes_readable(tmp_path: Path) -
     assert await listed(persistence, reads) == ([], [])  # unchanged: not read again
     junk.write_bytes(encode_header(SessionHeader(id="j", created_at=5)))  # same inode
     assert await listed(persistence, reads) == (["j"], ["j.jsonl"])
+
+
+def test_construction_prepares_reads_off_the_request_path(tmp_path: Path) -> None:
+    """A fresh process: building the persistence (plugin activation) starts a worker thread
+    and generates the event decoders on it, so the first resume pays neither."""
+    code = textwrap.dedent(
+        f"""
+        import threading, time
+        from host.sessions import event_hooks
+        from host.sessions.jsonl import JsonlPersistence
+        assert not event_hooks._configured
+        JsonlPersistence({str(tmp_path)!r})
+        names = [t.name for t in threading.enumerate()]
+        assert any(n.startswith("agent-host-persistence") for n in names), names
+        deadline = time.monotonic() + 30
+        while not event_hooks._configured:
+            assert time.monotonic() < deadline, "decoders never prepared"
+            time.sleep(0.01)
+        print("prepared")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["prepared"]

@@ -133,7 +133,8 @@ class Heartbeat:
         self._lock = threading.Lock()
 
     def ensure_started(self) -> None:
-        """Start the thread once (idempotent; never after ``stop``)."""
+        """Start the thread once (idempotent; never after ``stop``). With no lease held a
+        beat sends nothing."""
         with self._lock:
             if self._thread is None and not self._stop.is_set():
                 self._thread = threading.Thread(

@@ -42,12 +42,24 @@ from host.sessions.codec import (
     decode_event,
     decode_header,
     encode_header,
+    prepare_decoding,
 )
 from host.sessions.model import Event, SessionHeader, TurnEnd, validate_session_id
 from host.sessions.persistence import PersistenceError, Resumed, StoredSession
 from host.sessions.remote import RemoteMessage
 
 __all__ = ["PostgresPersistence", "PostgresWriter", "check_connection"]
+
+
+WARM_UP = """
+SELECT (SELECT count(*) FROM sessions WHERE id = ''),
+       (SELECT count(*) FROM events WHERE session_id = ''),
+       (SELECT count(*) FROM leases WHERE session_id = ''),
+       (SELECT count(*) FROM remote_inbox WHERE session_id = '')
+"""
+"""Touches every table and its key index once: a new server backend loads their catalog
+entries (several milliseconds) here, when the pool opens the connection, not in the first
+request that uses it."""
 
 
 def check_connection(conn: psycopg.Connection[Any]) -> None:
@@ -112,14 +124,17 @@ class PostgresPersistence:
         )
         self._holder = leases.LeaseHolder(self._pool.connection, self.host_id, self.lease_ttl)
         self._heartbeat = leases.Heartbeat(self._holder.beat, self.lease_ttl / 3)
+        self._heartbeat.ensure_started()  # now, not in the first request that takes a lease
         self._listeners: list[remote.Listener] = []
         self.poll_interval = min(1.0, self.lease_ttl / 3)
-        workers.warm()
+        workers.warm(prepare_decoding)
 
     # -- connections ---------------------------------------------------------------------
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        """Set up a new pooled connection (on the pool's thread, before anyone uses it)."""
         conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
+        conn.execute(WARM_UP)
 
     @contextmanager
     def _connection(self, action: str) -> Iterator[psycopg.Connection[Any]]:
@@ -142,7 +157,6 @@ class PostgresPersistence:
         header_line, epoch = acquired
         if epoch is None:
             raise PersistenceError.locked(session_id)
-        self._heartbeat.ensure_started()
         return header_line, epoch
 
     # -- writers -------------------------------------------------------------------------
