@@ -121,18 +121,26 @@ class ProfileLibrary:
         key = (where, self._generation, _filter_key(deployment))
         cached = self._cache.get(key)
         if cached is not None:
-            signature, _ = file_signature(files + [Path(p) for p in cached[1].watched])
+            signature = file_signature(files)[0] + _watched(cached[1])[0]
             if cached[0] == signature:
                 return cached[1]
         before, cacheable = file_signature(files)  # taken first: a change meanwhile shows
         loaded = load_all(where, entries, deployment)
-        watched, settled = file_signature([Path(p) for p in loaded.watched])
+        watched, settled = _watched(loaded)
         signature = before + watched
         if cacheable and settled:
             if len(self._cache) > 16:
                 self._cache.clear()
             self._cache[key] = (signature, loaded)
         return loaded
+
+
+def _watched(loaded: ProfileSet) -> tuple[Any, bool]:
+    """The metadata of the paths ``loaded`` depends on besides the profile files (their own,
+    not their entries: a memory directory's files do not matter to loading)."""
+    from host.profiles.sources import file_signature
+
+    return file_signature([Path(path) for path in loaded.watched], entries=False)
 
 
 def _filter_key(spec: ToolFilterSpec | None) -> Any:

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from host.memory.store import INDEX
 from host.profiles.memory import ProjectMemory, attach
 from host.profiles.model import (
     PROJECT_SOURCES,
@@ -214,9 +215,9 @@ class _Merge:
             if refusal is not None:
                 self.diagnostics.append(refusal)
                 return None
-        if profile.memory is not None:
+        if profile.memory is not None:  # what its checks read, for the cache
             directory = self.where.memory_directory(profile.memory, profile.name)
-            self.watched.append(str(directory))
+            self.watched += [str(directory.parent), str(directory), str(directory / INDEX)]
             if profile.source in PROJECT_SOURCES and self.where.config is not None:
                 self.watched.append(str(self.where.config))
         checked = attach(profile, self.where, self.project_memory)
@@ -299,10 +300,10 @@ def _same_directory(first: Path, second: Path) -> bool:
         return False
 
 
-def file_signature(paths: list[Path]) -> tuple[Any, bool]:
-    """Metadata of ``paths`` and of the entries of those that are directories, and whether it
-    is safe to cache on it (nothing modified in the last two seconds: a rewrite within the
-    file system's timestamp granularity could otherwise go unseen)."""
+def file_signature(paths: list[Path], *, entries: bool = True) -> tuple[Any, bool]:
+    """Metadata of ``paths`` and (``entries``) of the entries of those that are directories,
+    and whether it is safe to cache on it (nothing modified in the last two seconds: a rewrite
+    within the file system's timestamp granularity could otherwise go unseen)."""
     now = time.time_ns()
     cacheable = True
     parts: list[Any] = []
@@ -321,7 +322,7 @@ def file_signature(paths: list[Path]) -> tuple[Any, bool]:
         text = str(path)
         parts.append((text, stat(text)))
         try:
-            names = sorted(os.listdir(text)) if os.path.isdir(text) else []
+            names = sorted(os.listdir(text)) if entries and os.path.isdir(text) else []
         except OSError:
             names = []
         for name in names:
