@@ -87,7 +87,7 @@ def make(tmp_path: Path, *plugins, config=None, data: str = "data") -> tuple[Hos
         config=config,
     )
     home = tmp_path / "home"
-    host.profiles.environ = {"AGENT_HOST_HOME": str(home)}
+    host.profiles.environ = {"AGENT_HOST_HOME": str(home), "HOME": str(tmp_path / "real-home")}
     host.profiles.cwd = tmp_path / "project"
     return host, home / "agents"
 

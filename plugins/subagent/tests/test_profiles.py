@@ -79,7 +79,7 @@ def make(tmp_path: Path, config=None, data="data") -> tuple[Host, Files]:
         ("subagent", agent_host_subagent), ("tools", Tools), data_dir=tmp_path / data, config=config
     )
     home, project = tmp_path / "home", tmp_path / "project"
-    host.profiles.environ = {"AGENT_HOST_HOME": str(home)}
+    host.profiles.environ = {"AGENT_HOST_HOME": str(home), "HOME": str(tmp_path / "real-home")}
     host.profiles.cwd = project
     return host, Files(home / "agents", project / ".agent-host" / "agents")
 
