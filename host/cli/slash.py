@@ -8,6 +8,7 @@ commands work on a terminal and over pipes.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,8 @@ from host.cli import render
 from host.cli.transcript import render_events
 from host.errors import HostError
 from host.sessions.model import SubagentDescriptorEvent
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from host.agents.agent import Agent
@@ -88,7 +91,8 @@ class SlashCommands:
         return next((c for c in self.commands if c.name == name), None)
 
     async def run(self, line: str) -> Reply:
-        """Run one ``/command args`` line."""
+        """Run one ``/command args`` line. A command that fails is one line (a bug in it
+        too, logged with its traceback): the conversation goes on."""
         name, _, rest = line.strip()[1:].partition(" ")
         command = self.find(name)
         if command is None:
@@ -97,6 +101,9 @@ class SlashCommands:
             return await command.handler(self, rest.strip())
         except HostError as error:
             return mistake(f"/{name}: {error.message}")
+        except Exception as error:
+            log.debug("/%s failed", name, exc_info=True)
+            return mistake(f"/{name} failed: {type(error).__name__}: {error}")
 
     @property
     def root(self) -> Agent:
