@@ -1,10 +1,10 @@
 """Giving an agent its memory: three tools confined to one directory, and a prompt section.
 
 ``install`` puts ``memory_list``, ``memory_read`` and ``memory_write`` into the agent's own
-tool scope (so no tool filter removes them) and adds the ``memory`` prompt section: how to
-keep a memory (one memory per file, ``MEMORY.md`` a one-line-per-entry index of which only the
-first 200 lines are shown) followed by the head of ``MEMORY.md`` as it is when the agent is
-built. A refused path is an error result for the model; nothing is written.
+tool scope (so no tool filter removes them) and adds the ``subagent/memory`` prompt section:
+how to keep a memory (one memory per file, ``MEMORY.md`` a one-line-per-entry index of which
+only the first 200 lines are shown) followed by the head of ``MEMORY.md`` as it is when the
+agent is built. A refused path is an error result for the model; nothing is written.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from host.tools.tool import Tool, ToolExec, ToolResult, tool
 if TYPE_CHECKING:
     from host.agents.registry import AgentSetup
 
-SECTION = "memory"
+SECTION = "subagent/memory"
 LIST_MAX = 500
 OWNER = "memory"
 
