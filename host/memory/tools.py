@@ -29,9 +29,8 @@ OWNER = "memory"
 GUIDANCE = """\
 # Your memory
 
-You have a persistent memory directory ({scope} memory of the profile you were started \
-from). Every later agent started from that profile begins with what you keep there, so keep \
-what will help it next time:
+You have a persistent memory directory, {where}. Every later agent started from your \
+profile begins with what you keep there, so keep what will help it next time:
 - the user: who they are, what they want, how they like to work;
 - feedback: corrections and confirmations of how to approach this kind of task;
 - the project: decisions, conventions and facts that the files themselves do not show;
@@ -53,6 +52,11 @@ to the memory directory and cannot leave it.
 MEMORY.md as it is now:
 {index}"""
 
+SCOPES = {
+    "user": "kept for this user across every project",
+    "project": "kept in the project and shared with everyone who works on it",
+    "local": "kept in this copy of the project only",
+}
 EMPTY = "(MEMORY.md is empty: you have no memories yet.)"
 CUT = "(MEMORY.md goes on: only its first {lines} lines are shown. Shorten it.)"
 
@@ -68,7 +72,7 @@ def section_text(scope: str, head: IndexHead | str) -> str:
         index = "\n".join(head.lines)
         if head.truncated:
             index += "\n" + CUT.format(lines=INDEX_LINES)
-    return GUIDANCE.format(scope=scope, lines=INDEX_LINES, index=index)
+    return GUIDANCE.format(where=SCOPES.get(scope, scope), lines=INDEX_LINES, index=index)
 
 
 @attrs.frozen

@@ -112,7 +112,7 @@ def test_the_section_teaches_the_index_and_shows_its_head():
     assert "One memory per file" in empty and "first 200 lines" in empty
     assert empty.endswith("(MEMORY.md is empty: you have no memories yet.)")
     cut = section_text("project", IndexHead(("- [a](a.md): a",), True))
-    assert "project memory" in cut
+    assert "directory, kept in the project and shared with everyone" in cut
     assert cut.endswith(
         "- [a](a.md): a\n(MEMORY.md goes on: only its first 200 lines are shown. Shorten it.)"
     )
