@@ -2,10 +2,12 @@
 
 A profile is a Markdown file with a front-matter block (``host.profiles.parsing``); profiles
 come from the built-ins, the user's ``~/.agent-host/agents/``, the project's
-``.agent-host/agents/`` and plugins (``register_profiles``), later sources overriding earlier
-ones by name (``host.profiles.sources``). The delegation tool resolves its ``subagent_type``
-argument with ``host.profiles.matching.resolve``. The ``profiles`` service is a
-``ProfileLibrary``. See docs/profiles.md.
+``.agent-host/agents/``, Claude Code's agent files (``host.profiles.claude``) and plugins
+(``register_profiles``), later sources overriding earlier ones by name
+(``host.profiles.sources``). A profile may give its children a persistent memory
+(``host.profiles.memory``). The delegation tool resolves its ``subagent_type`` argument with
+``host.profiles.matching.resolve``. The ``profiles`` service is a ``ProfileLibrary``. See
+docs/profiles.md.
 
 Names are imported from their modules on first use: the host imports
 ``host.profiles.library`` at start-up, and the profile values are needed only once profiles
