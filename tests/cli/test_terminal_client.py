@@ -245,3 +245,23 @@ def test_exiting_while_a_child_works_closes_it_at_a_turn_boundary(client, tmp_pa
     assert '  → hold {"name": "never"}' in log
     assert "  ✗ tool call was interrupted before it finished" in log
     assert log.rstrip().endswith("[turn ended: interrupted]")
+
+
+def test_after_a_dev_restart_the_resumed_root_knows_its_children(client, tmp_path):
+    pane = client({
+        "user": [{"tool_calls": [start_child("scout")]}, "Started.", "Scout is back."],
+        "scout": ["Scouted."],
+    }, "dev", "--restart")
+    pane.type("scout please")
+    pane.wait_for("Scout is back.")
+    pane.wait_for(lambda _s: "1 settled" in pane.status())
+    (tmp_path / "site" / "pane_tools.py").touch()  # --restart: any change restarts
+    pane.wait_for("restarting: ")
+    pane.wait_for(lambda s: s.count("agent-host: watching") == 2)
+    pane.wait_for(lambda _s: "subagents: 1 settled" in pane.status())
+    pane.keys("/show sc", "Tab")
+    pane.wait_for("you> /show sub_")
+    pane.keys("Enter")
+    pane.wait_for("assistant: Scouted.")
+    pane.type("/exit")
+    assert pane.exit_code() == 0

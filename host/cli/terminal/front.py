@@ -36,6 +36,7 @@ from host.cli.terminal.completion import SlashCompleter
 from host.cli.terminal.lines import StreamLines, event_lines
 from host.cli.terminal.tree import Tree
 from host.cli.transcript import render_message
+from host.errors import HostError
 from host.sessions.model import Event, MessageEvent, TurnEnd, TurnStart
 
 if TYPE_CHECKING:
@@ -112,6 +113,21 @@ class TerminalFront:
         if approvals is not None:
             self._stops.append(approvals.on_request(self.asker))
 
+    async def _add_stored_members(self) -> None:
+        """Subagents the root had before this process (``dev`` resumed it after a restart)
+        join the tree as settled, so the status line and completion know them."""
+        service = self.host.services.find("subagents")
+        if service is None or self.root is None or self._tree is None:
+            return
+        try:
+            entries = await service.list_descendants(self.root.id)
+        except HostError as error:
+            self.say(f"cannot list the subagents: {error.message}", "red")
+            return
+        for entry in entries:
+            if entry.kind == "child":
+                self._tree.join(entry.id, entry.parent_id, label=entry.label, status="settled")
+
     def say(self, line: Text | str, style: str | None = None) -> None:
         """Print one line above the prompt."""
         text = line if isinstance(line, Text) else Text(line, style=style or "")
@@ -158,7 +174,7 @@ class TerminalFront:
         return names
 
     def _status(self) -> FormattedText:
-        width = self._console.size.width
+        width = self._session.app.output.get_size().columns
         root = self.root
         state = "working" if root is not None and root.status == "running" else "idle"
         tree = self._tree.status_line(max(0, width - 20)) if self._tree is not None else ""
@@ -182,6 +198,7 @@ class TerminalFront:
 
     async def run(self) -> None:
         """Read and act on lines until ``/exit``, Ctrl-D or a second Ctrl-C."""
+        await self._add_stored_members()
         with patch_stdout(raw=True):
             while True:
                 try:

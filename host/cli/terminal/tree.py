@@ -76,12 +76,20 @@ class Tree:
         return self._members.get(agent_id)
 
     def ids(self) -> list[str]:
-        """Every member's id, in pre-order (for completion)."""
+        """Every member's id, in pre-order."""
         return [member.id for member in self.members()]
 
-    def join(self, session_id: str, parent_id: str | None) -> Member | None:
+    def join(
+        self,
+        session_id: str,
+        parent_id: str | None,
+        *,
+        label: str | None = None,
+        status: MemberStatus = "idle",
+    ) -> Member | None:
         """Make ``session_id`` a member when its parent is the root or a member; the member
-        (new or known), or None for a session outside the tree."""
+        (new or known), or None for a session outside the tree. A new member's label is
+        ``label``, else asked of ``label_of``."""
         known = self._members.get(session_id)
         if known is not None or session_id == self.root_id:
             return known
@@ -91,7 +99,7 @@ class Tree:
             depth = self._members[parent_id].depth + 1
         else:
             return None
-        member = Member(session_id, parent_id, depth, self._label_of(session_id))
+        member = Member(session_id, parent_id, depth, label or self._label_of(session_id), status)
         member.last_active = self._clock()
         self._members[session_id] = member
         return member
