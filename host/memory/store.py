@@ -2,7 +2,9 @@
 
 A path is relative to the directory, made of plain names (no ``..``, no absolute path, no
 hidden names); after symlinks are resolved it must still lie inside the directory, so a link
-pointing elsewhere is refused like ``../``. A refused or failed operation raises ``Refused``
+pointing elsewhere is refused like ``../``. A directory the repository controls (project and
+local memory) must not itself be reached through a link: ``repository_links`` names the
+folders that are checked before every operation. A refused or failed operation raises ``Refused``
 with one line for the model and changes nothing. Writes are atomic (a temporary file renamed
 over the target); the directory is created by the first write. Only regular files are read,
 and never more than needed: a file at most ``FILE_BYTES``, the index at most ``INDEX_LINES``
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 import attrs
@@ -35,11 +38,37 @@ class IndexHead:
     truncated: bool = False
 
 
-class MemoryDirectory:
-    """The memory kept in ``root`` (which need not exist yet)."""
+REPOSITORY_SCOPES = ("project", "local")
 
-    def __init__(self, root: Path) -> None:
+
+def repository_links(directory: Path, scope: str) -> tuple[Path, ...]:
+    """The folders of a ``scope`` memory ``directory`` that must not be symbolic links: for
+    project and local memory (``<project>/.agent-host/<folder>/<profile>``, written by the
+    repository's content) the three below the project; none for user memory."""
+    if scope not in REPOSITORY_SCOPES:
+        return ()
+    return (directory.parent.parent, directory.parent, directory)
+
+
+def linked(folders: Sequence[Path]) -> Path | None:
+    """The first of ``folders`` that is a symbolic link, or None."""
+    return next((folder for folder in folders if folder.is_symlink()), None)
+
+
+class MemoryDirectory:
+    """The memory kept in ``root`` (which need not exist yet); none of ``unlinked`` may be a
+    symbolic link (``repository_links``)."""
+
+    def __init__(self, root: Path, unlinked: Sequence[Path] = ()) -> None:
         self.root = root
+        self.unlinked = tuple(unlinked)
+
+    def base(self) -> Path:
+        """The directory's real path; ``Refused`` when it is reached through a forbidden link."""
+        link = linked(self.unlinked)
+        if link is not None:
+            raise Refused(f"{link} is a symbolic link; this memory is not kept through links")
+        return self.root.resolve()
 
     def locate(self, relative: str) -> Path:
         """The real path ``relative`` names inside the directory; ``Refused`` if it is not a
@@ -51,7 +80,7 @@ class MemoryDirectory:
             raise Refused(f"{relative!r} is outside the memory directory")
         if any(part.startswith(".") for part in pure.parts):
             raise Refused(f"{relative!r}: memory file names must not start with '.'")
-        base = self.root.resolve()
+        base = self.base()
         target = (base / pure).resolve()
         if target == base or not target.is_relative_to(base):
             raise Refused(f"{relative!r} is outside the memory directory")
@@ -94,7 +123,7 @@ class MemoryDirectory:
     def listing(self) -> list[tuple[str, int]]:
         """``(relative path, size)`` of every memory file (links and hidden names left out),
         sorted."""
-        base = self.root.resolve()
+        base = self.base()
         if not base.is_dir():
             return []
         found: list[tuple[str, int]] = []
@@ -122,6 +151,7 @@ class MemoryDirectory:
         return IndexHead(tuple(lines[:INDEX_LINES]), cut)
 
     def _ensure_root(self) -> None:
+        self.base()
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):

@@ -16,7 +16,13 @@ import attrs
 
 from host.agents.prompt import PromptSection, register_section
 from host.disposal import Disposer, dispose_all
-from host.memory.store import INDEX_LINES, IndexHead, MemoryDirectory, Refused
+from host.memory.store import (
+    INDEX_LINES,
+    IndexHead,
+    MemoryDirectory,
+    Refused,
+    repository_links,
+)
 from host.tools.tool import Tool, ToolExec, ToolResult, tool
 
 if TYPE_CHECKING:
@@ -139,7 +145,7 @@ def memory_tools(memory: MemoryDirectory) -> list[Tool]:
 
 def install(setup: AgentSetup, directory: Path, scope: str) -> Disposer:
     """Give the agent being set up the memory in ``directory``: its tools and its section."""
-    memory = MemoryDirectory(directory)
+    memory = MemoryDirectory(directory, repository_links(directory, scope))
     try:
         head: IndexHead | str = memory.index_head()
     except Refused as refusal:

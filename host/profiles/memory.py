@@ -9,7 +9,9 @@ profiles are loaded:
   the project's own ``agent-host.toml`` cannot), since its children would write into the
   repository;
 * the directory, or the nearest existing folder it would be created in, must be a writable
-  directory, and an existing ``MEMORY.md`` a regular, readable file.
+  directory, and an existing ``MEMORY.md`` a regular, readable file; a project or local
+  memory directory must not be reached through a symbolic link in the project
+  (``.agent-host``, its memory folder, the directory itself).
 
 A failed check is one diagnostic naming the file and the profile; that profile is not loaded
 (the others are). The directory itself is created by the first memory write.
@@ -24,7 +26,7 @@ from typing import Any
 import attrs
 
 from host.errors import ConfigError
-from host.memory.store import INDEX
+from host.memory.store import INDEX, linked, repository_links
 from host.profiles.model import PROJECT_SOURCES, Diagnostic, Locations, Profile, shown
 
 TABLE = "profiles"
@@ -76,14 +78,18 @@ def attach(profile: Profile, where: Locations, project: ProjectMemory) -> Profil
         if refusal is not None:
             return _refused(profile, refusal)
     directory = where.memory_directory(profile.memory, profile.name)
-    problem = directory_problem(directory)
+    problem = directory_problem(directory, profile.memory)
     if problem is not None:
         return _refused(profile, problem)
     return attrs.evolve(profile, memory_dir=str(directory.absolute()))
 
 
-def directory_problem(directory: Path) -> str | None:
-    """Why memory cannot be kept in ``directory`` (created on first write), or None."""
+def directory_problem(directory: Path, scope: str) -> str | None:
+    """Why memory of ``scope`` cannot be kept in ``directory`` (created on first write), or
+    None."""
+    link = linked(repository_links(directory, scope))
+    if link is not None:
+        return f"{shown(link)} is a symbolic link; {scope} memory is not kept through links"
     existing = directory
     while not os.path.lexists(existing) and existing.parent != existing:
         existing = existing.parent

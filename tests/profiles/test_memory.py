@@ -215,6 +215,13 @@ async def test_project_profiles_keep_project_memory_only_when_the_user_allows_it
         assert loaded.get("local-notes").memory_dir == str(
             dirs.project / ".agent-host" / "agent-memory-local" / "local-notes"
         )
+        (tmp_path / "elsewhere").mkdir()
+        (dirs.project / ".agent-host" / "agent-memory").symlink_to(tmp_path / "elsewhere")
+        (diagnostic,) = host.profiles.load().diagnostics
+        assert diagnostic.problem == (
+            f'profile "shared": {dirs.project / ".agent-host" / "agent-memory"} is a symbolic '
+            "link; project memory is not kept through links"
+        )
         project_memory_allowed(dirs.home, '"yes"')
         (diagnostic,) = host.profiles.load().diagnostics
         assert diagnostic.problem == (

@@ -9,7 +9,14 @@ from typing import Any, cast
 
 import pytest
 
-from host.memory.store import FILE_BYTES, INDEX_BYTES, IndexHead, MemoryDirectory, Refused
+from host.memory.store import (
+    FILE_BYTES,
+    INDEX_BYTES,
+    IndexHead,
+    MemoryDirectory,
+    Refused,
+    repository_links,
+)
 from host.memory.tools import LIST_MAX, ListArgs, memory_tools, section_text
 from host.subagents.descriptors import ContinuableDescriptor, Corrupt, MemorySpec, parse_descriptor
 from host.tools.tool import ToolExec
@@ -146,3 +153,25 @@ async def test_memory_list_names_at_most_500_files_and_says_how_many_more(memory
     assert len(lines) == LIST_MAX + 1 and lines[0] == "m0000.md (1 bytes)"
     assert lines[-1] == "(and 2 more files not listed)"
     assert result.structured["total"] == LIST_MAX + 2
+
+
+def test_project_memory_is_never_kept_through_a_link_the_repository_made(tmp_path):
+    elsewhere = tmp_path / "home" / ".ssh"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "id").write_text("key")
+    project = tmp_path / "project"
+    (project / ".agent-host").mkdir(parents=True)
+    (project / ".agent-host" / "agent-memory").symlink_to(elsewhere.parent)
+    directory = project / ".agent-host" / "agent-memory" / ".ssh"
+    memory = MemoryDirectory(directory, repository_links(directory, "project"))
+    for attempt in (
+        lambda: memory.read("id"),
+        lambda: memory.write("id", "replaced"),
+        memory.listing,
+        memory.index_head,
+    ):
+        with pytest.raises(Refused, match="is a symbolic link; this memory is not kept"):
+            attempt()
+    assert (elsewhere / "id").read_text() == "key"
+    assert repository_links(directory, "user") == ()  # the user's own links are the user's
+    assert MemoryDirectory(directory).read("id") == "key"
