@@ -14,7 +14,8 @@ profiles are loaded:
   (``.agent-host``, its memory folder, the directory itself).
 
 A failed check is one diagnostic naming the file and the profile; that profile is not loaded
-(the others are). The directory itself is created by the first memory write.
+(the others are). A ``MEMORY.md`` larger than the head a child is shown is a note (the profile
+loads). The directory itself is created by the first memory write.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 import attrs
 
 from host.errors import ConfigError
-from host.memory.store import INDEX, linked, repository_links
+from host.memory.store import INDEX, INDEX_BYTES, INDEX_LINES, linked, repository_links
 from host.profiles.model import PROJECT_SOURCES, Diagnostic, Locations, Profile, shown
 
 TABLE = "profiles"
@@ -107,10 +108,29 @@ def directory_problem(directory: Path, scope: str) -> str | None:
     return None
 
 
-def _refused(profile: Profile, problem: str) -> Diagnostic:
+def index_note(profile: Profile) -> Diagnostic | None:
+    """A note (the profile still loads) when the ``MEMORY.md`` of ``profile``'s memory is
+    larger than the head its children are shown, or None."""
+    if profile.memory_dir is None:
+        return None
+    try:
+        size = (Path(profile.memory_dir) / INDEX).stat().st_size
+    except OSError:
+        return None
+    if size <= INDEX_BYTES:
+        return None
+    problem = (
+        f"{INDEX} is {size} bytes; its children are shown only its first {INDEX_LINES} lines "
+        f"(at most {INDEX_BYTES} bytes)"
+    )
+    return _refused(profile, problem, skipped=False)
+
+
+def _refused(profile: Profile, problem: str, *, skipped: bool = True) -> Diagnostic:
     return Diagnostic(
         profile.origin,
         f'profile "{profile.name}": {problem}',
         field="memory",
         source=profile.source,
+        skipped=skipped,
     )

@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 
 from host.memory.store import INDEX
-from host.profiles.memory import ProjectMemory, attach
+from host.profiles.memory import ProjectMemory, attach, index_note
 from host.profiles.model import (
     PROJECT_SOURCES,
     Diagnostic,
@@ -224,6 +224,9 @@ class _Merge:
         if isinstance(checked, Diagnostic):
             self.diagnostics.append(checked)
             return None
+        note = index_note(checked)
+        if note is not None:
+            self.diagnostics.append(note)
         return checked
 
     def add_directory(self, source: Source, directory: Path) -> None:

@@ -261,3 +261,29 @@ def test_a_profile_whose_memory_directory_is_not_writable_is_unavailable(tmp_pat
             f'{path}: memory: profile "ro": {folder / "ro"} is not writable'
         ]
     assert lib.load().names() == ["fine", "general-purpose", "ro"]
+
+
+async def test_a_10_mb_index_is_one_note_and_its_head_still_reaches_the_child(tmp_path):
+    host, dirs = profile_host(tmp_path)
+    memory = memory_profile(dirs, "hoarder")
+    line = "- [m](m.md): " + "x" * 86 + "\n"  # 100 bytes
+    (memory / "MEMORY.md").write_text(line * 100_000)  # 10 MB
+    model = scripted(host)
+    model.script("big", say("ok"))
+    try:
+        loaded = host.profiles.load()
+        assert "hoarder" in loaded.names()
+        assert [(str(d), d.skipped) for d in loaded.diagnostics] == [
+            (
+                f'{dirs.user / "hoarder.md"}: memory: profile "hoarder": MEMORY.md is 10000000 '
+                "bytes; its children are shown only its first 200 lines (at most 65536 bytes)",
+                False,
+            )
+        ]
+        root = await host.services.agents.create(label="root")
+        await delegate(host, root, "big", "hoarder")
+        _, prompt = seen(model, "big")
+        assert prompt.count(line.strip()) == INDEX_LINES
+        assert prompt.endswith("only its first 200 lines are shown. Shorten it.)")
+    finally:
+        await host.aclose()
