@@ -62,6 +62,9 @@ entries (several milliseconds) here, when the pool opens the connection, not in 
 request that uses it."""
 
 
+_UNKNOWN: Any = object()
+
+
 def check_connection(conn: psycopg.Connection[Any]) -> None:
     """The pool's check at every checkout, with no round trip for a healthy idle connection.
 
@@ -126,6 +129,9 @@ class PostgresPersistence:
         self._heartbeat = leases.Heartbeat(self._holder.beat, self.lease_ttl / 3)
         self._heartbeat.ensure_started()  # now, not in the first request that takes a lease
         self._listeners: list[remote.Listener] = []
+        # The last list's headers by (id, stored header line): a line decodes to the same
+        # header wherever and whenever it is read, so only lines not seen before are decoded.
+        self._listed: dict[tuple[str, str], SessionHeader | None] = {}
         self.poll_interval = min(1.0, self.lease_ttl / 3)
         workers.warm(prepare_decoding)
 
@@ -350,13 +356,18 @@ class PostgresPersistence:
             rows = conn.execute(
                 "SELECT id, header FROM sessions ORDER BY created_at, id"
             ).fetchall()
-        headers: list[SessionHeader] = []
-        for sid, text in rows:
-            try:
-                headers.append(self._decode_header(sid, text))
-            except PersistenceError:
-                continue  # an unreadable header is not a session
-        return headers
+        known = self._listed
+        listed: dict[tuple[str, str], SessionHeader | None] = {}
+        for key in rows:
+            header = known.get(key, _UNKNOWN)
+            if header is _UNKNOWN:
+                try:
+                    header = self._decode_header(*key)
+                except PersistenceError:
+                    header = None  # an unreadable header is not a session
+            listed[key] = header
+        self._listed = listed  # replaced whole: concurrent lists never see half of one
+        return [header for header in listed.values() if header is not None]
 
     async def list(self, *, signal: CancelSignal | None = None) -> list[SessionHeader]:
         """See ``SessionPersistence.list``: headers only, sorted by ``(created_at, id)``."""

@@ -155,3 +155,37 @@ async def test_an_unreadable_header_row_is_skipped_by_list(dsn: str, schema: str
     with pytest.raises(PersistenceError) as err:
         await persistence.inspect("a")
     assert err.value.code == "CORRUPT"
+
+
+async def test_list_decodes_only_headers_it_has_not_seen(dsn: str, schema: str, monkeypatch) -> None:
+    """A warm list decodes nothing; what other hosts created, deleted or rewrote (here by hand)
+    since the last list is what it shows."""
+    decoded: list[str] = []
+    decode = PostgresPersistence._decode_header
+
+    def counting(sid: str, text: str) -> SessionHeader:
+        decoded.append(sid)
+        return decode(sid, text)
+
+    monkeypatch.setattr(PostgresPersistence, "_decode_header", staticmethod(counting))
+    here = PostgresPersistence(dsn, schema=schema)
+    other = PostgresPersistence(dsn, schema=schema)
+    try:
+        for i in range(3):
+            here.open_writer(SessionHeader(id=f"s{i}", created_at=i + 1), create=True).close()
+        assert [h.id for h in await here.list()] == ["s0", "s1", "s2"]
+        decoded.clear()
+        assert [h.id for h in await here.list()] == ["s0", "s1", "s2"]
+        assert decoded == []
+        other.open_writer(SessionHeader(id="s3", created_at=0), create=True).close()
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f"DELETE FROM {schema}.sessions WHERE id = 's1'")
+            conn.execute(f"UPDATE {schema}.sessions SET header = 'junk' WHERE id = 's2'")
+        assert [h.id for h in await here.list()] == ["s3", "s0"]
+        assert sorted(decoded) == ["s2", "s3"]
+        decoded.clear()
+        assert [h.id for h in await here.list()] == ["s3", "s0"]
+        assert decoded == []  # the unreadable line is remembered as unreadable
+    finally:
+        here.close()
+        other.close()
