@@ -9,6 +9,10 @@ progress line says how many are still running. Each failed plugin is a warning l
 start (``warn_failed_plugins``), not news first heard as an agent's ``unknown tool``.
 Approval requests and ``ask_user`` questions from any agent of the tree are asked at the
 terminal, or denied when there is none (``host.cli.approve``).
+
+That is the plain front (``PlainFront``): ``run``, and ``chat`` over pipes or with
+``--plain``, where lines starting with ``/`` are slash commands (``host.cli.slash``). On a
+terminal ``chat`` is the terminal client instead (``host.cli.terminal``).
 """
 
 from __future__ import annotations
