@@ -144,6 +144,17 @@ def chosen(reply: str, choices: tuple[str, ...] | None) -> str:
     return text
 
 
+def interpret(request: ApprovalRequest, reply: str) -> Answer | None:
+    """What a typed reply decides for ``request``: an answer to a question (``chosen``), a
+    decision on a tool call (``decision``), or None when it decides nothing (ask again)."""
+    from host.approvals.requests import Answer
+
+    if request.question is not None:
+        text = chosen(reply, request.choices)
+        return Answer.reply(text) if text else None
+    return decision(reply)
+
+
 class TerminalAsker:
     """The approvals handler of a conversation on a terminal: print, read, decide.
 
@@ -178,8 +189,6 @@ class TerminalAsker:
         return answer
 
     async def _ask(self, request: ApprovalRequest) -> Answer | None:
-        from host.approvals.requests import Answer
-
         while True:
             if request.question is not None:
                 self._write(f"{request.line()} ")
@@ -189,12 +198,7 @@ class TerminalAsker:
             if not reply:
                 self._write("\n")
                 return None
-            if request.question is not None:
-                text = chosen(reply, request.choices)
-                if text:
-                    return Answer.reply(text)
-                continue
-            answer = decision(reply)
+            answer = interpret(request, reply)
             if answer is not None:
                 return answer
 

@@ -119,7 +119,7 @@ class SlashCommands:
 
     async def resolve(self, text: str) -> str | Reply:
         """The id of the descendant ``text`` names (an id, an id prefix or a label), or the
-        mistake saying why there is none."""
+        mistake saying why there is none (always one without the subagent service)."""
         if not text:
             return mistake("name an agent: an id or a label (/agents lists them)")
         rows = await self.tree_rows()
@@ -218,15 +218,12 @@ async def _send(commands: SlashCommands, arg: str) -> Reply:
     found = await commands.resolve(target)
     if isinstance(found, Reply):
         return found
-    service = commands.subagents()
-    if service is None:
-        return mistake("/send: subagents are not available")
     from host.subagents.types import MessageSource
 
     root = commands.root
     source = MessageSource("coordinator", root.id).as_dict()
-    try:
-        await service.followup(root, found, text.strip(), source=source)
+    try:  # resolve found the child through the subagent service, so there is one
+        await commands.subagents().followup(root, found, text.strip(), source=source)
     except HostError as error:
         return mistake(f"message was not delivered: {error.message}")
     return Reply((f"message queued for {found}",))
@@ -242,10 +239,7 @@ async def _interrupt(commands: SlashCommands, arg: str) -> Reply:
     found = await commands.resolve(arg)
     if isinstance(found, Reply):
         return found
-    service = commands.subagents()
-    if service is None:
-        return mistake("/interrupt: subagents are not available")
-    service.interrupt(found, caller=root)
+    commands.subagents().interrupt(found, caller=root)  # resolve found it through the service
     return Reply((f"interrupt requested for {found}",))
 
 

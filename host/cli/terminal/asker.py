@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from host.cli.approve import CHOICES, END_OF_INPUT, chosen, decision
+from host.cli.approve import CHOICES, END_OF_INPUT, interpret
 
 if TYPE_CHECKING:
     from host.approvals.requests import Answer, ApprovalRequest
@@ -73,20 +73,13 @@ class PromptAsker:
         return answer if answer is not None else Answer.deny(END_OF_INPUT)
 
     async def _ask(self, request: ApprovalRequest) -> Answer | None:
-        from host.approvals.requests import Answer
-
         while True:
             question = request.question is not None
             self._say(Text(request.line() + ("" if question else CHOICES), style="bold cyan"))
             reply = await self._next_line(request)
             if reply is None:  # input ended (an empty line only asks again)
                 return None
-            if question:
-                text = chosen(reply, request.choices)
-                if text:
-                    return Answer.reply(text)
-                continue
-            answer = decision(reply)
+            answer = interpret(request, reply)
             if answer is not None:
                 return answer
 
