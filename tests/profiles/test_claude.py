@@ -224,3 +224,45 @@ def test_a_long_description_with_examples_is_cut_not_refused(tmp_path):
     assert f'{path}: description: profile "reviewer": cut to 1024 characters' in [
         str(d) for d in loaded.diagnostics
     ]
+
+
+HUNTER = """\
+---
+name: silent-failure-hunter
+description: Use this agent when reviewing code for silent failures. Examples:\\n\\n<example>\\nContext: A feature was just finished.\\nuser: "I've added error handling. Can you review it?"\\nassistant: "I'll use the silent-failure-hunter agent."\\n</example>
+model: inherit
+maxTurns: 5
+color: yellow
+---
+You hunt silent failures.
+"""
+
+FOLDED = """\
+---
+name: folded
+description: Reviews code. Use when:
+  the user asks for a review, or
+  after a commit: always.
+tools: Task
+---
+You review.
+"""
+
+
+def test_unquoted_colons_read_as_claude_code_reads_them(tmp_path):
+    lib, claude_user, _ = claude_library(tmp_path)
+    put(claude_user, "hunter.md", HUNTER)
+    put(claude_user, "folded.md", FOLDED)
+    loaded = lib.load()
+    assert loaded.diagnostics == ()
+    hunter = loaded.get("silent-failure-hunter")
+    assert hunter.description.startswith(
+        "Use this agent when reviewing code for silent failures. Examples:\\n\\n<example>\\n"
+        "Context: A feature was just finished.\\nuser: \"I've added error handling."
+    )
+    assert (hunter.max_steps, hunter.model) == (5, None)  # other values keep their types
+    folded = loaded.get("folded")
+    assert folded.description == (
+        "Reviews code. Use when: the user asks for a review, or after a commit: always."
+    )
+    assert folded.tools == ("subagent",)
