@@ -31,7 +31,8 @@ from host.agents.agent import Agent
 from host.agents.driver import TurnOutcome
 from host.agents.inbox import InboxClosedError
 from host.agents.registry import AgentRegistry
-from host.errors import log_failure
+from host.errors import HostError, log_failure
+from host.sessions.persistence import PersistenceError
 from host.subagents import texts
 from host.subagents.activation import Activation
 from host.subagents.descriptors import ContinuableDescriptor
@@ -212,7 +213,9 @@ class Residency:
                 self.schedule_check(parent_activation)
 
     def _notify_parent(self, activation: Activation, parent_activation: Activation | None) -> bool:
-        """Give the live parent here the settlement notice; False when it is not live here."""
+        """Give the live parent here the settlement notice; False when it is not live here,
+        or another host took its session over (then the notice goes where it lives now). A
+        refused notice is one log line, never a failed task."""
         last = activation.last
         parent_id = activation.parent_id
         parent = self.agents.get(parent_id) if parent_id is not None else None
@@ -230,6 +233,14 @@ class Residency:
                     parent.steer(text, source)
             except InboxClosedError:
                 log.info("parent of subagent %s closed before its settlement notice", activation.id)
+            except HostError as error:  # the parent's log refuses writes (full disk, lost lease)
+                log_failure(
+                    log,
+                    "settlement notice of subagent %s to its parent %s failed",
+                    activation.id,
+                    parent_id,
+                )
+                return error.code != PersistenceError.LOCKED  # LOCKED: it lives elsewhere now
         return True
 
     # -- drain and shutdown ------------------------------------------------------------------

@@ -340,3 +340,31 @@ async def test_a_log_that_refuses_writes_mid_turn_is_logged_one_line_each(
         assert not any(rec.exc_info for rec in failures)
     finally:
         await tree.aclose()
+
+
+async def test_a_parent_log_refusing_the_settlement_notice_is_one_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The parent's log refuses the child's settlement notice (a host paused past its lease
+    whose sessions another host took over): one log line, the child still settles and the
+    parent is still checked; no task failure with a traceback."""
+    tree, faulty = faulty_tree(tmp_path)
+    try:
+        r = await tree.root("R")
+        t = await tree.child(r, "T")
+        faulty.fail_append.add(r.id)
+        with caplog.at_level(logging.INFO, logger="host"):
+            tree.release.set()
+            await tree.settled(t.id, r)
+            for _ in range(20):  # the notice is given after the child is marked settled
+                await asyncio.sleep(0)
+        assert tree.subagents.manager().activation(t.id) is None
+        failures = [rec for rec in caplog.records if rec.levelno >= logging.WARNING]
+        assert [rec.getMessage() for rec in failures] == [
+            f"settlement notice of subagent {t.id} to its parent {r.id} failed: "
+            f"{BOOM} (PERSISTENCE_FAILED)"
+        ]
+        assert not any(rec.exc_info for rec in failures)
+    finally:
+        faulty.clear()
+        await tree.aclose()
