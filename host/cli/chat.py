@@ -78,6 +78,12 @@ class AnswerPrinter:
         if self._line_open:
             self._write("\n")
 
+    def end_turn(self) -> None:
+        """A turn ended, perhaps with its stream cut short: end the line it left open; the
+        next response is new text, streamed or not."""
+        self._streamed = False
+        self.end_line()
+
     def _write(self, text: str) -> None:
         if text:
             self.out.write(text)
@@ -129,7 +135,7 @@ class PlainFront:
             )
 
     def _turn_ended(self, outcome: TurnOutcome) -> None:
-        self.printer.end_line()
+        self.printer.end_turn()
         if outcome.stop_reason != "completed":
             self.failed = True
             detail = f": {outcome.error}" if outcome.error else ""

@@ -131,3 +131,12 @@ def test_the_printer_writes_deltas_and_ends_each_call_with_one_line_break():
     assert printed(TextDelta("ends itself\n"), ModelResponse("ends itself\n")) == "ends itself\n"
     assert printed(TextDelta("cut sh")) == "cut sh\n"  # an interrupted stream's line is ended
     assert printed(ModelResponse("a"), ModelResponse("b")) == "a\nb\n"
+
+
+def test_after_a_stream_cut_short_the_next_unstreamed_answer_is_printed():
+    out = io.StringIO()
+    printer = AnswerPrinter(out)
+    printer(TextDelta("cut sh"))
+    printer.end_turn()  # the turn ended without a response (interrupted)
+    printer(ModelResponse("Whole answer."))  # e.g. after /model, a model that does not stream
+    assert out.getvalue() == "cut sh\nWhole answer.\n"
