@@ -1,9 +1,11 @@
 """The ``postgres`` plugin: session persistence on PostgreSQL instead of JSONL files.
 
 Configuration: ``[plugins.postgres] dsn = "postgresql://…"`` (and optionally ``schema``,
-``lease_ttl``, ``pool_size``), overlaid by the environment variable ``AGENT_HOST_POSTGRES_DSN``
-(a set, non-empty value wins over the file). Without a DSN the plugin stays active and provides
-nothing, so the built-in JSONL store keeps serving.
+``lease_ttl``, ``pool_size``, ``connect_timeout``, ``host_name``), overlaid by the environment
+variable ``AGENT_HOST_POSTGRES_DSN`` (a set, non-empty value wins over the file). Without a DSN
+the plugin stays active and provides nothing, so the built-in JSONL store keeps serving. The
+DSN is first used, and so first found wrong or unreachable, when the store is built: at the
+first command that needs sessions, not when the host opens.
 
 With a DSN it provides the ``session_persistence`` service. The built-in JSONL provider is a
 default: it steps aside (the plugins that use the service restart on PostgreSQL) and comes back
@@ -13,6 +15,7 @@ when this plugin is blocked or deactivates. See README.md, "Running several host
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -37,6 +40,7 @@ __all__ = [
 requires: tuple[str, ...] = ()
 
 DSN_ENV = "AGENT_HOST_POSTGRES_DSN"
+HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 
 def __getattr__(name: str) -> Any:
@@ -71,6 +75,20 @@ class Config:
         default=8,
         metadata={"description": "Most connections this host opens to the database."},
     )
+    connect_timeout: int = attrs.field(
+        default=10,
+        metadata={
+            "description": "Seconds one connection attempt, or one wait for a pooled "
+            "connection, may take before the call fails with PERSISTENCE_FAILED."
+        },
+    )
+    host_name: str | None = attrs.field(
+        default=None,
+        metadata={
+            "description": "Starts this host's id, <host_name>:<pid>:<random>, as seen in "
+            "the leases table and pg_stat_activity; default: the machine's host name."
+        },
+    )
 
 
 def resolve_dsn(config: Config | None, environ: Any = None) -> str | None:
@@ -98,11 +116,26 @@ def register_services(register: RegisterService, ctx: ServiceContext, config: Co
         raise ConfigError(f"plugins.postgres.lease_ttl must be > 0, not {config.lease_ttl!r}")
     if config.pool_size < 1:
         raise ConfigError(f"plugins.postgres.pool_size must be >= 1, not {config.pool_size!r}")
+    if config.connect_timeout < 1:
+        raise ConfigError(
+            f"plugins.postgres.connect_timeout must be >= 1, not {config.connect_timeout!r}"
+        )
+    if config.host_name is not None and not HOST_NAME.fullmatch(config.host_name):
+        raise ConfigError(
+            f"plugins.postgres.host_name must match {HOST_NAME.pattern}, "
+            f"not {config.host_name!r}"
+        )
+
     def build() -> Any:
         from agent_host_postgres.persistence import PostgresPersistence
 
         return PostgresPersistence(
-            dsn, schema=config.schema, lease_ttl=config.lease_ttl, pool_size=config.pool_size
+            dsn,
+            schema=config.schema,
+            lease_ttl=config.lease_ttl,
+            pool_size=config.pool_size,
+            connect_timeout=config.connect_timeout,
+            host_name=config.host_name,
         )
 
     register("session_persistence", Lazy(build))

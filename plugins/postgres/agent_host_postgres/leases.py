@@ -30,6 +30,7 @@ from typing import Any
 
 import psycopg
 
+from agent_host_postgres.connections import one_line
 from host.sessions.model import Event, InboxAccepted, TurnEnd, TurnStart
 from host.sessions.remote import QUEUED_PREFIX
 
@@ -91,9 +92,11 @@ SELECT session_id, status FROM leases
 """
 
 
-def new_host_id() -> str:
-    """A host id unique across hosts and restarts, readable in the table: host:pid:random."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+def new_host_id(name: str | None = None) -> str:
+    """A host id unique across hosts and restarts, readable in the table:
+    ``<name>:<pid>:<8 random hex digits>``, ``name`` defaulting to the machine's host name
+    (the suffix keeps two processes given the same name apart)."""
+    return f"{name or socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 def status_after(events: Sequence[Event]) -> str | None:
@@ -147,7 +150,7 @@ class Heartbeat:
             try:
                 self._renew()
             except Exception as exc:  # the next beat retries; expiry is the only loss
-                log.warning("lease heartbeat failed: %s", exc)
+                log.warning("lease heartbeat failed: %s", one_line(exc))
 
     def stop(self) -> None:
         """Stop beating and wait (boundedly) for the thread; idempotent."""

@@ -5,34 +5,34 @@
   configuration makes a commit (``synchronous_commit``). ``commit(durable=True)`` has nothing
   left to do. A failed append (encoding, ``seq`` order, database error) writes nothing.
 * **One writer per session, across hosts**: a writer holds the session's fenced lease
-  (``agent_host_postgres.leases``): ``open_writer`` and ``load`` take it or fail with
+  (``agent_host_postgres.leases``): ``open_writer``, ``resume`` and ``load`` take it or fail with
   ``LOCKED`` while another holder's lease is live (in any process, this one included); every
   append checks the epoch in the same statement, so a holder whose lease was taken over can
   never write again. A heartbeat thread renews this host's leases; ``close`` releases them.
-* **Reads**: ``list``, ``inspect``, ``load`` and ``residency`` run in a worker thread
-  (``asyncio.to_thread``), so the event loop never blocks on the database. ``inspect`` and
-  ``list`` never write and never take a lease. ``load`` has no torn tail to repair (a
-  database has none); it closes an open turn with ``TurnEnd(interrupted)`` under the lease.
-* **Connections** come from a pool: a connection that broke is replaced on the next use, so
-  the store recovers by itself once the server is reachable again; until then calls fail with
-  ``PERSISTENCE_FAILED`` after ``connect_timeout`` seconds.
+* **Reads**: ``list``, ``inspect``, ``load``, ``resume`` and ``residency`` run on
+  ``host.sessions.workers`` threads, so the event loop never blocks on them. ``inspect`` and
+  ``list`` never write and never take a lease; ``list`` decodes only header lines it has not
+  seen before. ``load`` and ``resume`` have no torn tail to repair (a database has none); they
+  close an open turn with ``TurnEnd(interrupted)`` under the lease, which ``resume`` hands to
+  its writer (one acquisition) and ``load`` releases.
+* **Connections** come from a pool (``agent_host_postgres.connections``): a connection that
+  broke is replaced on the next use, so the store recovers by itself once the server is
+  reachable again; until then calls fail with ``PERSISTENCE_FAILED`` after
+  ``connect_timeout`` seconds.
 * **Ids**: every entry point validates the session id before any SQL is sent.
 """
 
 from __future__ import annotations
 
 import builtins
-import select
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import attrs
 import psycopg
-from psycopg import sql
-from psycopg_pool import ConnectionPool, PoolTimeout
 
-from agent_host_postgres import leases, remote
+from agent_host_postgres import connections, leases, remote
 from agent_host_postgres.schema import check_schema_name, migrate
 from agent_host_postgres.writer import PostgresWriter, encode_bodies
 from host.cancel import CancelSignal, raise_if_cancelled
@@ -48,36 +48,10 @@ from host.sessions.model import Event, SessionHeader, TurnEnd, validate_session_
 from host.sessions.persistence import PersistenceError, Resumed, StoredSession
 from host.sessions.remote import RemoteMessage
 
-__all__ = ["PostgresPersistence", "PostgresWriter", "check_connection"]
-
-
-WARM_UP = """
-SELECT (SELECT count(*) FROM sessions WHERE id = ''),
-       (SELECT count(*) FROM events WHERE session_id = ''),
-       (SELECT count(*) FROM leases WHERE session_id = ''),
-       (SELECT count(*) FROM remote_inbox WHERE session_id = '')
-"""
-"""Touches every table and its key index once: a new server backend loads their catalog
-entries (several milliseconds) here, when the pool opens the connection, not in the first
-request that uses it."""
+__all__ = ["PostgresPersistence", "PostgresWriter"]
 
 
 _UNKNOWN: Any = object()
-
-
-def check_connection(conn: psycopg.Connection[Any]) -> None:
-    """The pool's check at every checkout, with no round trip for a healthy idle connection.
-
-    A server that shuts down or terminates the backend sends an error and closes the socket,
-    so an idle connection with nothing to read is healthy as far as a query could tell; one
-    with something to read is checked with psycopg_pool's empty query (which raises if it is
-    broken, and the pool replaces it). A silently severed link is found by the next query.
-    """
-    if conn.closed:
-        raise psycopg.OperationalError("the connection is closed")
-    readable, _, _ = select.select([conn.pgconn.socket], [], [], 0)
-    if readable:
-        ConnectionPool.check_connection(conn)
 
 
 class PostgresPersistence:
@@ -85,7 +59,10 @@ class PostgresPersistence:
 
     Construction connects once and applies the schema migrations; an unreachable database or
     a schema newer than this code is a ``PersistenceError`` (``PERSISTENCE_FAILED``).
-    ``lease_ttl`` is how long (seconds, database clock) a lease outlives its last renewal.
+    ``lease_ttl`` is how long (seconds, database clock) a lease outlives its last renewal;
+    ``connect_timeout`` (seconds) bounds each connection attempt and each wait for a pooled
+    connection; ``host_name`` starts the host id (``leases.new_host_id``), the machine's name
+    by default.
     """
 
     def __init__(
@@ -96,12 +73,14 @@ class PostgresPersistence:
         connect_timeout: int = 10,
         lease_ttl: float = 15.0,
         pool_size: int = 8,
+        host_name: str | None = None,
     ) -> None:
         self.dsn = dsn
         self.schema = check_schema_name(schema)
         if not lease_ttl > 0:
             raise ValueError(f"lease_ttl must be a positive number of seconds, not {lease_ttl!r}")
-        self.host_id = leases.new_host_id()
+        self.host_id = leases.new_host_id(host_name)
+        self.connect_timeout = connect_timeout
         self.lease_ttl = float(lease_ttl)
         try:
             with psycopg.connect(dsn, autocommit=True, connect_timeout=connect_timeout) as conn:
@@ -110,20 +89,12 @@ class PostgresPersistence:
             raise PersistenceError.failed(
                 "cannot prepare the PostgreSQL session store", exc
             ) from exc
-        self._pool = ConnectionPool(
+        self._pool = connections.open_pool(
             dsn,
-            min_size=1,
-            max_size=max(1, pool_size),
-            kwargs={
-                "autocommit": True,
-                "connect_timeout": connect_timeout,
-                "fallback_application_name": f"agent-host {self.host_id}",
-            },
-            configure=self._configure,
-            check=check_connection,
-            timeout=float(connect_timeout),
-            name=f"agent-host-{self.schema}",
-            open=True,
+            schema=self.schema,
+            host_id=self.host_id,
+            size=pool_size,
+            connect_timeout=connect_timeout,
         )
         self._holder = leases.LeaseHolder(self._pool.connection, self.host_id, self.lease_ttl)
         self._heartbeat = leases.Heartbeat(self._holder.beat, self.lease_ttl / 3)
@@ -137,21 +108,9 @@ class PostgresPersistence:
 
     # -- connections ---------------------------------------------------------------------
 
-    def _configure(self, conn: psycopg.Connection[Any]) -> None:
-        """Set up a new pooled connection (on the pool's thread, before anyone uses it)."""
-        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
-        conn.execute(WARM_UP)
-
-    @contextmanager
-    def _connection(self, action: str) -> Iterator[psycopg.Connection[Any]]:
+    def _connection(self, action: str) -> AbstractContextManager[psycopg.Connection[Any]]:
         """A pooled connection; database errors become ``PERSISTENCE_FAILED: <action>: …``."""
-        try:
-            with self._pool.connection() as conn:
-                yield conn
-        except PoolTimeout as exc:
-            raise PersistenceError.failed(action, exc) from exc
-        except psycopg.Error as exc:
-            raise PersistenceError.failed(action, exc) from exc
+        return connections.connection(self._pool, action)
 
     def _acquire(self, conn: psycopg.Connection[Any], session_id: str) -> tuple[str, int]:
         """Take ``session_id``'s lease: its stored header line and the new epoch
@@ -417,7 +376,12 @@ class PostgresPersistence:
     def watch(self, wake: Callable[[], None]) -> Callable[[], None]:
         """See ``RemoteInbox.watch``: a LISTEN thread, polling every ``poll_interval``."""
         listener = remote.Listener(
-            self.dsn, self.schema, self.host_id, wake, interval=self.poll_interval
+            self.dsn,
+            self.schema,
+            self.host_id,
+            wake,
+            interval=self.poll_interval,
+            connect_timeout=self.connect_timeout,
         )
         self._listeners.append(listener.start())
         return listener.stop

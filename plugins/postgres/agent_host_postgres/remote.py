@@ -24,6 +24,7 @@ from typing import Any
 
 import psycopg
 
+from agent_host_postgres.connections import one_line
 from host.sessions.remote import RemoteMessage
 
 log = logging.getLogger(__name__)
@@ -98,9 +99,17 @@ class Listener:
     docstring)."""
 
     def __init__(
-        self, dsn: str, schema: str, me: str, wake: Callable[[], None], *, interval: float = 1.0
+        self,
+        dsn: str,
+        schema: str,
+        me: str,
+        wake: Callable[[], None],
+        *,
+        interval: float = 1.0,
+        connect_timeout: int = 10,
     ) -> None:
         self._dsn = dsn
+        self._connect_timeout = connect_timeout
         self._payload = f"{schema} {me}"
         self._wake = wake
         self._interval = interval
@@ -123,11 +132,15 @@ class Listener:
             try:
                 self._listen()
             except Exception as exc:
-                log.warning("listening for cross-host messages failed, retrying: %s", exc)
+                log.warning(
+                    "listening for cross-host messages failed, retrying: %s", one_line(exc)
+                )
                 self._stop.wait(self._interval)
 
     def _listen(self) -> None:
-        with psycopg.connect(self._dsn, autocommit=True, connect_timeout=10) as conn:
+        with psycopg.connect(
+            self._dsn, autocommit=True, connect_timeout=self._connect_timeout
+        ) as conn:
             conn.execute(f"LISTEN {CHANNEL}")
             self._wake()  # catch up on what was queued while not listening
             next_poll = time.monotonic() + self._interval

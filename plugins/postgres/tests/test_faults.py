@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import select
 import selectors
 import socket
@@ -18,7 +19,8 @@ import agent_host_postgres
 import psycopg
 import pytest
 from agent_host_postgres import DSN_ENV
-from agent_host_postgres.persistence import PostgresPersistence, check_connection
+from agent_host_postgres.connections import check_connection
+from agent_host_postgres.persistence import PostgresPersistence
 from agent_host_postgres.schema import LATEST, MIGRATIONS
 from agent_host_postgres.writer import encode_bodies
 from psycopg_pool import ConnectionPool
@@ -287,4 +289,23 @@ async def test_appends_and_reads_survive_terminated_backends(dsn, schema) -> Non
             assert len((await persistence.inspect("s1")).events) == seq + 1
         writer.close()
     finally:
+        persistence.close()
+
+
+async def test_an_outage_logs_one_line_per_pool_message(proxy, schema, caplog) -> None:
+    """libpq's messages span lines (the refusal, then a hint); each log record is one."""
+    gate, dsn = proxy
+    persistence = PostgresPersistence(dsn, schema=schema, connect_timeout=1)
+    try:
+        gate.cut()
+        with caplog.at_level(logging.WARNING, logger="psycopg.pool"):
+            with pytest.raises(PersistenceError):
+                await persistence.list()
+            await asyncio.sleep(1.5)  # the pool keeps trying to reconnect meanwhile
+        pooled = [r for r in caplog.records if r.name == "psycopg.pool"]
+        assert pooled, "the pool logged nothing during the outage"
+        assert all("\n" not in r.getMessage() and not r.exc_info for r in pooled)
+        assert any("Connection refused" in r.getMessage() for r in pooled)
+    finally:
+        gate.start()
         persistence.close()

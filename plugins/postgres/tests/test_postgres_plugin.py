@@ -68,6 +68,36 @@ def test_a_bad_schema_name_fails_clearly(make_host) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "why"),
+    [
+        ("connect_timeout", 0, "connect_timeout must be >= 1"),
+        ("host_name", "a b", "host_name must match"),
+        ("host_name", "x" * 64, "host_name must match"),
+    ],
+)
+def test_bad_connection_settings_fail_clearly(make_host, key: str, value: object, why: str):
+    config = {"dsn": "postgresql://x@127.0.0.1:1/x", key: value}
+    host = make_host(PLUGIN, config={"plugins": {"postgres": config}})
+    row = plugin_row(host, "postgres")
+    assert row["state"] == "failed" and why in row["error"] and "\n" not in row["error"]
+
+
+def test_connection_settings_reach_the_store(make_host, dsn: str, schema: str) -> None:
+    settings = {"dsn": dsn, "schema": schema, "connect_timeout": 3, "host_name": "web-1.eu"}
+    host = make_host(PLUGIN, config={"plugins": {"postgres": settings}})
+    persistence = host.services.get("session_persistence")
+    assert isinstance(persistence, PostgresPersistence)
+    assert persistence.connect_timeout == 3 and persistence.host_id.startswith("web-1.eu:")
+    persistence.open_writer(SessionHeader(id="s1"), create=True).close()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        names = conn.execute(
+            "SELECT application_name FROM pg_stat_activity WHERE application_name LIKE %s",
+            ("agent-host web-1.eu:%",),
+        ).fetchall()
+    assert names and {n for (n,) in names} == {f"agent-host {persistence.host_id}"}
+
+
 def test_unreachable_database_is_a_clear_error() -> None:
     with pytest.raises(PersistenceError) as err:
         PostgresPersistence("postgresql://nobody@127.0.0.1:1/none", connect_timeout=2)
