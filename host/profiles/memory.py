@@ -77,11 +77,11 @@ def attach(profile: Profile, where: Locations, project: ProjectMemory) -> Profil
     if profile.source in PROJECT_SOURCES and profile.memory != "user":
         refusal = project.refusal()
         if refusal is not None:
-            return _refused(profile, refusal)
+            return _diagnostic(profile, refusal)
     directory = where.memory_directory(profile.memory, profile.name)
     problem = directory_problem(directory, profile.memory)
     if problem is not None:
-        return _refused(profile, problem)
+        return _diagnostic(profile, problem)
     return attrs.evolve(profile, memory_dir=str(directory.absolute()))
 
 
@@ -123,10 +123,10 @@ def index_note(profile: Profile) -> Diagnostic | None:
         f"{INDEX} is {size} bytes; its children are shown only its first {INDEX_LINES} lines "
         f"(at most {INDEX_BYTES} bytes)"
     )
-    return _refused(profile, problem, skipped=False)
+    return _diagnostic(profile, problem, skipped=False)
 
 
-def _refused(profile: Profile, problem: str, *, skipped: bool = True) -> Diagnostic:
+def _diagnostic(profile: Profile, problem: str, *, skipped: bool = True) -> Diagnostic:
     return Diagnostic(
         profile.origin,
         f'profile "{profile.name}": {problem}',
