@@ -3,12 +3,12 @@
 A path is relative to the directory, made of plain names (no ``..``, no absolute path, no
 hidden names); after symlinks are resolved it must still lie inside the directory, so a link
 pointing elsewhere is refused like ``../``. A directory the repository controls (project and
-local memory) must not itself be reached through a link: ``repository_links`` names the
-folders that are checked before every operation. A refused or failed operation raises ``Refused``
-with one line for the model and changes nothing. Writes are atomic (a temporary file renamed
-over the target); the directory is created by the first write. Only regular files are read,
-and never more than needed: a file at most ``FILE_BYTES``, the index at most ``INDEX_LINES``
-lines and ``INDEX_BYTES`` bytes, whatever its size.
+local memory) must not itself be reached through a link: ``repository_links`` names the folders
+that are checked before every operation. A refused or failed operation raises ``Refused`` with
+one line for the model and changes nothing. Writes are atomic (a temporary file renamed over
+the target); the directory is created by the first write. Only regular files are read, and
+never more than needed: a file at most ``FILE_BYTES``, the index at most ``INDEX_LINES`` lines
+and ``INDEX_BYTES`` bytes, whatever its size.
 """
 
 from __future__ import annotations
