@@ -119,12 +119,10 @@ class ProfileLibrary:
         paths += [s for _, s in entries if isinstance(s, Path)]
         files = [path for path in paths if path is not None]
         key = (where, self._generation, _filter_key(deployment))
-        cached = self._cache.get(key)
-        if cached is not None:
-            signature = file_signature(files)[0] + _watched(cached[1])[0]
-            if cached[0] == signature:
-                return cached[1]
         before, cacheable = file_signature(files)  # taken first: a change meanwhile shows
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] == before + _watched(cached[1])[0]:
+            return cached[1]
         loaded = load_all(where, entries, deployment)
         watched, settled = _watched(loaded)
         signature = before + watched

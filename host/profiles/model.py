@@ -93,7 +93,7 @@ def shown(path: Path | str) -> str:
 @attrs.frozen
 class Diagnostic:
     """A problem with one profile file: ``<path>: <field>: <problem>``. ``skipped``: the
-    profile was not loaded (else it loaded without what the problem names)."""
+    profile was not loaded (else the profile loaded and this is a note on it)."""
 
     path: str
     problem: str
