@@ -3,7 +3,7 @@
 # Debian: installs the server package when initdb is missing (CI runs as root). The server
 # refuses to run as root, so as root it runs as an unprivileged user (agenthost, created if
 # missing). It listens on 127.0.0.1 on a port it could bind (retried with another one when
-# taken), with trust authentication for local TCP.
+# taken), with trust authentication for local TCP, and fsync=off for speed unless PG_FSYNC=on.
 
 _pg_bindir() {
     local dir
@@ -47,7 +47,7 @@ for _pg_attempt in 1 2 3 4 5 6 7 8 9 10; do
     PG_PORT="$(( 20000 + RANDOM % 40000 ))"
     rm -f "$PG_DIR/server.log"
     if _pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_DIR -c fsync=off" start >/dev/null; then
+        -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_DIR -c fsync=${PG_FSYNC:-off}" start >/dev/null; then
         _pg_started=1
         break
     fi

@@ -1,15 +1,20 @@
 """Fixtures: a fresh PostgreSQL schema per test on the server named by
 ``AGENT_HOST_TEST_POSTGRES_DSN`` (skipped without it on a developer machine; an error under
-``CI=true``), and a clean environment."""
+``CI=true``), a server with ``fsync=on`` for the slow profile, and a clean environment."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
+import psycopg
 import pytest
 from agent_host_postgres import DSN_ENV
+
+ROOT = Path(__file__).resolve().parents[3]
 
 TEST_DSN_ENV = "AGENT_HOST_TEST_POSTGRES_DSN"
 
@@ -22,7 +27,11 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def dsn() -> str:
+def dsn(request: pytest.FixtureRequest) -> str:
+    """The test server's DSN, or ``durable_dsn``'s when parametrized (indirectly) with
+    ``"fsync=on"``."""
+    if getattr(request, "param", "fsync=off") == "fsync=on":
+        return str(request.getfixturevalue("durable_dsn"))
     value = os.environ.get(TEST_DSN_ENV, "").strip()
     if value:
         return value
@@ -31,10 +40,38 @@ def dsn() -> str:
     pytest.skip(f"{TEST_DSN_ENV} is not set")
 
 
+@pytest.fixture(scope="session")
+def durable_dsn() -> Iterator[str]:
+    """A throwaway server with ``fsync=on``, started by ``.ci/postgres.sh`` (``PG_FSYNC=on``)
+    for the session and stopped at its end."""
+    script = 'source .ci/postgres.sh && echo "dsn $AGENT_HOST_TEST_POSTGRES_DSN" && read _'
+    server = subprocess.Popen(
+        ["bash", "-c", script],
+        cwd=ROOT,
+        env={**os.environ, "PG_FSYNC": "on"},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        for line in server.stdout:
+            if line.startswith("dsn "):
+                break
+        else:
+            pytest.fail(f".ci/postgres.sh could not start a server (exit {server.wait()})")
+        value = line.split(" ", 1)[1].strip()
+        with psycopg.connect(value, autocommit=True) as conn:
+            row = conn.execute("SHOW fsync").fetchone()
+        assert row is not None and row[0] == "on"
+        yield value
+    finally:
+        server.stdin.close()  # the script's read returns; its exit trap stops the server
+        server.wait(timeout=120)
+
+
 @pytest.fixture
 def schema(dsn: str) -> Iterator[str]:
-    import psycopg
-
     name = f"t_{uuid.uuid4().hex[:16]}"
     yield name
     with psycopg.connect(dsn, autocommit=True) as conn:

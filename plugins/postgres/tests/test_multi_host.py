@@ -42,6 +42,12 @@ import psycopg
 import pytest
 from agent_host_postgres import DSN_ENV
 
+from tests import profile
+
+SERVERS = ["fsync=off", *(["fsync=on"] if profile.SLOW else [])]
+"""The kill trials run against the test server (``fsync=off``, for speed) and, in the slow
+profile, once more against a server that syncs its WAL (the ``durable_dsn`` fixture)."""
+
 SCRIPT = Path(__file__).with_name("multi_host.py")
 TTL = 1.0
 EXPIRY = TTL + 0.4  # a lease outlives its host's last heartbeat by at most TTL
@@ -296,6 +302,7 @@ def test_list_agents_on_b_shows_children_resident_on_a(spawn, dsn, schema) -> No
 # -- 2. takeover after SIGKILL -----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("dsn", SERVERS, indirect=True)
 def test_a_child_of_a_killed_host_is_taken_over_without_losing_events(spawn, dsn, schema) -> None:
     """SIGKILL A; after expiry a followup from B resumes W on B (higher epoch), losing nothing."""
     a, b = spawn("a", "b")
@@ -480,6 +487,7 @@ def queued_messages(dsn: str, schema: str) -> list[tuple[str, str]]:
     return [(str(m), str(s)) for m, s in rows]
 
 
+@pytest.mark.parametrize("dsn", SERVERS, indirect=True)
 def test_a_message_sent_while_a_dead_hosts_lease_lives_is_delivered_after_expiry(
     spawn, dsn, schema
 ) -> None:
