@@ -172,6 +172,22 @@ def test_locations_follow_agent_host_home_then_home(tmp_path):
     assert locations({}, cwd).project == cwd / ".agent-host" / "agents"
 
 
+def test_claude_code_memory_and_configuration_locations(tmp_path):
+    cwd = tmp_path / "work"
+    sandboxed = locations({"AGENT_HOST_HOME": "/h", "HOME": "/home/u"}, cwd)
+    assert sandboxed.claude_user == Path("/home/u/.claude/agents")  # the real home, always
+    assert sandboxed.claude_project == cwd / ".claude" / "agents"
+    assert sandboxed.config == Path("/h/agent-host.toml")
+    assert sandboxed.memory_directory("user", "n") == Path("/h/agent-memory/n")
+    plain = locations({"HOME": "/home/u"}, cwd)
+    assert plain.config == Path("/home/u/.agent-host/agent-host.toml")
+    assert plain.memory_directory("user", "n") == Path("/home/u/.agent-host/agent-memory/n")
+    assert plain.memory_directory("project", "n") == cwd / ".agent-host" / "agent-memory" / "n"
+    assert plain.memory_directory("local", "n") == (
+        cwd / ".agent-host" / "agent-memory-local" / "n"
+    )
+
+
 def test_the_same_directory_is_read_once(tmp_path):
     home = tmp_path
     from host.profiles.library import ProfileLibrary
