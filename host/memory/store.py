@@ -68,7 +68,10 @@ class MemoryDirectory:
         link = linked(self.unlinked)
         if link is not None:
             raise Refused(f"{link} is a symbolic link; this memory is not kept through links")
-        return self.root.resolve()
+        try:
+            return self.root.resolve()
+        except (OSError, RuntimeError) as error:  # RuntimeError: a symbolic link loop
+            raise Refused(f"the memory directory cannot be followed: {error}") from None
 
     def locate(self, relative: str) -> Path:
         """The real path ``relative`` names inside the directory; ``Refused`` if it is not a
@@ -81,7 +84,10 @@ class MemoryDirectory:
         if any(part.startswith(".") for part in pure.parts):
             raise Refused(f"{relative!r}: memory file names must not start with '.'")
         base = self.base()
-        target = (base / pure).resolve()
+        try:
+            target = (base / pure).resolve()
+        except (OSError, RuntimeError) as error:  # RuntimeError: a symbolic link loop
+            raise Refused(f"{relative!r} cannot be followed: {error}") from None
         if target == base or not target.is_relative_to(base):
             raise Refused(f"{relative!r} is outside the memory directory")
         return target

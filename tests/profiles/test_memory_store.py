@@ -75,6 +75,9 @@ def test_symlinks_out_of_the_directory_are_refused(memory, tmp_path):
         memory.index_head()  # an index linked to a file elsewhere is never read
     assert sorted(p.name for p in outside.iterdir()) == ["secret"]
     assert (outside / "secret").read_text() == "secret"
+    (memory.root / "loop").symlink_to(memory.root / "loop")
+    with pytest.raises(Refused, match="cannot be followed"):
+        memory.write("loop/x.md", "x")
     assert memory.read("alias.md") == "in"  # a link that stays inside is fine
     assert memory.listing() == [("inside.md", 2)]  # links are not listed
 
