@@ -1,12 +1,13 @@
 """``agent-host profiles [--json]``: every subagent profile in effect, and every diagnostic.
 
 JSON: a top-level array; ``profile`` entries carry source, name, description, tools,
-disallowed tools, model, max steps, background, MCP servers, file, plugin, aliases, the
-profiles they override and ``default`` (true for the profile a delegation without
-``subagent_type`` starts from: ``general-purpose``, when it is in effect); ``diagnostic``
-entries carry the file, field and problem of a profile that was skipped. Profiles are listed
-as the host sees them (no delegation tool's deployment filter). The table says which profile is
-the default in a line after it.
+disallowed tools, model, max steps, background, MCP servers, memory scope and directory,
+file, plugin, aliases, the profiles they override and ``default`` (true for the profile a
+delegation without ``subagent_type`` starts from: ``general-purpose``, when it is in effect);
+``diagnostic`` entries carry the file, field and problem, and ``skipped`` (false for a note on
+a profile that loaded anyway, such as Claude Code tools the host lacks). Profiles are listed
+as the host sees them (no delegation tool's deployment filter). The table says which profile
+is the default in a line after it.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def rows(profiles: ProfileSet) -> list[dict[str, Any]]:
                 "mcp_servers": (
                     list(profile.mcp_servers) if profile.mcp_servers is not None else None
                 ),
+                "memory": profile.memory,
+                "memory_dir": profile.memory_dir,
                 "path": profile.path,
                 "plugin": profile.plugin,
                 "aliases": profiles.aliases_of(profile.name),
@@ -58,6 +61,7 @@ def rows(profiles: ProfileSet) -> list[dict[str, Any]]:
                 "path": diagnostic.path,
                 "field": diagnostic.field,
                 "problem": diagnostic.problem,
+                "skipped": diagnostic.skipped,
                 "message": str(diagnostic),
             }
         )
@@ -65,7 +69,8 @@ def rows(profiles: ProfileSet) -> list[dict[str, Any]]:
 
 
 def table(entries: list[dict[str, Any]]) -> str:
-    """The human view: one line per profile, then one ``warning:`` line per diagnostic."""
+    """The human view: one line per profile, then one line per diagnostic: ``warning:`` for
+    a skipped file, ``note:`` for one that loaded anyway."""
     body = []
     for row in (r for r in entries if r["kind"] == "profile"):
         tools = "all" if row["tools"] is None else ", ".join(row["tools"]) or "none"
@@ -73,6 +78,8 @@ def table(entries: list[dict[str, Any]]) -> str:
             tools += " except " + ", ".join(row["disallowed_tools"])
         if row["mcp_servers"] is not None:
             tools += "; MCP servers: " + (", ".join(row["mcp_servers"]) or "none")
+        if row["memory"] is not None:
+            tools += f"; memory: {row['memory']}"
         body.append(
             [row["name"], row["source"], row["model"] or "default", tools, row["description"][:60]]
         )
@@ -83,7 +90,11 @@ def table(entries: list[dict[str, Any]]) -> str:
         if default is not None
         else "default profile (no subagent_type): none, a plain subagent with the parent's tools"
     )
-    lines += [f"warning: {r['message']}" for r in entries if r["kind"] == "diagnostic"]
+    lines += [
+        f"{'warning' if r['skipped'] else 'note'}: {r['message']}"
+        for r in entries
+        if r["kind"] == "diagnostic"
+    ]
     return "\n".join(lines)
 
 

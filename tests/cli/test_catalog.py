@@ -17,6 +17,7 @@ def tools(*args: str, cwd: Path) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HOST_")}
     env["AGENT_HOST_PLUGINS"] = FIRST_PARTY  # other installed plugins must not change the doc
     env["AGENT_HOST_HOME"] = str(cwd / "home")  # nor the user's own profiles
+    env["HOME"] = str(cwd / "real-home")  # nor Claude Code agent files of the machine's user
     result = subprocess.run(
         [AGENT_HOST, "tools", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=60
     )

@@ -28,6 +28,7 @@ def setup_files(tmp_path: Path) -> tuple[Path, Path]:
         max_steps="7",
         background="false",
         mcp_servers="[time, git]",
+        memory="user",
     )
     (project / ".agent-host" / "agents" / "broken.md").write_text("no front matter")
     return home, project
@@ -65,6 +66,8 @@ def test_profiles_json(tmp_path):
         "max_steps": 7,
         "background": False,
         "mcp_servers": ["time", "git"],
+        "memory": "user",
+        "memory_dir": str(home / "agent-memory" / "reviewer"),
         "path": str(agents / "rev.md"),
         "plugin": None,
         "aliases": [],
@@ -78,6 +81,7 @@ def test_profiles_json(tmp_path):
         "path": str(agents / "broken.md"),
         "field": None,
         "problem": "no front matter: the file must start with a '---' line",
+        "skipped": True,
         "message": f"{agents}/broken.md: no front matter: the file must start with a '---' line",
     }
 
@@ -102,7 +106,9 @@ def test_profiles_table(tmp_path, monkeypatch, capsys):
         "MCP",
         "servers:",
         "time,",
-        "git",
+        "git;",
+        "memory:",
+        "user",
         "Project",
         "reviewer",
     ]
@@ -143,7 +149,7 @@ def test_claude_code_files_are_listed_with_their_source_and_notes(tmp_path, monk
         "Reviews",
         "code",
     ]
-    assert lines[-1] == (
-        f'warning: {claude}/r.md: tools: profile "code-reviewer": no host tool for Read; its '
+    assert lines[-1] == (  # a note: the profile loaded anyway
+        f'note: {claude}/r.md: tools: profile "code-reviewer": no host tool for Read; its '
         "children go without"
     )
