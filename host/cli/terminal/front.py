@@ -185,7 +185,9 @@ class TerminalFront:
         prompt = self.asker.prompt or PROMPT
         parts: list[tuple[str, str]] = []
         if self._stream.partial:
-            parts.append(("", self._stream.partial + "\n"))
+            size = self._session.app.output.get_size()
+            shown = self._stream.arriving(size.columns, max(1, size.rows // 2))
+            parts.append(("", shown + "\n"))
         parts.append(("bold", prompt))
         return FormattedText(parts)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 
+from rich.cells import cell_len, chop_cells
 from rich.text import Text
 
 from host.agents.models import ModelResponse, StreamEvent, TextDelta
@@ -51,8 +52,8 @@ class StreamLines:
     """Splits the root's streamed text into finished lines and the line still arriving.
 
     ``feed`` returns the lines a stream event finished; ``partial`` is the rest, shown
-    above the prompt until its line ends. A response none of whose text was streamed (a
-    model that does not stream) is taken whole.
+    above the prompt until its line ends (``arriving``). A response none of whose text was
+    streamed (a model that does not stream) is taken whole.
     """
 
     def __init__(self) -> None:
@@ -68,6 +69,20 @@ class StreamLines:
             done = [] if self._streamed else self._add(event.text)
             return done + self.flush()
         return []
+
+    def arriving(self, width: int, rows: int) -> str:
+        """``partial`` as shown above the prompt, which does not wrap it: cut into rows of
+        ``width`` cells, the last ``rows`` of them, with ``…`` first when earlier ones are
+        left out (the whole line is printed once it ends)."""
+        chopped = chop_cells(self.partial, max(1, width))
+        if len(chopped) <= rows:
+            return "\n".join(chopped)
+        kept = chopped[-max(1, rows) :]
+        head = kept[0]
+        while head and cell_len(head) >= width:  # room for the "…"
+            head = head[1:]
+        kept[0] = "…" + head
+        return "\n".join(kept)
 
     def flush(self) -> list[str]:
         """The line still arriving, ended now (a stream cut short); [] when there is none."""

@@ -86,6 +86,18 @@ def test_after_a_stream_cut_short_an_unstreamed_response_is_still_shown() -> Non
 # -- event_lines ---------------------------------------------------------------------------
 
 
+def test_the_line_arriving_is_cut_into_rows_and_its_end_kept_in_view() -> None:
+    stream = StreamLines()
+    stream.feed(TextDelta("short"))
+    assert stream.arriving(10, 3) == "short"
+    stream.feed(TextDelta(" and then much longer"))  # "short and then much longer"
+    assert stream.arriving(10, 3) == "short and \nthen much \nlonger"
+    assert stream.arriving(10, 2) == "…hen much \nlonger"
+    stream.feed(TextDelta("：全角"))  # wide characters take two cells each
+    assert stream.arriving(10, 2) == "…onger：全\n角"
+    assert stream.arriving(1, 1) == "…"
+
+
 def test_a_tool_call_is_its_name_and_cut_arguments() -> None:
     long = {"path": "x" * 200}
     call = ToolCall("call_1", "read_file", long)

@@ -1,0 +1,51 @@
+"""The terminal client's front (``TerminalFront``) in process, on a real host with the scripted
+model, its prompt drawn on an output of a known size: what the prompt shows above its input."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.data_structures import Size
+from prompt_toolkit.formatted_text import fragment_list_to_text
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.cells import cell_len
+
+from host.agents.models import TextDelta
+from host.cli.terminal.front import TerminalFront
+from host.testing import HostHarness
+
+COLUMNS, ROWS = 40, 12
+
+
+class SizedOutput(DummyOutput):
+    """An output that draws nothing, of ``COLUMNS`` x ``ROWS``."""
+
+    def get_size(self) -> Size:
+        return Size(rows=ROWS, columns=COLUMNS)
+
+
+@pytest.fixture
+def terminal() -> Iterator[None]:
+    with create_pipe_input() as keys, create_app_session(input=keys, output=SizedOutput()):
+        yield
+
+
+async def test_a_long_line_still_arriving_shows_its_latest_words_within_the_width(
+    harness: HostHarness, terminal: None
+) -> None:
+    front = TerminalFront(harness.host)
+    front.attach(await harness.root("user"))
+    words = [f"w{index}" for index in range(300)]
+    for word in words:
+        front._streamed(TextDelta(word + " "))
+    shown = fragment_list_to_text(front._message()).split("\n")
+    *above, prompt = shown
+    assert prompt == "you> "
+    assert all(cell_len(row) <= COLUMNS for row in above)  # the prompt does not wrap them
+    assert len(above) <= ROWS // 2
+    assert above[-1].rstrip().endswith("w299")  # the newest text is in view as it arrives
+    assert above[0].startswith("…")  # the rest of the line is printed whole once it ends
+    front.close()
