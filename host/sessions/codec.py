@@ -35,7 +35,7 @@ from host.sessions.event_hooks import (
     structure_event_fields,
     unstructure_event_fields,
 )
-from host.sessions.model import Event, SessionHeader
+from host.sessions.model import Event, SessionHeader, SessionIdError
 
 HEADER_FORMAT = "agent-host/session"
 HEADER_VERSION = 1
@@ -89,10 +89,41 @@ def decode_header(line: bytes) -> SessionHeader:
     if version != HEADER_VERSION:
         raise CodecError(f"unsupported session log version {version!r}")
     del data["format"]
+    header = _plain_header(data)
+    if header is not None:
+        return header
     try:
         return converter.structure(data, SessionHeader)
     except Exception as exc:
         raise CodecError(f"invalid session header: {exc}") from None
+
+
+_HEADER_KEYS = frozenset(
+    ("id", "parent_session", "created_at", "origin", "delegation_depth", "seed_length")
+)
+
+
+def _plain_header(data: dict[str, Any]) -> SessionHeader | None:
+    """The header of a complete, well-typed header object, built without the converter (a
+    listing decodes thousands); ``None`` for anything else, which the converter then
+    structures or refuses with its own message."""
+    if data.keys() != _HEADER_KEYS:
+        return None
+    sid, parent, created = data["id"], data["parent_session"], data["created_at"]
+    origin, depth, seed = data["origin"], data["delegation_depth"], data["seed_length"]
+    if (
+        type(sid) is not str
+        or type(created) is not int
+        or type(depth) is not int
+        or type(seed) is not int
+        or (parent is not None and type(parent) is not str)
+        or (origin is not None and type(origin) is not str)
+    ):
+        return None
+    try:
+        return SessionHeader(sid, parent, created, origin, depth, seed)
+    except SessionIdError:  # a hostile id: the converter's refusal says so
+        return None
 
 
 def prepare_decoding() -> None:

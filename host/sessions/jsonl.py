@@ -71,6 +71,7 @@ class JsonlPersistence:
         if fsync not in ("never", "turn", "always"):
             raise ValueError(f"fsync policy must be never, turn or always, not {fsync!r}")
         self.data_dir = Path(data_dir)
+        self._dir_name = os.fspath(self.data_dir)
         self.fsync: FsyncPolicy = fsync
         self._headers = HeaderCache()
         workers.warm(prepare_decoding)
@@ -284,7 +285,7 @@ class JsonlPersistence:
         if SESSION_ID_PATTERN.fullmatch(stem) is None:
             return None
         try:
-            fd = os.open(self.data_dir / name, os.O_RDONLY)
+            fd = os.open(os.path.join(self._dir_name, name), os.O_RDONLY)  # no Path per file
         except OSError:
             return None
         try:

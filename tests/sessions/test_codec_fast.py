@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any, get_type_hints
 
 import attrs
@@ -11,12 +12,20 @@ from cattrs.gen import make_dict_structure_fn, override
 
 from host.serialization import converter
 from host.sessions import event_hooks
-from host.sessions.codec import decode_event_lines, encode_event
+from host.sessions.codec import (
+    HEADER_FORMAT,
+    HEADER_VERSION,
+    CodecError,
+    decode_event_lines,
+    decode_header,
+    encode_event,
+)
 from host.sessions.model import (
     Event,
     InboxAccepted,
     MessageEvent,
     PluginEvent,
+    SessionHeader,
     ToolCall,
     TurnEnd,
     TurnStart,
@@ -116,3 +125,39 @@ def test_decode_event_lines_checks_seq_exactly() -> None:
     assert decode_event_lines([line, line]) == ([Event(0, TurnStart(turn_id="t"))], 1)
     assert len(decode_event_lines([line, shifted])[0]) == 2
     assert decode_event_lines([b'{"seq":0,"kind":["list"]}']) == ([], 0)
+
+
+HEADERS: list[dict[str, Any]] = [
+    {"id": "s1", "parent_session": None, "created_at": 5, "origin": None,
+     "delegation_depth": 0, "seed_length": 0},
+    {"id": "c_1", "parent_session": "root-0", "created_at": 1_732_890_000_000_000_000,
+     "origin": "subagent", "delegation_depth": 2, "seed_length": 7},
+    {"id": "s1", "parent_session": None, "created_at": True, "origin": None,
+     "delegation_depth": 0, "seed_length": 0},
+    {"id": "s1", "parent_session": None, "created_at": 5.0, "origin": None,
+     "delegation_depth": 0, "seed_length": 0},
+    {"id": "s1", "parent_session": None, "created_at": "5", "origin": None,
+     "delegation_depth": 0, "seed_length": 0},
+    {"id": "s1", "parent_session": 3, "created_at": 5, "origin": None,
+     "delegation_depth": 0, "seed_length": 0},
+    {"id": "../x", "parent_session": None, "created_at": 5, "origin": None,
+     "delegation_depth": 0, "seed_length": 0},
+    {"id": "s1", "created_at": 5},
+    {"id": "s1", "parent_session": None, "created_at": 5, "origin": None,
+     "delegation_depth": 0, "seed_length": 0, "extra": 1},
+]
+
+
+@pytest.mark.parametrize("data", HEADERS, ids=range(len(HEADERS)))
+def test_header_fast_path_matches_the_converter(data: dict[str, Any]) -> None:
+    """``decode_header`` builds well-typed headers itself: same result, same refusals."""
+    line = json.dumps({"format": HEADER_FORMAT, "version": HEADER_VERSION, **data}).encode()
+    try:
+        expected: object = converter.structure(copy.deepcopy(data), SessionHeader)
+    except Exception:
+        expected = CodecError
+    try:
+        got: object = decode_header(line)
+    except CodecError:
+        got = CodecError
+    assert got == expected
