@@ -265,3 +265,28 @@ def test_after_a_dev_restart_the_resumed_root_knows_its_children(client, tmp_pat
     pane.wait_for("assistant: Scouted.")
     pane.type("/exit")
     assert pane.exit_code() == 0
+
+
+def test_a_line_half_typed_when_an_approval_request_opens_is_kept_for_after(client, tmp_path):
+    pane = client({
+        "user": [
+            {"tool_calls": [hold("go"), {"name": "shell", "arguments": {"cmd": "make"}}]},
+            "Made it.",
+            "Got your thought.",
+        ],
+    }, "chat")
+    pane.type("build it")
+    pane.wait_for('⏺ shell {"cmd": "make"}')
+    pane.keys("-l", "half a thought")  # typing for the agent, not yet sent
+    pane.wait_for("you> half a thought")
+    (tmp_path / "go").touch()
+    pane.wait_for("wants to run shell")
+    pane.wait_for(lambda _s: "approve>" in pane.visible())  # nothing typed for the request
+    pane.type("y")
+    pane.wait_for("Made it.")
+    pane.wait_for(lambda _s: "you> half a thought" in pane.visible())  # given back
+    pane.keys(" to finish", "Enter")
+    pane.wait_for("Got your thought.")
+    pane.keys("C-d")
+    assert pane.exit_code() == 0
+    assert "user: half a thought to finish" in shown(tmp_path, root_id(tmp_path))

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.patch_stdout import patch_stdout
@@ -86,7 +87,8 @@ class TerminalFront:
         self.commands = SlashCommands(
             host, lambda: self.root, reload=reload, style=Style(self._colour)
         )
-        self.asker = PromptAsker(self.say, self._redraw)
+        self.asker = PromptAsker(self.say, self._asking_changed)
+        self._put_aside: Document | None = None
         self._session: PromptSession[str] = PromptSession(
             completer=SlashCompleter(self.commands, self._arguments()),
             complete_while_typing=False,
@@ -190,6 +192,19 @@ class TerminalFront:
             parts.append(("", shown + "\n"))
         parts.append(("bold", prompt))
         return FormattedText(parts)
+
+    def _asking_changed(self) -> None:
+        """An approval request opened or closed: a line half typed for the conversation is
+        put aside while one is open (so it is not taken as the answer), and given back once
+        none is. Between prompts the buffer holds the line just entered: nothing to keep."""
+        buffer = self._session.default_buffer
+        if self.asker.prompt is not None:
+            if self._put_aside is None and self._session.app.is_running:
+                self._put_aside = buffer.document
+                buffer.reset()
+        elif self._put_aside is not None:
+            buffer.document, self._put_aside = self._put_aside, None
+        self._redraw()
 
     def _redraw(self) -> None:
         app = self._session.app

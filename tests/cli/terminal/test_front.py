@@ -3,6 +3,7 @@ model, its prompt drawn on an output of a known size: what the prompt shows abov
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import pytest
@@ -14,8 +15,10 @@ from prompt_toolkit.output import DummyOutput
 from rich.cells import cell_len
 
 from host.agents.models import TextDelta
+from host.cli.terminal.asker import APPROVE_PROMPT
 from host.cli.terminal.front import TerminalFront
 from host.testing import HostHarness
+from tests.cli.terminal.test_asker import request
 
 COLUMNS, ROWS = 40, 12
 
@@ -48,4 +51,22 @@ async def test_a_long_line_still_arriving_shows_its_latest_words_within_the_widt
     assert len(above) <= ROWS // 2
     assert above[-1].rstrip().endswith("w299")  # the newest text is in view as it arrives
     assert above[0].startswith("…")  # the rest of the line is printed whole once it ends
+    front.close()
+
+
+async def test_a_request_opening_between_prompts_puts_nothing_aside(
+    harness: HostHarness, terminal: None
+) -> None:
+    front = TerminalFront(harness.host)
+    front.attach(await harness.root("user"))
+    buffer = front._session.default_buffer
+    buffer.text = "/agents"  # the line just entered stays in the buffer until the next prompt
+    asked = asyncio.ensure_future(front.asker(request()))
+    await asyncio.sleep(0)
+    assert front.asker.prompt == APPROVE_PROMPT
+    buffer.reset()  # the next prompt starts empty, and its line answers the request
+    front.asker.take("y")
+    assert (await asked).decision == "approved"
+    assert buffer.text == ""  # the line entered before is not given back
+    assert front._put_aside is None
     front.close()
