@@ -19,7 +19,7 @@ temporary directory (``--dir`` to choose the disk). Measured in the same run:
   round. Throughput is the best of ``--repeat`` interleaved rounds; per-append p50/p99 pool
   every round.
 * **Append latency components** on PostgreSQL, interleaved: the codec encoding alone, an
-  empty query (what the pool's connection check sends at every checkout), ``SELECT 1`` and a
+  empty query (a bare round trip, which a pooled checkout no longer sends), ``SELECT 1`` and a
   plain one-row ``INSERT`` (round trip + commit, no lease) on a direct and on a pooled
   connection, the fenced statement (lease renewal + insert + epoch check) on a direct
   connection, and ``writer.append`` itself.

@@ -102,7 +102,7 @@ def bench_components(dsn: str, schema: str, pg: PostgresPersistence, count: int)
             f"CREATE TABLE {schema}.bench_plain (session_id text, seq bigint, body text,"
             " PRIMARY KEY (session_id, seq))"
         )
-    pool = pg._pool  # the pool appends use (its checkout runs ConnectionPool.check_connection)
+    pool = pg._pool  # the pool appends use (its checkout sends no query to a healthy connection)
     plain_seqs = iter(range(10**9))
     writer = pg.open_writer(SessionHeader(id="components"), create=True)
     seqs = iter(range(10**9))
@@ -153,7 +153,7 @@ def bench_components(dsn: str, schema: str, pg: PostgresPersistence, count: int)
 
         rows: dict[str, Callable[[], object]] = {
             "encode one event (codec)": lambda: encode_bodies([event]),
-            "empty query (the pool's check)": direct_empty,
+            "empty query (a bare round trip)": direct_empty,
             "SELECT 1, direct connection": direct_select,
             "SELECT 1, pooled connection": pooled_select,
             "INSERT 1 row, direct (autocommit)": direct_insert,
