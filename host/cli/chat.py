@@ -265,11 +265,12 @@ async def chat(
 
         front = TerminalFront(host)
         conversation = Conversation(host, script=script, front=front)
-        await conversation.open()
-        try:
-            await front.run()
-        finally:
-            code = await conversation.close()
+        with front.catching_ctrl_c():
+            await conversation.open()
+            try:
+                await front.run()
+            finally:
+                code = await conversation.close()
         return code
     conversation = Conversation(host, script=script, lines=Lines(lines))
     await conversation.open()

@@ -230,21 +230,23 @@ async def run_dev(
     )
     paths = watch_map.paths()
     names = ", ".join(watch_map.roots) or "no plugin in development"
-    async with watch_changes(paths, files=watch_map.config_files) as changes:
-        print(f"agent-host: watching {len(paths)} path(s) for {names}", file=err, flush=True)
-        root = await conversation.resume_or_create(root_id)
-        if front is not None:
-            loop = ReloadLoop(watch_map, host.reload, front.say)
-            chat = front.run()
-        else:
-            prompt = PlainPrompt(out)
-            loop = ReloadLoop(watch_map, host.reload, prompt.line)
-            commands = SlashCommands(host, lambda: conversation.root, reload=host.reload)
-            chat = plain_chat(conversation, commands, prompt)
-        try:
-            reason = await _until_one_ends(chat, loop.run(changes))
-        finally:
-            await host.aclose()
+    ctrl_c = front.catching_ctrl_c() if front is not None else contextlib.nullcontext()
+    with ctrl_c:
+        async with watch_changes(paths, files=watch_map.config_files) as changes:
+            print(f"agent-host: watching {len(paths)} path(s) for {names}", file=err, flush=True)
+            root = await conversation.resume_or_create(root_id)
+            if front is not None:
+                loop = ReloadLoop(watch_map, host.reload, front.say)
+                chat = front.run()
+            else:
+                prompt = PlainPrompt(out)
+                loop = ReloadLoop(watch_map, host.reload, prompt.line)
+                commands = SlashCommands(host, lambda: conversation.root, reload=host.reload)
+                chat = plain_chat(conversation, commands, prompt)
+            try:
+                reason = await _until_one_ends(chat, loop.run(changes))
+            finally:
+                await host.aclose()
     return reason, root.id
 
 

@@ -33,6 +33,17 @@ async def hold(name: str) -> str:
     return f"released by {name}"
 
 
+@tool
+async def linger(name: str) -> str:
+    """Wait forever; once stopped, take until a file called NAME exists to wind down."""
+    try:
+        await asyncio.Event().wait()
+    finally:
+        while not Path(name).exists():
+            await asyncio.sleep(0.05)
+    return "never"
+
+
 @tool(needs_approval=True)
 async def shell(cmd: str) -> str:
     """Run a shell command (pretend)."""
@@ -42,6 +53,7 @@ async def shell(cmd: str) -> str:
 @hookimpl
 def register_tools(register):
     register(hold)
+    register(linger)
     register(shell)
 '''
 
@@ -57,8 +69,9 @@ def hold(name: str) -> dict[str, Any]:
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[Any]:
-    """Start ``agent-host ARGS`` in a tmux pane with the ``hold`` and ``shell`` tools installed
-    and ``script`` as the scripted model's file; every pane is closed at the end."""
+    """Start ``agent-host ARGS`` in a tmux pane with the ``hold``, ``linger`` and ``shell``
+    tools installed and ``script`` as the scripted model's file; every pane is closed at the
+    end."""
     require_tmux()
     site = tmp_path / "site"
     write_distribution(
@@ -290,3 +303,19 @@ def test_a_line_half_typed_when_an_approval_request_opens_is_kept_for_after(clie
     pane.keys("C-d")
     assert pane.exit_code() == 0
     assert "user: half a thought to finish" in shown(tmp_path, root_id(tmp_path))
+
+
+def test_ctrl_c_while_the_host_closes_waits_for_it_instead_of_a_traceback(client, tmp_path):
+    linger = {"name": "linger", "arguments": {"name": "down"}}
+    pane = client({"user": [{"tool_calls": [linger]}, "Never asked for."]}, "chat")
+    pane.type("go")
+    pane.wait_for('⏺ linger {"name": "down"}')
+    pane.keys("C-d")  # the host closes: the tool is stopped and takes its time to wind down
+    pane.wait_for("unconsumed entries")  # said as the conversation closes
+    pane.keys("C-c")
+    pane.wait_for("closing: waiting for the agents to stop")
+    (tmp_path / "down").touch()
+    assert pane.exit_code() == 0
+    assert "Traceback" not in pane.screen()
+    log = shown(tmp_path, root_id(tmp_path))
+    assert log.rstrip().endswith("[turn ended: interrupted]")

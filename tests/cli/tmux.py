@@ -35,7 +35,8 @@ def require_tmux() -> str:
 class Pane:
     """``command`` running in a ``width`` x ``height`` tmux pane in ``cwd`` with ``env``.
 
-    When the command ends the pane prints ``EXIT=<code>`` and stays (deaf to Ctrl-C), so its
+    The shell around the command outlives a Ctrl-C that reaches it as a signal. When the
+    command ends the pane prints ``EXIT=<code>`` and stays (deaf to Ctrl-C), so its
     last screen and exit status can still be read.
     """
 
@@ -54,7 +55,8 @@ class Pane:
         exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
         launcher.write_text(
             f"cd {shlex.quote(str(directory))}\n{exports}"
-            f"{shlex.join(command)}\ncode=$?\ntrap '' INT\necho {EXIT_MARK}$code\nsleep 600\n"
+            f"trap : INT\n{shlex.join(command)}\ncode=$?\ntrap '' INT\n"
+            f"echo {EXIT_MARK}$code\nsleep 600\n"
         )
         self._run("new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height),
                   f"bash {shlex.quote(str(launcher))}")

@@ -16,9 +16,12 @@ reads the keys; rich styles the lines (no colour with ``NO_COLOR``).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from prompt_toolkit import PromptSession
@@ -50,6 +53,7 @@ if TYPE_CHECKING:
 PROMPT = "you> "
 QUIT_WINDOW = 2.0
 QUIT_HINT = "press Ctrl-C again to exit (or Ctrl-D)"
+CLOSING = "closing: waiting for the agents to stop at a turn boundary"
 
 
 class _Quit(Exception):
@@ -83,6 +87,8 @@ class TerminalFront:
         self._tree: Tree | None = None
         self._following: str | None = None
         self._last_interrupt = float("-inf")
+        self._quitting = False  # a second Ctrl-C came while no prompt was reading keys
+        self._closing = False
         self._stops: list[Disposer] = []
         self.commands = SlashCommands(
             host, lambda: self.root, reload=reload, style=Style(self._colour)
@@ -215,19 +221,43 @@ class TerminalFront:
 
     async def run(self) -> None:
         """Read and act on lines until ``/exit``, Ctrl-D or a second Ctrl-C."""
-        await self._add_stored_members()
-        with patch_stdout(raw=True):
-            while True:
-                try:
-                    line = await self._session.prompt_async(self._message)
-                except (EOFError, _Quit):
-                    break
-                self._last_interrupt = float("-inf")  # a new line starts a new quit window
-                if self.asker.take(line):
-                    continue
-                if not await self.handle(line):
-                    break
-        self.asker.end()
+        try:
+            await self._add_stored_members()
+            with patch_stdout(raw=True):
+                while not self._quitting:
+                    try:
+                        line = await self._session.prompt_async(self._message)
+                    except (EOFError, _Quit):
+                        break
+                    self._last_interrupt = float("-inf")  # a new line, a new quit window
+                    if self.asker.take(line):
+                        continue
+                    if not await self.handle(line):
+                        break
+            self.asker.end()
+        finally:
+            self._closing = True
+
+    @contextlib.contextmanager
+    def catching_ctrl_c(self) -> Iterator[None]:
+        """For the block (the conversation from its start to the host closed): a Ctrl-C
+        that comes while no prompt reads keys (a command running, the host closing) does
+        what it does at the prompt, the second ending the conversation once the command is
+        done, instead of stopping the program; once the conversation is closing it says
+        that the agents are being waited for (``CLOSING``)."""
+        loop = asyncio.get_running_loop()
+        previous = signal.getsignal(signal.SIGINT)
+        signal.signal(signal.SIGINT, lambda _n, _f: loop.call_soon_threadsafe(self._signalled))
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def _signalled(self) -> None:
+        if self._closing:
+            self.say(CLOSING, "dim")
+        elif self._ctrl_c():
+            self._quitting = True
 
     async def handle(self, line: str) -> bool:
         """Act on one typed line; False when it ends the conversation."""
@@ -262,20 +292,27 @@ class TerminalFront:
 
         @keys.add("c-c")
         def interrupt(event: KeyPressEvent) -> None:
-            now = self._clock()
-            if now - self._last_interrupt < QUIT_WINDOW:
+            if self._ctrl_c():
                 event.app.exit(exception=_Quit())
-                return
-            self._last_interrupt = now
-            event.current_buffer.reset()
-            root = self.root
-            if root is not None and root.status == "running":
-                root.interrupt()
-                self.say(f"interrupting the agent's turn · {QUIT_HINT}", "yellow")
             else:
-                self.say(QUIT_HINT, "dim")
+                event.current_buffer.reset()
 
         return keys
+
+    def _ctrl_c(self) -> bool:
+        """Ctrl-C: True when it is the second within ``QUIT_WINDOW`` (the conversation ends),
+        else the root's turn is interrupted (when it works) and the hint said."""
+        now = self._clock()
+        if now - self._last_interrupt < QUIT_WINDOW:
+            return True
+        self._last_interrupt = now
+        root = self.root
+        if root is not None and root.status == "running":
+            root.interrupt()
+            self.say(f"interrupting the agent's turn · {QUIT_HINT}", "yellow")
+        else:
+            self.say(QUIT_HINT, "dim")
+        return False
 
     def _arguments(self) -> dict[str, Callable[[], list[tuple[str, str]]]]:
         def agents() -> list[tuple[str, str]]:
