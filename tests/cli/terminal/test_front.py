@@ -4,6 +4,8 @@ model, its prompt drawn on an output of a known size: what the prompt shows abov
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -14,11 +16,13 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.cells import cell_len
 
+from host.agents import say
 from host.agents.models import TextDelta
 from host.cli.terminal.asker import APPROVE_PROMPT
 from host.cli.terminal.front import TerminalFront
 from host.testing import HostHarness
 from tests.cli.terminal.test_asker import request
+from tests.support import Gate
 
 COLUMNS, ROWS = 40, 12
 
@@ -69,4 +73,26 @@ async def test_a_request_opening_between_prompts_puts_nothing_aside(
     assert (await asked).decision == "approved"
     assert buffer.text == ""  # the line entered before is not given back
     assert front._put_aside is None
+    front.close()
+
+
+async def test_ctrl_c_outside_the_prompt_interrupts_the_turn_and_a_second_ends_the_chat(
+    harness: HostHarness, terminal: None
+) -> None:
+    gate = Gate()
+    harness.model.script("user", gate.reply(say("too late")))
+    front = TerminalFront(harness.host)
+    root = await harness.root("user")
+    front.attach(root)
+    before = signal.getsignal(signal.SIGINT)
+    with front.catching_ctrl_c():
+        root.followup("think")
+        await gate.entered.wait()
+        os.kill(os.getpid(), signal.SIGINT)  # as the terminal sends it while no prompt runs
+        await asyncio.wait_for(root.wait_idle(), 10)
+        assert gate.cancelled  # the turn was interrupted, and the program goes on
+        os.kill(os.getpid(), signal.SIGINT)  # the second, within the quit window
+        await asyncio.sleep(0.05)
+        await asyncio.wait_for(front.run(), 10)  # ends at once instead of prompting
+    assert signal.getsignal(signal.SIGINT) is before
     front.close()
