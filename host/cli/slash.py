@@ -92,7 +92,7 @@ class SlashCommands:
 
     async def run(self, line: str) -> Reply:
         """Run one ``/command args`` line. A command that fails is one line (a bug in it
-        too, logged with its traceback): the conversation goes on."""
+        too; ``--debug`` shows its traceback): the conversation goes on."""
         name, _, rest = line.strip()[1:].partition(" ")
         command = self.find(name)
         if command is None:
@@ -102,7 +102,8 @@ class SlashCommands:
         except HostError as error:
             return mistake(f"/{name}: {error.message}")
         except Exception as error:
-            log.debug("/%s failed", name, exc_info=True)
+            if log.isEnabledFor(logging.DEBUG):  # --debug, which adds no handler of its own
+                log.error("/%s failed", name, exc_info=True)
             return mistake(f"/{name} failed: {type(error).__name__}: {error}")
 
     @property
