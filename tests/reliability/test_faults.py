@@ -32,6 +32,7 @@ from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import Event, InboxAccepted, MessageEvent, SessionHeader
 from host.sessions.persistence import PersistenceError
 from host.tools import Tool, ToolExec, tool
+from tests.reliability import faulty as faulty_module
 from tests.reliability.faulty import BOOM, DISABLE_BUILTIN, Faulty, FaultyPlugin
 from tests.reliability.hosts import QUIET, Tree
 
@@ -365,6 +366,40 @@ async def test_a_parent_log_refusing_the_settlement_notice_is_one_line(
             f"{BOOM} (PERSISTENCE_FAILED)"
         ]
         assert not any(rec.exc_info for rec in failures)
+    finally:
+        faulty.clear()
+        await tree.aclose()
+
+
+async def test_a_notice_refused_with_locked_goes_where_the_parent_lives_now(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``LOCKED``: another host took the parent's session over, so the notice is handed to
+    cross-host delivery (recorded here) instead of being dropped."""
+    tree, faulty = faulty_tree(tmp_path)
+    locked = PersistenceError.locked("taken over")
+    monkeypatch.setattr(faulty_module, "fault", lambda: locked)
+    handed: list[str] = []
+
+    async def elsewhere(activation: Any) -> None:
+        handed.append(activation.id)
+
+    try:
+        r = await tree.root("R")
+        t = await tree.child(r, "T")
+        monkeypatch.setattr(tree.subagents.manager().residency, "_notify_elsewhere", elsewhere)
+        faulty.fail_append.add(r.id)
+        with caplog.at_level(logging.INFO, logger="host"):
+            tree.release.set()
+            await tree.settled(t.id, r)
+            for _ in range(20):
+                await asyncio.sleep(0)
+        assert handed == [t.id]
+        failures = [rec for rec in caplog.records if rec.levelno >= logging.WARNING]
+        assert [rec.getMessage() for rec in failures] == [
+            f"settlement notice of subagent {t.id} to its parent {r.id} failed: "
+            f"{locked.message} (LOCKED)"
+        ]
     finally:
         faulty.clear()
         await tree.aclose()
