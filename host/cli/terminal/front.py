@@ -202,10 +202,12 @@ class TerminalFront:
     def _asking_changed(self) -> None:
         """An approval request opened or closed: a line half typed for the conversation is
         put aside while one is open (so it is not taken as the answer), and given back once
-        none is. Between prompts the buffer holds the line just entered: nothing to keep."""
+        none is. Between prompts (from Enter on) the buffer holds the line just entered:
+        nothing to keep."""
         buffer = self._session.default_buffer
+        app = self._session.app
         if self.asker.prompt is not None:
-            if self._put_aside is None and self._session.app.is_running:
+            if self._put_aside is None and app.is_running and not app.is_done:
                 self._put_aside = buffer.document
                 buffer.reset()
         elif self._put_aside is not None:

@@ -9,7 +9,7 @@ import signal
 from collections.abc import Iterator
 
 import pytest
-from prompt_toolkit.application import create_app_session
+from prompt_toolkit.application import Application, create_app_session
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.formatted_text import fragment_list_to_text
 from prompt_toolkit.input import create_pipe_input
@@ -58,11 +58,15 @@ async def test_a_long_line_still_arriving_shows_its_latest_words_within_the_widt
     front.close()
 
 
+@pytest.mark.parametrize("closing", [False, True], ids=["no prompt", "prompt closing"])
 async def test_a_request_opening_between_prompts_puts_nothing_aside(
-    harness: HostHarness, terminal: None
+    harness: HostHarness, terminal: None, monkeypatch: pytest.MonkeyPatch, closing: bool
 ) -> None:
     front = TerminalFront(harness.host)
     front.attach(await harness.root("user"))
+    if closing:  # Enter was pressed: the prompt still runs while it winds down
+        monkeypatch.setattr(Application, "is_running", property(lambda _app: True))
+        monkeypatch.setattr(Application, "is_done", property(lambda _app: True))
     buffer = front._session.default_buffer
     buffer.text = "/agents"  # the line just entered stays in the buffer until the next prompt
     asked = asyncio.ensure_future(front.asker(request()))
