@@ -10,8 +10,10 @@ The bottom line is the subagent tree's status (``Tree.status_line``), redrawn wh
 lifecycle event changes it.
 
 Ctrl-C interrupts the root's turn; a second Ctrl-C within ``QUIT_WINDOW`` seconds (with no
-line entered between) ends the conversation, as do Ctrl-D and ``/exit``. prompt_toolkit
-reads the keys; rich styles the lines (no colour with ``NO_COLOR``).
+line entered between) ends the conversation, as do Ctrl-D and ``/exit``; the same holds while
+no prompt reads keys, and while the host closes Ctrl-C only says it is waiting
+(``catching_ctrl_c``). prompt_toolkit reads the keys; rich styles the lines (no colour with
+``NO_COLOR``).
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ class TerminalFront:
 
     ``attach(root)`` starts showing a root agent's tree; ``run()`` reads lines until the
     person ends the conversation; ``close()`` stops listening (the host is closed by the
-    caller). ``reload`` is ``dev``'s plugin reload, offered as ``/reload``.
+    caller); ``catching_ctrl_c()`` spans all three and the host's closing. ``reload`` is
+    ``dev``'s plugin reload, offered as ``/reload``.
     """
 
     def __init__(
