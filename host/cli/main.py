@@ -219,6 +219,10 @@ def print_disposal_failures(failures: Sequence[DisposalFailure], debug: bool) ->
             traceback.print_exception(failure.error, file=sys.stderr)
 
 
+INTERRUPTED = 130
+"""The exit code after Ctrl-C (128 + SIGINT), as shells report a program a signal ended."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
@@ -257,6 +261,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"agent-host: error: {getattr(error, 'message', error)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C outside the terminal client (run, chat --plain, …)
+        if args.debug:
+            traceback.print_exc()
+        print("agent-host: interrupted", file=sys.stderr)
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

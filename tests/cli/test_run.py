@@ -4,13 +4,19 @@ text printed as it streams, failed model plugins refused, and exit codes."""
 from __future__ import annotations
 
 import io
+import json
+import os
+import signal
+import subprocess
+import time
 
 import pytest
 from agent_host_openai.testing import Reply, Stream, completion, rejection_body, stream_chunks
 
 from host.agents.models import ModelResponse, TextDelta, ToolCallDelta
 from host.cli.chat import SCRIPTED_NOTICE, AnswerPrinter
-from tests.cli.support import agent_host, closed_port_url
+from tests.cli.support import AGENT_HOST, agent_host, closed_port_url
+from tests.distributions import write_distribution
 
 
 def test_run_without_a_model_uses_the_scripted_one_with_a_notice(tmp_path):
@@ -140,3 +146,55 @@ def test_after_a_stream_cut_short_the_next_unstreamed_answer_is_printed():
     printer.end_turn()  # the turn ended without a response (interrupted)
     printer(ModelResponse("Whole answer."))  # e.g. after /model, a model that does not stream
     assert out.getvalue() == "cut sh\nWhole answer.\n"
+
+
+HOLD_SOURCE = '''
+import asyncio
+from pathlib import Path
+
+from host import hookimpl
+from host.tools import tool
+
+
+@tool
+async def hold() -> str:
+    """Wait until a file called held exists, having made one called holding."""
+    Path("holding").touch()
+    while not Path("held").exists():
+        await asyncio.sleep(0.05)
+    return "released"
+
+
+@hookimpl
+def register_tools(register):
+    register(hold)
+'''
+
+
+def test_ctrl_c_during_run_is_one_line_exit_130_and_a_closed_log(tmp_path):
+    site = tmp_path / "site"
+    write_distribution(
+        site, "holder", entry_points={"holder": "holder"}, modules={"holder": HOLD_SOURCE}
+    )
+    script = {"user": [{"text": "Holding.", "tool_calls": [{"name": "hold", "arguments": {}}]}]}
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_HOST_", "OPENAI_"))}
+    environ.update(PYTHONPATH=str(site), AGENT_HOST_HOME=str(tmp_path / "home"), NO_COLOR="1")
+    command = [AGENT_HOST, "--data-dir", str(tmp_path / "data"), "run", "--script", "script.json"]
+    process = subprocess.Popen(
+        [*command, "go"], cwd=tmp_path, env=environ, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "holding").exists():  # the tool call is in flight
+        assert time.monotonic() < deadline and process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, out) == (130, "Holding.\n")
+    assert err == "agent-host: turn ended (interrupted)\nagent-host: interrupted\n"
+    (root,) = [row["id"] for row in json.loads(
+        agent_host("sessions", "list", "--json", cwd=tmp_path).stdout
+    )]
+    log = agent_host("sessions", "show", root, cwd=tmp_path).stdout
+    assert log.rstrip().endswith("  ✗ tool call was interrupted before it finished\n  [turn ended: interrupted]")
