@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import agent_host_postgres
@@ -261,9 +261,12 @@ def terminate_backends(dsn: str, host_id: str) -> int:
 def test_the_pool_check_sends_a_query_only_when_the_server_spoke(dsn, monkeypatch) -> None:
     sent: list[object] = []
     empty_query = ConnectionPool.check_connection
-    monkeypatch.setattr(
-        ConnectionPool, "check_connection", staticmethod(lambda c: (sent.append(c), empty_query(c)))
-    )
+
+    def recorded(conn: psycopg.Connection[Any]) -> None:
+        sent.append(conn)
+        empty_query(conn)
+
+    monkeypatch.setattr(ConnectionPool, "check_connection", staticmethod(recorded))
     with psycopg.connect(dsn, autocommit=True) as conn:
         for _ in range(3):
             check_connection(conn)  # healthy and idle: no round trip
