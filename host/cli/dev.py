@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -42,6 +42,7 @@ from host.plugins.watch import ReloadLoop, WatchMap, cancel_task
 
 if TYPE_CHECKING:
     from host.cli.script_file import Script
+    from host.cli.terminal.front import TerminalFront
 
 STEP_MS = 5
 DEBOUNCE_MS = 300
@@ -212,11 +213,7 @@ async def run_dev(
     restart. On a terminal (stdin and stdout, unless not ``terminal``) the terminal client
     shows the conversation, with ``/reload``; otherwise plain lines.
     """
-    front = None
-    if terminal and lines is sys.stdin and is_terminal(sys.stdin, sys.stdout):
-        from host.cli.terminal.front import TerminalFront
-
-        front = TerminalFront(host, reload=host.reload)
+    front = _terminal_front(host) if terminal and lines is sys.stdin else None
     conversation = DevConversation(
         host, out, err, script=script, lines=Lines(lines), front=front
     )
@@ -235,19 +232,34 @@ async def run_dev(
         async with watch_changes(paths, files=watch_map.config_files) as changes:
             print(f"agent-host: watching {len(paths)} path(s) for {names}", file=err, flush=True)
             root = await conversation.resume_or_create(root_id)
-            if front is not None:
-                loop = ReloadLoop(watch_map, host.reload, front.say)
-                chat = front.run()
-            else:
-                prompt = PlainPrompt(out)
-                loop = ReloadLoop(watch_map, host.reload, prompt.line)
-                commands = SlashCommands(host, lambda: conversation.root, reload=host.reload)
-                chat = plain_chat(conversation, commands, prompt)
+            chat, say = _chat(conversation, front)
+            reloads = ReloadLoop(watch_map, host.reload, say).run(changes)
             try:
-                reason = await _until_one_ends(chat, loop.run(changes))
+                reason = await _until_one_ends(chat, reloads)
             finally:
                 await host.aclose()
     return reason, root.id
+
+
+def _terminal_front(host: Host) -> TerminalFront | None:
+    """The terminal client, with ``/reload``, when stdin and stdout are terminals."""
+    if not is_terminal(sys.stdin, sys.stdout):
+        return None
+    from host.cli.terminal.front import TerminalFront
+
+    return TerminalFront(host, reload=host.reload)
+
+
+def _chat(
+    conversation: Conversation, front: TerminalFront | None
+) -> tuple[Awaitable[None], Callable[[str], None]]:
+    """The conversation to run beside the reload loop, and where the loop's lines go."""
+    if front is not None:
+        return front.run(), front.say
+    host = conversation.host
+    prompt = PlainPrompt(conversation.out)
+    commands = SlashCommands(host, lambda: conversation.root, reload=host.reload)
+    return plain_chat(conversation, commands, prompt), prompt.line
 
 
 async def _until_one_ends(chat: Awaitable[None], reloads: Awaitable[str | None]) -> str | None:
