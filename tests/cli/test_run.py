@@ -184,13 +184,19 @@ def test_ctrl_c_during_run_is_one_line_exit_130_and_a_closed_log(tmp_path):
     process = subprocess.Popen(
         [*command, "go"], cwd=tmp_path, env=environ, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
+        # as from an interactive shell: a test run started in the background (where SIGINT is
+        # ignored, and the ignoring inherited) must still give it a Ctrl-C to react to
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    deadline = time.monotonic() + 60
-    while not (tmp_path / "holding").exists():  # the tool call is in flight
-        assert time.monotonic() < deadline and process.poll() is None, process.communicate()
-        time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "holding").exists():  # the tool call is in flight
+            assert time.monotonic() < deadline and process.poll() is None, process.communicate()
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()  # never outlive the test (a no-op once it ended)
     assert (process.returncode, out) == (130, "Holding.\n")
     assert err == "agent-host: turn ended (interrupted)\nagent-host: interrupted\n"
     (root,) = [row["id"] for row in json.loads(
