@@ -35,6 +35,10 @@ def register_services(register: RegisterService, ctx: ServiceContext, config: Co
     register("approvals", Lazy(build))
 
 
+EMPTY_QUESTION = "the question is empty: nobody was asked; write the whole question"
+"""``ask_user``'s error for a blank question (asking the user nothing helps nobody)."""
+
+
 @tool(needs_agent=True, name="ask_user")
 async def ask_user(exec: ToolExec, question: str, choices: list[str] | None = None) -> ToolResult:
     """Ask the user a question and wait for the answer. Use it when you cannot go on without
@@ -46,9 +50,10 @@ async def ask_user(exec: ToolExec, question: str, choices: list[str] | None = No
     """
     from host.approvals.requests import question_result
 
-    answer = await exec.ctx.get("approvals").ask_user(
-        exec, question, tuple(choices) if choices else None
-    )
+    if not question.strip():
+        return ToolResult.error(EMPTY_QUESTION)
+    offered = tuple(choice for choice in choices or () if choice.strip())
+    answer = await exec.ctx.get("approvals").ask_user(exec, question, offered or None)
     return question_result(answer)
 
 

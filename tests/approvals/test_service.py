@@ -333,6 +333,29 @@ async def test_ask_user_returns_the_answer(h: HostHarness) -> None:
     assert [(d.decision, d.answer) for d in decided] == [("answered", "blue")]
 
 
+async def test_a_blank_question_asks_nobody_and_blank_choices_are_dropped(
+    h: HostHarness,
+) -> None:
+    _, child = await tree(h, 1)
+    asker = Asker(Answer.reply("the sea"))
+    service(h).on_request(asker)
+    h.model.script(
+        "level 1",
+        call("ask_user", question="  "),  # as a small model really sent it
+        call("ask_user", question="Which poem?", choices=["", "the sea", " "]),
+        say("ok"),
+    )
+    child.followup("go")
+    await child.wait_idle()
+    (request,) = asker.asked
+    assert request.line() == f"{child.id} (level 1, depth 1) asks: Which poem? [1 the sea]"
+    results = [m for m in bodies(child, MessageEvent) if m.role == "tool"]
+    assert [(r.content, r.is_error) for r in results] == [
+        ("the question is empty: nobody was asked; write the whole question", True),
+        ("the sea", False),
+    ]
+
+
 async def test_an_agentless_call_cannot_ask(h: HostHarness) -> None:
     result = await h.call("shell", {"cmd": "ls"})
     assert result.text == "the user denied shell: a call without an agent cannot ask"
