@@ -53,7 +53,8 @@ class Proxy:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", self.port))
         listener.listen()
-        self._listener = listener
+        with self._lock:
+            self._listener = listener
         threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
 
     def _accept(self, listener: socket.socket) -> None:
@@ -63,8 +64,14 @@ class Proxy:
             except OSError:
                 return
             server = socket.create_connection(self.target)
-            with self._lock:
-                self._open += [client, server]
+            with self._lock:  # a cut while this connection was being made drops it too
+                current = self._listener is listener
+                if current:
+                    self._open += [client, server]
+            if not current:
+                client.close()
+                server.close()
+                return
             threading.Thread(target=self._pump, args=(client, server), daemon=True).start()
 
     @staticmethod
@@ -86,17 +93,17 @@ class Proxy:
             b.close()
 
     def cut(self) -> None:
-        if self._listener is not None:
-            with contextlib.suppress(OSError):  # wakes the thread blocked in accept()
-                self._listener.shutdown(socket.SHUT_RDWR)
-            self._listener.close()
-            self._listener = None
         with self._lock:
-            for conn in self._open:
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-                conn.close()
-            self._open.clear()
+            listener, self._listener = self._listener, None
+            dropped, self._open = self._open, []
+        if listener is not None:
+            with contextlib.suppress(OSError):  # wakes the thread blocked in accept()
+                listener.shutdown(socket.SHUT_RDWR)
+            listener.close()
+        for conn in dropped:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
 
 
 @pytest.fixture
