@@ -121,21 +121,7 @@ class SlashCommands:
     async def resolve(self, text: str) -> str | Reply:
         """The id of the descendant ``text`` names (an id, an id prefix or a label), or the
         mistake saying why there is none (always one without the subagent service)."""
-        if not text:
-            return mistake("name an agent: an id or a label (/agents lists them)")
-        rows = await self.tree_rows()
-        exact = [row for row in rows if row["id"] == text]
-        if exact:
-            return text
-        matches = [
-            row for row in rows if row.get("label") == text or row["id"].startswith(text)
-        ]
-        ids: list[str] = sorted({row["id"] for row in matches})
-        if len(ids) == 1:
-            return ids[0]
-        if ids:
-            return mistake(f"{text!r} names {len(ids)} agents: {', '.join(ids)}")
-        return mistake(f"no agent {text!r} in this conversation (/agents lists them)")
+        return pick(text, await self.tree_rows() if text else [])
 
     async def tree_rows(self) -> list[dict[str, Any]]:
         """The root's descendants, one row each: id, label, parent, depth, status (or the
@@ -157,6 +143,22 @@ class SlashCommands:
                 row["diagnostic"] = entry.reason
             rows.append(row)
         return rows
+
+
+def pick(text: str, rows: Sequence[dict[str, Any]]) -> str | Reply:
+    """The id among ``rows`` (``SlashCommands.tree_rows``) that ``text`` names: an id, a
+    unique id prefix or a label; else the mistake saying why there is none."""
+    if not text:
+        return mistake("name an agent: an id or a label (/agents lists them)")
+    if any(row["id"] == text for row in rows):
+        return text
+    matches = [row for row in rows if row.get("label") == text or row["id"].startswith(text)]
+    ids: list[str] = sorted({row["id"] for row in matches})
+    if len(ids) == 1:
+        return ids[0]
+    if ids:
+        return mistake(f"{text!r} names {len(ids)} agents: {', '.join(ids)}")
+    return mistake(f"no agent {text!r} in this conversation (/agents lists them)")
 
 
 async def _help(commands: SlashCommands, _arg: str) -> Reply:
@@ -181,11 +183,12 @@ async def _agents(commands: SlashCommands, _arg: str) -> Reply:
 
 
 async def _show(commands: SlashCommands, arg: str) -> Reply:
-    found = await commands.resolve(arg)
+    listed = await commands.tree_rows()
+    found = pick(arg, listed)
     if isinstance(found, Reply):
         return found
-    rows = {row["id"]: row for row in await commands.tree_rows()}
-    if "diagnostic" in rows.get(found, {}):
+    rows = {row["id"]: row for row in listed}
+    if "diagnostic" in rows[found]:
         return mistake(f"cannot show {found}: {rows[found]['diagnostic']}")
     live = commands.host.services.sessions.get(found)
     if live is not None:
