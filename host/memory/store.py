@@ -20,6 +20,8 @@ from pathlib import Path, PurePosixPath
 
 import attrs
 
+from host.atomic import replace_file
+
 INDEX = "MEMORY.md"
 INDEX_LINES = 200
 INDEX_BYTES = 64 * 1024
@@ -120,7 +122,7 @@ class MemoryDirectory:
             return f"deleted {relative}"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            _replace(path, data)
+            replace_file(path, data)
         except OSError as error:
             problem = error.strerror or str(error)
             raise Refused(f"cannot write {relative}: {problem}; nothing was written") from None
@@ -184,16 +186,3 @@ def _read_regular(path: Path, limit: int, shown: str) -> bytes | None:
     except OSError as error:
         raise Refused(f"cannot read {shown}: {error.strerror or error}") from None
 
-
-def _replace(path: Path, data: bytes) -> None:
-    """Write ``data`` to a new hidden file beside ``path``, then rename it over ``path``."""
-    temporary = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    handle = os.open(temporary, flags, 0o644)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise

@@ -31,7 +31,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from host.sessions.model import SessionHeader, new_id
+from host.atomic import replace_file
+from host.sessions.model import SessionHeader
 from host.subagents.identity import (
     IDENTITY_UNIT_VERSION,
     Identity,
@@ -227,16 +228,12 @@ class IdentityIndex:
             _row_json(sid, fp, verdict, version) + "\n"
             for sid, (fp, _seq, version, verdict) in self._rows.items()
         ).encode("utf-8")
-        tmp = self.path.with_name(f".{self.path.name}.{new_id()}.tmp")
         try:
-            with open(tmp, "wb") as file:
-                file.write(body)
-            os.replace(tmp, self.path)
+            replace_file(self.path, body)
             self._stat = (os.stat(self.path).st_ino, len(body))
             self._lines = len(self._rows)
         except OSError as exc:
             log.warning("cannot compact identity index %s: %s", self.path, exc)
-            tmp.unlink(missing_ok=True)
 
     def __len__(self) -> int:
         """The number of rows currently known (after reading the file)."""

@@ -1,0 +1,21 @@
+"""Replacing a file whole, so a reader sees the old content or the new, never a mix."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new hidden file beside ``path`` (never through a link), then rename
+    it over ``path``; on failure the temporary file is removed and ``path`` is untouched."""
+    temporary = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    handle = os.open(temporary, flags, 0o644)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
