@@ -75,10 +75,6 @@ class Tree:
         """The member with this id, or None."""
         return self._members.get(agent_id)
 
-    def ids(self) -> list[str]:
-        """Every member's id, in pre-order."""
-        return [member.id for member in self.members()]
-
     def join(
         self,
         session_id: str,
