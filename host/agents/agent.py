@@ -52,6 +52,14 @@ class AgentSession(Protocol):
         """Append several events with one write; all acknowledged on return, or none."""
         ...
 
+    async def append_async(self, body: EventBody) -> Event:
+        """``append`` without blocking the event loop while the write commits."""
+        ...
+
+    async def append_all_async(self, bodies: Sequence[EventBody]) -> list[Event]:
+        """``append_all`` without blocking the event loop while the write commits."""
+        ...
+
     def commit(self, durable: bool = False) -> None:
         """Flush; ``durable=True`` forces the fsync the policy promises at turn ends."""
         ...

@@ -43,6 +43,7 @@ from host.cancel import CancelSignal
 from host.disposal import Disposer
 from host.errors import HostError, log_failure
 from host.sessions.model import MessageEvent, StopReason, ToolCall, TurnEnd, TurnStart, new_id
+from host.sessions.persistence import open_turn
 from host.tools.execute import run_tool
 from host.tools.tool import ToolExec, ToolResult
 
@@ -177,7 +178,14 @@ class Driver:
         self._partial = []
         self.last_answer = None
         turn_id = new_id("turn_")
-        session.append(TurnStart(turn_id))
+        try:
+            await session.append_async(TurnStart(turn_id))
+        except asyncio.CancelledError:
+            if not self._cancel_sent or open_turn(session.events) != turn_id:
+                raise
+            self._uncancel()  # interrupted while its start was written: it ends at once
+            await self._end(TurnOutcome(self._agent.id, turn_id, "interrupted", None))
+            return
         resumed, self._resumed = self._resumed, []
         stop: StopReason = "completed"
         error: str | None = None
@@ -186,26 +194,45 @@ class Driver:
         except asyncio.CancelledError:
             self._keep_partial_answer()
             if not self._cancel_sent:  # cancelled from outside (e.g. loop shutdown): record, stop
-                self._end(TurnOutcome(self._agent.id, turn_id, "interrupted", self.last_answer))
+                self._end_now(TurnOutcome(self._agent.id, turn_id, "interrupted", self.last_answer))
                 raise
-            current = asyncio.current_task()
-            if current is not None:
-                current.uncancel()
+            self._uncancel()
             stop = "interrupted"
         except _ModelFailed as failure:
             stop, error = "error", str(failure)
         except Exception as failure:  # a broken session or tool layer must not kill the agent
             log_failure(log, "turn %s of agent %s failed", turn_id, self._agent.id)
             stop, error = "error", f"{type(failure).__name__}: {failure}"
-        self._end(TurnOutcome(self._agent.id, turn_id, stop, self.last_answer, error))
+        await self._end(TurnOutcome(self._agent.id, turn_id, stop, self.last_answer, error))
 
-    def _end(self, outcome: TurnOutcome) -> None:
+    @staticmethod
+    def _uncancel() -> None:
+        """Take back the interrupt's cancellation: the turn goes on to record its end."""
+        current = asyncio.current_task()
+        if current is not None:
+            current.uncancel()
+
+    async def _end(self, outcome: TurnOutcome) -> None:
+        """Record the end of the turn (waiting for the write) and tell the listeners."""
+        session = self._agent.session
+        try:
+            await session.append_async(TurnEnd(outcome.turn_id, outcome.stop_reason, outcome.error))
+            session.commit(durable=True)
+        except Exception:
+            log_failure(log, "could not record the end of turn %s", outcome.turn_id)
+        self._tell_end(outcome)
+
+    def _end_now(self, outcome: TurnOutcome) -> None:
+        """``_end`` for a turn cancelled from outside: written before the task stops."""
         session = self._agent.session
         try:
             session.append(TurnEnd(outcome.turn_id, outcome.stop_reason, outcome.error))
             session.commit(durable=True)
         except Exception:
             log_failure(log, "could not record the end of turn %s", outcome.turn_id)
+        self._tell_end(outcome)
+
+    def _tell_end(self, outcome: TurnOutcome) -> None:
         for listener in list(self._listeners):
             try:
                 listener(outcome)
@@ -219,9 +246,9 @@ class Driver:
                 [call for call, _ in resumed], lambda call: finishers[call.id](self._exec(call))
             )
         for step in range(self._agent.max_steps):
-            self.inbox.claim(self.inbox.take(turn_start=step == 0 and not resumed))
+            await self.inbox.claim(self.inbox.take(turn_start=step == 0 and not resumed))
             response = await self._call_model()
-            self._agent.session.append(
+            await self._agent.session.append_async(
                 MessageEvent(
                     role="assistant", content=response.text, tool_calls=response.tool_calls
                 )
@@ -318,8 +345,9 @@ class Driver:
         done = 0
         try:
             for call in calls:
-                self._append_result(call, await run(call))
-                done += 1
+                result = await run(call)
+                done += 1  # an interrupt from here on still finds the result written
+                await self._agent.session.append_async(tool_message(call, result))
         except asyncio.CancelledError:
             self._append_interrupted(calls[done:])
             raise
@@ -332,12 +360,20 @@ class Driver:
 
         try:
             await asyncio.gather(*(run(index) for index in range(len(calls))))
-        finally:
+        except BaseException:
             for call, result in zip(calls, results, strict=True):
                 if result is None:
                     self._append_interrupted([call])
                 else:
                     self._append_result(call, result)
+            raise
+        await self._agent.session.append_all_async(
+            [
+                tool_message(call, result)
+                for call, result in zip(calls, results, strict=True)
+                if result
+            ]
+        )
 
     def _append_result(self, call: ToolCall, result: ToolResult) -> None:
         self._agent.session.append(tool_message(call, result))

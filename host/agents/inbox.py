@@ -44,6 +44,10 @@ class EventLog(Protocol):
         """Append ``bodies`` with one write: all acknowledged on return, or none."""
         ...
 
+    async def append_all_async(self, bodies: Sequence[EventBody]) -> list[Event]:
+        """``append_all`` without blocking the event loop while the write commits."""
+        ...
+
 
 class InboxClosedError(HostError):
     """A send to an agent that is being disposed (code ``AGENT_CLOSED``)."""
@@ -156,7 +160,7 @@ class Inbox:
         self._pending = kept
         return taken
 
-    def claim(self, messages: Sequence[InboxMessage]) -> None:
+    async def claim(self, messages: Sequence[InboxMessage]) -> None:
         """Write ``InboxClaimed`` and the user messages for ``messages`` (nothing if empty)."""
         if not messages:
             return
@@ -170,7 +174,8 @@ class Inbox:
             )
             for message in messages
         ]
-        self._session.append_all(claimed)  # one write: a crash cannot claim without the message
+        # one write: a crash cannot claim without the message
+        await self._session.append_all_async(claimed)
 
     def discard(self) -> list[InboxMessage]:
         """Drop every queued message durably (marked claimed, never delivered); return them."""

@@ -9,7 +9,8 @@ id raises ``SessionIdError`` before anything touches storage) and reports failur
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol, TypeVar
+from concurrent.futures import Future
+from typing import Protocol, TypeVar, runtime_checkable
 
 import attrs
 
@@ -39,7 +40,7 @@ class PersistenceError(HostError):
     # The texts every backend uses, so a user reads the same words whatever stores the log.
 
     @classmethod
-    def failed(cls, action: str, exc: BaseException) -> PersistenceError:
+    def failed(cls, action: str, exc: BaseException | str) -> PersistenceError:
         """``PERSISTENCE_FAILED``: ``<action>: <cause>``, the cause on one line."""
         cause = " ".join(str(exc).split())
         return cls(cls.PERSISTENCE_FAILED, f"{action}: {cause}")
@@ -155,6 +156,24 @@ class SessionWriter(Protocol):
 
     def close(self) -> None:
         """Release the lock and the file; idempotent. Appending afterwards is an error."""
+        ...
+
+
+@runtime_checkable
+class QueuedWriter(SessionWriter, Protocol):
+    """A writer whose appends a background committer writes, in submission order.
+
+    ``submit`` checks nothing on the caller's thread: it queues ``events`` and returns a future
+    that resolves once they are committed (acknowledged) or fails with ``PersistenceError``
+    (nothing of them written). Appends queued behind a failed one of the same session fail
+    too, their ``seq``s no longer continuing the log. ``append`` is ``submit(...).result()``.
+    Submitting is what lets a host's agents wait for their appends without blocking the
+    event loop, and lets the committer write appends that arrive together in one commit.
+    """
+
+    def submit(self, events: Sequence[Event]) -> Future[None]:
+        """Queue ``events`` (consecutive ``seq``s continuing the log after every earlier
+        submission) and return the future of their acknowledgement."""
         ...
 
 
