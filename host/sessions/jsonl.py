@@ -15,8 +15,9 @@ other than ``"never"`` the file and directory are synced first.
 Locking: a writer holds ``flock(LOCK_EX)`` on the log file for its lifetime (taken without
 blocking: a holder in any process, including this one, makes it ``LOCKED``). ``load`` takes
 the same lock for its repair and releases it; ``resume`` takes it once and keeps it for the
-writer it returns; ``inspect`` and ``list`` never lock and never write. Nothing is ever
-written outside ``data_dir``; hostile ids are refused first. Logs larger than
+writer it returns; ``inspect`` and ``list`` never lock, ``inspect`` never writes, and ``list``
+writes nothing but its derived header cache, ``.index/headers`` (``host.sessions.header_cache``).
+Nothing is ever written outside ``data_dir``; hostile ids are refused first. Logs larger than
 ``INLINE_READ_BYTES`` are read on ``host.sessions.workers`` threads.
 """
 
@@ -28,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from host.cancel import CancelSignal, raise_if_cancelled
-from host.sessions import workers
+from host.sessions import header_cache_file, workers
 from host.sessions.codec import (
     CodecError,
     decode_event,
@@ -73,7 +74,7 @@ class JsonlPersistence:
         self.data_dir = Path(data_dir)
         self._dir_name = os.fspath(self.data_dir)
         self.fsync: FsyncPolicy = fsync
-        self._headers = HeaderCache()
+        self._headers = HeaderCache(self.data_dir / header_cache_file.CACHE_PATH)
         workers.warm(prepare_decoding)
 
     def path_for(self, session_id: str) -> Path:
@@ -280,21 +281,22 @@ class JsonlPersistence:
     def _list_sync(self, signal: CancelSignal | None) -> list[SessionHeader]:
         return self._headers.list(self.data_dir, self._read_header, signal)
 
-    def _read_header(self, name: str) -> SessionHeader | None:
+    def _read_header(self, name: str) -> tuple[SessionHeader, bytes] | None:
+        """See ``header_cache.ReadHeader``: the header of log file ``name`` and its line."""
         stem = name[: -len(SUFFIX)]
         if SESSION_ID_PATTERN.fullmatch(stem) is None:
             return None
+        # No Path per file; O_NONBLOCK: a FIFO named like a log fails to read, not blocks.
+        fd = os.open(os.path.join(self._dir_name, name), os.O_RDONLY | os.O_NONBLOCK)
         try:
-            fd = os.open(os.path.join(self._dir_name, name), os.O_RDONLY)  # no Path per file
-        except OSError:
-            return None
-        try:
-            header, _ = parse_header_line(read_head(fd))
-        except (OSError, CodecError):
-            return None
+            head = read_head(fd)
         finally:
             os.close(fd)
-        return header if header.id == stem else None
+        try:
+            header, length = parse_header_line(head)
+        except CodecError:
+            return None
+        return (header, head[: length - 1]) if header.id == stem else None
 
     async def list(self, *, signal: CancelSignal | None = None) -> list[SessionHeader]:
         """See ``SessionPersistence.list``: headers only; unreadable entries are skipped."""

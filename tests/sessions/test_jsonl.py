@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +26,7 @@ from host.sessions.model import (
 )
 from host.sessions.persistence import PersistenceError
 from tests.session_logs import as_events, turn_bodies, write_session
+from tests.sessions.header_reads import counted, listed, settle
 
 HOSTILE_IDS = ["../x", "a/b", "a\x00b", "a" * 4096, "", "-x", ".", "..", "x.jsonl", "/etc/passwd"]
 
@@ -249,39 +249,13 @@ async def test_cancelled(persistence: JsonlPersistence) -> None:
 # -- list(): the header cache ------------------------------------------------------------------
 
 
-def _settle() -> None:
-    """Let the timestamps age past the cache's slack (what a later listing would see)."""
-    time.sleep(0.25)
-
-
-def counted(persistence: JsonlPersistence) -> list[str]:
-    """Record the files ``persistence.list()`` opens (its cache misses) in the returned list."""
-    reads: list[str] = []
-    read_header = persistence._read_header
-
-    def counting(name: str) -> SessionHeader | None:
-        reads.append(name)
-        return read_header(name)
-
-    persistence._read_header = counting  # type: ignore[method-assign]
-    return reads
-
-
-async def listed(persistence: JsonlPersistence, reads: list[str]) -> tuple[list[str], list[str]]:
-    """The ids ``list()`` returns, and the files it read to answer (cleared for the next)."""
-    ids = [h.id for h in await persistence.list()]
-    opened = sorted(reads)
-    reads.clear()
-    return ids, opened
-
-
 async def test_list_cache_serves_the_same_headers(tmp_path: Path) -> None:
     persistence = JsonlPersistence(tmp_path, fsync="never")
     reads = counted(persistence)
     made = [SessionHeader(id=f"c{i}", created_at=1000 - i) for i in range(5)]
     for header in made:
         persistence.open_writer(header, create=True).close()
-    _settle()
+    settle()
     first = await persistence.list()
     assert first == sorted(made, key=SessionHeader.sort_key)
     assert sorted(reads) == [f"c{i}.jsonl" for i in range(5)]  # every file a miss
@@ -295,7 +269,7 @@ async def test_list_cache_serves_the_same_headers(tmp_path: Path) -> None:
     fresh = JsonlPersistence(tmp_path)
     fresh_reads = counted(fresh)
     assert await fresh.list() == first
-    assert len(fresh_reads) == 5  # a cache per instance: a new one reads every file
+    assert fresh_reads == []  # a new instance (process) starts from the cache file
 
 
 async def test_list_cache_sees_recreated_added_and_removed_files(tmp_path: Path) -> None:
@@ -303,7 +277,7 @@ async def test_list_cache_sees_recreated_added_and_removed_files(tmp_path: Path)
     reads = counted(persistence)
     persistence.open_writer(SessionHeader(id="a", created_at=1), create=True).close()
     persistence.open_writer(SessionHeader(id="b", created_at=2), create=True).close()
-    _settle()
+    settle()
     assert await listed(persistence, reads) == (["a", "b"], ["a.jsonl", "b.jsonl"])
     assert await listed(persistence, reads) == (["a", "b"], [])  # both hits
     # delete and recreate "a" with another header: the file system may reuse the inode
@@ -312,7 +286,7 @@ async def test_list_cache_sees_recreated_added_and_removed_files(tmp_path: Path)
     assert [(h.id, h.created_at) for h in await persistence.list()] == [("b", 2), ("a", 3)]
     assert reads == ["a.jsonl"]  # "b" is unchanged: checked by stat, not read
     reads.clear()
-    _settle()
+    settle()
     (tmp_path / "b.jsonl").unlink()
     persistence.open_writer(SessionHeader(id="b", created_at=4), create=True).close()
     persistence.open_writer(SessionHeader(id="c", created_at=0), create=True).close()
@@ -320,7 +294,7 @@ async def test_list_cache_sees_recreated_added_and_removed_files(tmp_path: Path)
     assert [(h.id, h.created_at) for h in listing] == [("c", 0), ("a", 3), ("b", 4)]
     assert {"b.jsonl", "c.jsonl"} <= set(reads)  # "a" too if it was too fresh to be cached
     reads.clear()
-    _settle()
+    settle()
     await persistence.list()  # now every file is settled and cached
     reads.clear()
     assert await listed(persistence, reads) == (["c", "a", "b"], [])
@@ -333,7 +307,7 @@ async def test_list_cache_rereads_a_file_that_becomes_readable(tmp_path: Path) -
     reads = counted(persistence)
     junk = tmp_path / "j.jsonl"
     junk.write_bytes(b"not a header\n")
-    _settle()
+    settle()
     assert await listed(persistence, reads) == ([], ["j.jsonl"])
     assert await listed(persistence, reads) == ([], [])  # unchanged: not read again
     junk.write_bytes(encode_header(SessionHeader(id="j", created_at=5)))  # same inode
