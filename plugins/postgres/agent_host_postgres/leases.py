@@ -75,6 +75,14 @@ WITH lease AS (
 SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM delivered)
 """
 
+FENCED_CLEAR = """
+DELETE FROM events
+ WHERE session_id = %(sid)s AND seq >= %(clear_from)s
+   AND EXISTS (SELECT 1 FROM leases
+                WHERE session_id = %(sid)s AND owner = %(owner)s AND epoch = %(epoch)s)
+"""
+"""Deletes what an append whose outcome is unknown may have left (``PostgresWriter``)."""
+
 RELEASE = """
 UPDATE leases SET owner = NULL, status = 'idle', expires_at = now()
  WHERE session_id = %s AND owner = %s AND epoch = %s
@@ -173,44 +181,46 @@ def acquire(
     return str(row[0]), None if row[1] is None else int(row[1])
 
 
-def fenced_insert(
-    conn: psycopg.Connection[Any],
-    *,
-    session_id: str,
-    owner: str,
-    epoch: int,
-    ttl: float,
-    seqs: Sequence[int],
-    bodies: Sequence[str],
-    status: str | None,
-    queued: Sequence[str] = (),
-) -> bool:
-    """Insert the events if ``owner`` still holds ``epoch`` (renewing it); False if not.
+def fenced_insert(conn: psycopg.Connection[Any], plan: dict[str, Any]) -> bool:
+    """Insert one append's events (``PostgresWriter.plan``) if its writer still holds its
+    epoch (renewing it); False if not.
 
-    ``queued`` are the ids of queued messages the events accept: they leave ``remote_inbox``
+    The ids in ``plan["queued"]`` (queued messages the events accept) leave ``remote_inbox``
     in the same statement, and if one of them is not there any more (another holder accepted
-    it first) nothing is written and ``AlreadyDelivered`` is raised — exactly once.
+    it first) nothing is written and ``AlreadyDelivered`` is raised — exactly once. A
+    ``clear_from`` seq first deletes the session's events from there on (under the lease).
     """
-    params = {
-        "sid": session_id,
-        "owner": owner,
-        "epoch": epoch,
-        "ttl": ttl,
-        "seqs": list(seqs),
-        "bodies": list(bodies),
-        "status": status,
-        "queued": list(queued),
-    }
-    if not queued:
-        row = conn.execute(FENCED_INSERT, params).fetchone()
-        return row is not None and row[0] == len(seqs)
+    if not plan["queued"] and plan["clear_from"] is None:
+        return _inserted(conn.execute(FENCED_INSERT, plan).fetchone(), plan)
     with conn.transaction():
-        row = conn.execute(FENCED_INSERT, params).fetchone()
-        if row is None or row[0] != len(seqs):
+        if plan["clear_from"] is not None:
+            conn.execute(FENCED_CLEAR, plan)
+        row = conn.execute(FENCED_INSERT, plan).fetchone()
+        if not _inserted(row, plan):
             return False  # the lease is gone: nothing was written or deleted
-        if row[1] != len(queued):
-            raise AlreadyDelivered(session_id)  # rolls the statement back
+        assert row is not None
+        if row[1] != len(plan["queued"]):
+            raise AlreadyDelivered(plan["sid"])  # rolls the statement back
     return True
+
+
+def fenced_insert_many(
+    conn: psycopg.Connection[Any], plans: Sequence[dict[str, Any]]
+) -> list[bool]:
+    """``fenced_insert`` of several appends (none accepting queued messages) in one
+    transaction sent in one round trip (a pipeline): all are committed or none; each
+    result says whether its writer still held its lease."""
+    with conn.pipeline(), conn.transaction():
+        cursors = []
+        for plan in plans:
+            if plan["clear_from"] is not None:
+                conn.execute(FENCED_CLEAR, plan)
+            cursors.append(conn.execute(FENCED_INSERT, plan))
+    return [_inserted(cursor.fetchone(), plan) for cursor, plan in zip(cursors, plans, strict=True)]
+
+
+def _inserted(row: tuple[Any, ...] | None, plan: dict[str, Any]) -> bool:
+    return row is not None and row[0] == len(plan["seqs"])
 
 
 def release(conn: psycopg.Connection[Any], session_id: str, owner: str, epoch: int) -> None:

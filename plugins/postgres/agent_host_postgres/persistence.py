@@ -1,9 +1,11 @@
 """``SessionPersistence`` on PostgreSQL (psycopg 3, a pool of synchronous connections).
 
-* **Acknowledgement**: ``SessionWriter.append`` inserts its events in one statement and
-  returns after the commit; an acknowledged append is then as durable as the server's
-  configuration makes a commit (``synchronous_commit``). ``commit(durable=True)`` has nothing
-  left to do. A failed append (encoding, ``seq`` order, database error) writes nothing.
+* **Acknowledgement**: writers are ``QueuedWriter``s: the host's append thread
+  (``agent_host_postgres.committer``) inserts each append's events in one statement, appends
+  of several sessions that arrive together in one transaction and one round trip, and
+  acknowledges each after the commit; an acknowledged append is then as durable as the
+  server's configuration makes a commit (``synchronous_commit``). ``commit(durable=True)`` has
+  nothing left to do. A failed append (encoding, ``seq`` order, database error) writes nothing.
 * **One writer per session, across hosts**: a writer holds the session's fenced lease
   (``agent_host_postgres.leases``): ``open_writer``, ``resume`` and ``load`` take it or fail with
   ``LOCKED`` while another holder's lease is live (in any process, this one included); every
@@ -33,6 +35,7 @@ import attrs
 import psycopg
 
 from agent_host_postgres import connections, leases, remote
+from agent_host_postgres.committer import Committer
 from agent_host_postgres.schema import check_schema_name, migrate
 from agent_host_postgres.writer import PostgresWriter, encode_bodies
 from host.cancel import CancelSignal, raise_if_cancelled
@@ -98,6 +101,7 @@ class PostgresPersistence:
         )
         self._holder = leases.LeaseHolder(self._pool.connection, self.host_id, self.lease_ttl)
         self._heartbeat = leases.Heartbeat(self._holder.beat, self.lease_ttl / 3)
+        self._committer = Committer(self._pool.connection)
         self._heartbeat.ensure_started()  # now, not in the first request that takes a lease
         self._listeners: list[remote.Listener] = []
         # The last list's headers by (id, stored header line): a line decodes to the same
@@ -152,7 +156,7 @@ class PostgresPersistence:
         with self._connection(f"cannot create session {sid!r}") as conn:
             epoch = self._insert_new(conn, header, header_line, events, bodies)
         self._holder.hold(sid, epoch)
-        return PostgresWriter(self._holder, sid, epoch, len(events))
+        return PostgresWriter(self._holder, self._committer, sid, epoch, len(events))
 
     def _insert_new(
         self,
@@ -207,7 +211,7 @@ class PostgresPersistence:
             except BaseException:
                 self._holder.release(sid, epoch)
                 raise
-        return PostgresWriter(self._holder, sid, epoch, int(last[1]))
+        return PostgresWriter(self._holder, self._committer, sid, epoch, int(last[1]))
 
     @staticmethod
     def _decode_header(sid: str, text: str) -> SessionHeader:
@@ -286,7 +290,7 @@ class PostgresPersistence:
             if stored.damaged_middle:
                 raise PersistenceError.corrupt(sid, f"event {len(stored.events)} cannot be decoded")
             raise_if_cancelled(signal, PersistenceError)
-            writer = PostgresWriter(self._holder, sid, epoch, len(stored.events))
+            writer = PostgresWriter(self._holder, self._committer, sid, epoch, len(stored.events))
             turn = stored.open_turn
             if turn is not None:  # the repair is fenced like any append
                 closing = TurnEnd(turn_id=turn, stop_reason="interrupted")
@@ -395,5 +399,6 @@ class PostgresPersistence:
         """
         for listener in self._listeners:
             listener.stop()
+        self._committer.stop()
         self._heartbeat.stop()
         self._pool.close()

@@ -1,22 +1,34 @@
 """The single writer of one PostgreSQL session, fenced by its lease epoch.
 
-``append`` renews the lease and inserts its events in one statement and returns after the
-commit (acknowledged); a failure writes nothing. When the lease was taken over, the statement
-matches nothing: the append fails with ``LOCKED`` and the writer refuses every later append.
-``close`` releases the lease.
+A writer does not talk to the database itself: ``submit`` queues its appends on the host's
+``Committer`` (one thread, group commit), which asks the writer to ``plan`` each append in
+submission order and tells it the outcome. An append renews the lease and inserts its events
+in one statement and is acknowledged after the commit; a failure writes nothing. When the lease
+was taken over the statement matches nothing: the append fails with ``LOCKED`` and the writer
+refuses every later append. ``close`` releases the lease.
+
+**Unknown outcomes**: when the connection is lost after an append was sent, it may or may not
+have committed. The append fails (it was never acknowledged), and the next append first
+deletes whatever the session holds from that ``seq`` on, under the same lease, in the same
+transaction: the stored log is again exactly what was acknowledged, and the writer goes on.
+An append that accepted a queued remote message cannot be undone that way (the message left
+the remote inbox with it), so after such an unknown outcome the writer refuses to write.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import psycopg
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
 
 from agent_host_postgres import leases
 from agent_host_postgres.leases import LeaseHolder
 from host.sessions.codec import encode_event
 from host.sessions.model import Event
 from host.sessions.persistence import PersistenceError, encode_append
+
+if TYPE_CHECKING:
+    from agent_host_postgres.committer import Committer
 
 __all__ = ["LeaseHolder", "PostgresWriter", "encode_bodies", "lease_lost"]
 
@@ -39,15 +51,25 @@ def lease_lost(session_id: str) -> PersistenceError:
 
 
 class PostgresWriter:
-    """The writer of one session; see ``SessionWriter`` for what each method promises."""
+    """The writer of one session (a ``QueuedWriter``); see ``SessionWriter`` for what each
+    method promises. Its append state is kept by the committer's thread."""
 
-    def __init__(self, holder: LeaseHolder, session_id: str, epoch: int, next_seq: int) -> None:
+    def __init__(
+        self,
+        holder: LeaseHolder,
+        committer: Committer,
+        session_id: str,
+        epoch: int,
+        next_seq: int,
+    ) -> None:
         self._holder = holder
+        self._committer = committer
         self._session_id = session_id
         self._epoch = epoch
         self._next_seq = next_seq
         self._closed = False
         self._broken: PersistenceError | None = None
+        self._unsure = False  # the last append's outcome is unknown: clear from _next_seq
 
     @property
     def session_id(self) -> str:
@@ -61,54 +83,60 @@ class PostgresWriter:
 
     @property
     def next_seq(self) -> int:
-        """The ``seq`` the next appended event must carry."""
+        """The ``seq`` the next committed event must carry."""
         return self._next_seq
 
-    def append(self, events: Sequence[Event]) -> None:
-        """Encode all ``events``, check their ``seq``s, insert them under the lease."""
-        self._check_usable()
-        if not events:
-            return
-        bodies = encode_append(self._session_id, self._next_seq, events, encode_bodies)
-        written = self._insert(events, bodies)
-        if not written:
-            self._broken = lease_lost(self._session_id)
-            self._check_usable()
-        self._next_seq += len(events)
+    def submit(self, events: Sequence[Event]) -> Future[None]:
+        """Queue ``events`` on the committer; the future resolves after their commit."""
+        return self._committer.submit(self, tuple(events))
 
-    def _insert(self, events: Sequence[Event], bodies: list[str]) -> bool:
-        holder = self._holder
-        sent = False
-        try:
-            with holder.connect() as conn:
-                sent = True
-                return leases.fenced_insert(
-                    conn,
-                    session_id=self._session_id,
-                    owner=holder.owner,
-                    epoch=self._epoch,
-                    ttl=holder.ttl,
-                    seqs=[e.seq for e in events],
-                    bodies=bodies,
-                    status=leases.status_after(events),
-                    queued=leases.queued_ids(events),
-                )
-        except leases.AlreadyDelivered as exc:
-            raise PersistenceError.failed(
-                f"cannot append to session {self._session_id!r}",
-                RuntimeError("a queued message in the batch was already delivered"),
-            ) from exc
-        except psycopg.Error as exc:
-            if sent and isinstance(exc, psycopg.OperationalError):
-                # The statement may or may not have committed: never guess, stop writing.
-                self._broken = PersistenceError.failed(
-                    f"writer of session {self._session_id!r} is unusable: the database "
-                    "connection was lost during an append",
-                    exc,
-                )
-            raise PersistenceError.failed(
-                f"cannot append to session {self._session_id!r}", exc
-            ) from exc
+    def append(self, events: Sequence[Event]) -> None:
+        """Write ``events`` and return after their commit (blocks the calling thread)."""
+        if events:
+            self.submit(events).result()
+        else:
+            self._check_usable()
+
+    # -- the committer's side --------------------------------------------------------------
+
+    def plan(self, events: Sequence[Event], next_seq: int) -> dict[str, Any]:
+        """The parameters of the fenced insert of ``events`` (which must start at
+        ``next_seq``: the writer's, or after the appends planned before in the same commit);
+        ``PersistenceError`` if the writer is unusable or the events cannot be written."""
+        self._check_usable()
+        bodies = encode_append(self._session_id, next_seq, events, encode_bodies)
+        return {
+            "sid": self._session_id,
+            "owner": self._holder.owner,
+            "epoch": self._epoch,
+            "ttl": self._holder.ttl,
+            "seqs": [e.seq for e in events],
+            "bodies": bodies,
+            "status": leases.status_after(events),
+            "queued": leases.queued_ids(events),
+            "clear_from": self._next_seq if self._unsure else None,
+        }
+
+    def written(self, count: int) -> None:
+        """``count`` events were committed."""
+        self._next_seq += count
+        self._unsure = False
+
+    def lost_lease(self) -> PersistenceError:
+        """The lease was taken over: refuse every later append; the error to report."""
+        self._broken = lease_lost(self._session_id)
+        return self._broken
+
+    def outcome_unknown(self, plan: dict[str, Any], exc: Exception) -> None:
+        """The connection was lost after ``plan`` was sent (see the module docstring)."""
+        if plan["queued"]:
+            self._broken = PersistenceError.failed(
+                f"writer of session {self._session_id!r} is unusable: the database "
+                "connection was lost while it accepted a queued message",
+                exc,
+            )
+        else:
+            self._unsure = True
 
     def commit(self, durable: bool = False) -> None:
         """Every append is already committed; only checks that the writer is usable."""
@@ -124,7 +152,9 @@ class PostgresWriter:
             raise PersistenceError(self._broken.code, self._broken.message)
 
     def close(self) -> None:
-        """Release the lease (unless it was lost); idempotent. Never raises."""
+        """Release the lease (unless it was lost); idempotent. Never raises.
+
+        Appends still queued fail (the session waits for its appends before it closes)."""
         if self._closed:
             return
         self._closed = True

@@ -1,10 +1,12 @@
-"""Faults and bad input on PostgreSQL: the database going away mid-run, an older schema,
-hostile connection strings. Each is a clear error, and no acknowledged event is lost."""
+"""Faults and bad input on PostgreSQL: the database going away mid-run (between appends and
+in the middle of a group commit), an older schema, hostile connection strings. Each is a
+clear error, and no acknowledged event is lost."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import select
 import selectors
@@ -18,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 import agent_host_postgres
 import psycopg
 import pytest
-from agent_host_postgres import DSN_ENV
+from agent_host_postgres import DSN_ENV, leases
 from agent_host_postgres.connections import check_connection
 from agent_host_postgres.persistence import PostgresPersistence
 from agent_host_postgres.schema import LATEST, MIGRATIONS
@@ -26,12 +28,21 @@ from agent_host_postgres.writer import encode_bodies
 from psycopg_pool import ConnectionPool
 
 from host.sessions.codec import encode_header
-from host.sessions.model import SessionHeader
+from host.sessions.model import MessageEvent, SessionHeader
 from host.sessions.persistence import PersistenceError
+from host.sessions.store import Session, SessionStore
 from host.testing import HostHarness
 from tests.support import message
 
 T = TypeVar("T")
+
+
+def user(text: str) -> MessageEvent:
+    return MessageEvent(role="user", content=text)
+
+
+def contents(session: Session) -> list[str]:
+    return [e.body.content for e in session.events if isinstance(e.body, MessageEvent)]
 
 
 class Proxy:
@@ -47,6 +58,7 @@ class Proxy:
         self._listener: socket.socket | None = None
         self._open: list[socket.socket] = []
         self._lock = threading.Lock()
+        self._cut_at: bytes | None = None
 
     def start(self) -> None:
         listener = socket.socket()
@@ -74,16 +86,25 @@ class Proxy:
                 return
             threading.Thread(target=self._pump, args=(client, server), daemon=True).start()
 
-    @staticmethod
-    def _pump(a: socket.socket, b: socket.socket) -> None:
+    def cut_at_answer(self, answer: bytes) -> None:
+        """Cut when the server answers with bytes containing ``answer``, before they reach
+        the client: what it answered happened, and the client never learns of it."""
+        self._cut_at = answer
+
+    def _pump(self, a: socket.socket, b: socket.socket) -> None:
         sel = selectors.DefaultSelector()
-        sel.register(a, selectors.EVENT_READ, b)
-        sel.register(b, selectors.EVENT_READ, a)
-        try:
+        try:  # a cut may already have closed the pair
+            sel.register(a, selectors.EVENT_READ, b)
+            sel.register(b, selectors.EVENT_READ, a)
             while True:
                 for key, _ in sel.select():
                     data = key.fileobj.recv(65536)
                     if not data:
+                        return
+                    answer = self._cut_at
+                    if key.fileobj is b and answer is not None and answer in data:
+                        self._cut_at = None
+                        self.cut()
                         return
                     key.data.sendall(data)
         except (OSError, ValueError):
@@ -156,6 +177,74 @@ async def test_the_database_going_away_mid_run_and_coming_back(proxy, schema) ->
         assert [e.body.content for e in stored.events] == ["before", "after"]
     finally:
         persistence.close()
+
+
+async def test_a_database_lost_mid_group_commit_fails_that_whole_batch_and_writers_recover(
+    proxy, dsn, schema, monkeypatch
+) -> None:
+    """Four sessions' appends are committed together, and the connection drops once the
+    COMMIT reached the server, so the batch is stored but its answer lost: each append fails
+    on one line, none is acknowledged, and once the database is back each writer clears what
+    the lost commit stored and goes on — the stored logs are exactly the acknowledged
+    events."""
+    gate, via_proxy = proxy
+    persistence = PostgresPersistence(via_proxy, schema=schema, connect_timeout=2)
+    store = SessionStore(persistence, None)
+    sessions = [store.new(SessionHeader(id=f"g{i}", created_at=i)) for i in range(5)]
+    busy, groups = threading.Event(), []
+    single, together = leases.fenced_insert, leases.fenced_insert_many
+
+    def held_single(conn: psycopg.Connection[Any], plan: dict[str, Any]) -> bool:
+        busy.wait(10)  # the append thread is busy: what is submitted meanwhile queues up
+        return single(conn, plan)
+
+    def cut_together(conn: psycopg.Connection[Any], plans: list[dict[str, Any]]) -> list[bool]:
+        groups.append(len(plans))
+        gate.cut_at_answer(b"COMMIT\x00")  # the server's "command complete" of the commit
+        return together(conn, plans)
+
+    try:
+        for session in sessions:
+            store.publish(session)
+            session.append(user("before"))
+        monkeypatch.setattr(leases, "fenced_insert", held_single)
+        monkeypatch.setattr(leases, "fenced_insert_many", cut_together)
+        blocker = asyncio.ensure_future(sessions[0].append_async(user("first")))
+        await asyncio.sleep(0.05)
+        batch = [asyncio.ensure_future(s.append_async(user("lost"))) for s in sessions[1:]]
+        await asyncio.sleep(0.05)
+        busy.set()
+        await blocker
+        failures = await asyncio.gather(*batch, return_exceptions=True)
+        assert groups == [4]
+        for failure in failures:
+            assert isinstance(failure, PersistenceError), failure
+            assert failure.code == "PERSISTENCE_FAILED"
+            assert "\n" not in failure.message
+        assert [contents(s) for s in sessions] == [["before", "first"]] + [["before"]] * 4
+        with psycopg.connect(dsn, autocommit=True) as conn:  # the lost commit did happen
+            row = conn.execute(
+                f"SELECT count(*) FROM {schema}.events WHERE seq = 1 AND session_id <> 'g0'"
+            ).fetchone()
+        assert row == (4,)
+
+        monkeypatch.setattr(leases, "fenced_insert_many", together)
+        gate.start()
+        for session in sessions[1:]:
+            await eventually(functools.partial(session.append_async, user("after")))
+        expected = [["before", "first"]] + [["before", "after"]] * 4
+        assert [contents(s) for s in sessions] == expected
+        for session in sessions:
+            store.release(session.id)
+    finally:
+        persistence.close()
+    fresh = PostgresPersistence(dsn, schema=schema)
+    try:
+        stored = [await fresh.inspect(s.id) for s in sessions]
+        assert [[e.body.content for e in st.events] for st in stored] == expected
+        assert [[e.seq for e in st.events] for st in stored] == [[0, 1]] * 5
+    finally:
+        fresh.close()
 
 
 async def test_an_older_schema_is_migrated_and_its_sessions_stay_usable(dsn, schema) -> None:

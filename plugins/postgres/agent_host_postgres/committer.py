@@ -1,0 +1,191 @@
+"""Group commit: one thread per host writes the appends of all its sessions.
+
+Writers queue their appends here (``Committer.submit``); the thread writes them in submission
+order, so the appends of one session reach the database in ``seq`` order whoever waits for
+them. Whatever is queued when the thread takes its next batch is written together: the plain
+appends of several sessions as one transaction sent in one round trip (a psycopg pipeline),
+so ten agents appending at once cost one commit, not ten. An append that accepts a queued
+remote message is written on its own (its exactly-once check may roll its transaction back).
+
+Each future resolves after its transaction's commit — with ``LOCKED`` if the writer's lease
+was taken over, or ``PERSISTENCE_FAILED`` on one line if the database failed (then none of
+that transaction's appends is acknowledged, and a lost connection leaves each writer to clear
+what may have been written; see ``agent_host_postgres.writer``). A database error that is not
+the connection's (a constraint, say) fails only the append that caused it: the batch is then
+written again one append at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from contextlib import AbstractContextManager
+from typing import Any
+
+import attrs
+import psycopg
+from psycopg_pool import PoolTimeout
+
+from agent_host_postgres import leases
+from agent_host_postgres.writer import PostgresWriter
+from host.sessions.model import Event
+from host.sessions.persistence import PersistenceError
+
+__all__ = ["Committer"]
+
+log = logging.getLogger(__name__)
+
+Connect = Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
+
+
+@attrs.frozen
+class _Append:
+    writer: PostgresWriter
+    events: Sequence[Event]
+    future: Future[None] = attrs.field(eq=False)
+
+
+@attrs.frozen
+class _Planned:
+    append: _Append
+    plan: dict[str, Any]
+
+
+class Committer:
+    """The host's append thread (module docstring); started by the first ``submit``."""
+
+    def __init__(self, connect: Connect) -> None:
+        self._connect = connect
+        self._queue: queue.SimpleQueue[_Append | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stopped = False
+
+    def submit(self, writer: PostgresWriter, events: Sequence[Event]) -> Future[None]:
+        """Queue ``writer``'s append of ``events``; the future of its acknowledgement."""
+        future: Future[None] = Future()
+        with self._lock:
+            if self._stopped:
+                future.set_exception(
+                    PersistenceError(
+                        PersistenceError.PERSISTENCE_FAILED,
+                        f"cannot append to session {writer.session_id!r}: "
+                        "the session store is closed",
+                    )
+                )
+                return future
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="agent-host-postgres-commit", daemon=True
+                )
+                self._thread.start()
+            self._queue.put(_Append(writer, events, future))
+        return future
+
+    def stop(self) -> None:
+        """Write what is queued, then stop the thread; idempotent. Later appends fail."""
+        with self._lock:
+            self._stopped = True
+            thread, self._thread = self._thread, None
+            if thread is not None:
+                self._queue.put(None)
+        if thread is not None:
+            thread.join()
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            batch = [first]
+            while not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            appends = [item for item in batch if item is not None]
+            if appends:
+                self._write(appends)
+            if None in batch:
+                return
+
+    def _write(self, appends: Sequence[_Append]) -> None:
+        """Write ``appends`` in order: runs of plain ones together, the others alone."""
+        together: list[_Append] = []
+        for append in appends:
+            if not append.future.set_running_or_notify_cancel():
+                continue
+            if leases.queued_ids(append.events):
+                self._commit(together)
+                together = []
+                self._commit([append])
+            else:
+                together.append(append)
+        self._commit(together)
+
+    def _commit(self, appends: Sequence[_Append]) -> None:
+        """Plan ``appends`` (their futures running), write them in one transaction, resolve."""
+        planned = _plan(appends)
+        if not planned:
+            return
+        try:
+            held = self._insert(planned)
+        except psycopg.Error as exc:
+            if len(planned) > 1 and not isinstance(exc, psycopg.OperationalError):
+                for item in planned:  # one append is at fault: find it, write the rest
+                    self._commit([item.append])
+                return
+            _fail_all(planned, exc)
+        except PoolTimeout as exc:
+            _fail_all(planned, exc)
+        except leases.AlreadyDelivered:
+            _fail(planned[0].append, "a queued message in the batch was already delivered")
+        except Exception as exc:  # a bug: fail the appends, keep the thread
+            log.exception("the PostgreSQL append thread failed")
+            _fail_all(planned, exc)
+        else:
+            for item, ok in zip(planned, held, strict=True):
+                writer = item.append.writer
+                if ok:
+                    writer.written(len(item.append.events))
+                    item.append.future.set_result(None)
+                else:
+                    item.append.future.set_exception(writer.lost_lease())
+
+    def _insert(self, planned: Sequence[_Planned]) -> list[bool]:
+        with self._connect() as conn:
+            if len(planned) == 1:
+                return [leases.fenced_insert(conn, planned[0].plan)]
+            return leases.fenced_insert_many(conn, [item.plan for item in planned])
+
+
+def _plan(appends: Sequence[_Append]) -> list[_Planned]:
+    """Each append's insert, numbered after the ones before it of the same writer; an append
+    that cannot be planned fails at once (and so do the later ones of its writer: their
+    ``seq``s no longer follow)."""
+    planned: list[_Planned] = []
+    next_seqs: dict[int, int] = {}
+    for append in appends:
+        writer = append.writer
+        next_seq = next_seqs.get(id(writer), writer.next_seq)
+        try:
+            plan = writer.plan(append.events, next_seq)
+        except PersistenceError as exc:
+            append.future.set_exception(exc)
+            continue
+        next_seqs[id(writer)] = next_seq + len(append.events)
+        planned.append(_Planned(append, plan))
+    return planned
+
+
+def _fail(append: _Append, cause: BaseException | str) -> None:
+    append.future.set_exception(
+        PersistenceError.failed(f"cannot append to session {append.writer.session_id!r}", cause)
+    )
+
+
+def _fail_all(planned: Sequence[_Planned], exc: Exception) -> None:
+    """The transaction failed: nothing of it is acknowledged. If the connection was lost it
+    may have committed all the same: each writer clears before its next append."""
+    for item in planned:
+        if isinstance(exc, psycopg.OperationalError):
+            item.append.writer.outcome_unknown(item.plan, exc)
+        _fail(item.append, exc)
