@@ -105,12 +105,13 @@ class HeaderCache:
         return headers
 
     def _remember(self, seen: dict[str, Cached], dir_key: DirKey | None, kept: int) -> None:
-        """Make ``seen`` the cache (entries of deleted files go) and, if it differs from the
-        last one, write it to the file."""
-        same = kept == len(seen) == len(self._files) and dir_key == self._dir_key
+        """Make ``seen`` the cache (entries of deleted files go) and write it to the file if
+        it tells a new process more: a header just read, or a newly trusted directory key.
+        (Entries of deleted files left in the file are never served: nothing lists them.)"""
+        learned = kept < len(seen) or dir_key not in (None, self._dir_key)
         self._files = seen
         self._dir_key = dir_key
-        if not same and seen and self._file is not None:
+        if learned and seen and self._file is not None:  # no file for an empty directory
             header_cache_file.save(self._file, dir_key, seen)
 
     def _header(

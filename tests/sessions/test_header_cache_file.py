@@ -99,6 +99,28 @@ async def test_a_listing_that_learned_nothing_leaves_the_file_alone(tmp_path: Pa
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
 
 
+async def test_a_log_too_new_to_cache_does_not_rewrite_the_file(tmp_path: Path) -> None:
+    truth = cached_three(tmp_path)
+    for _ in range(2):
+        settle()
+        await fresh_list(tmp_path)
+    before = os.stat(tmp_path / CACHE).st_ino
+    store(tmp_path, "d", 4)
+    assert await fresh_list(tmp_path) == ([*truth, ("d", 4)], ["d.jsonl"])
+    assert os.stat(tmp_path / CACHE).st_ino == before  # d is not cached yet: nothing to tell
+    settle()
+    assert await fresh_list(tmp_path) == ([*truth, ("d", 4)], ["d.jsonl"])
+    assert os.stat(tmp_path / CACHE).st_ino != before
+    assert await fresh_list(tmp_path) == ([*truth, ("d", 4)], [])
+
+
+async def test_listing_an_empty_directory_writes_nothing(tmp_path: Path) -> None:
+    settle()
+    for _ in range(2):
+        assert await fresh_list(tmp_path) == ([], [])
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize("settled", [False, True], ids=["at-once", "settled"])
 async def test_deleted_replaced_and_added_logs_show_in_a_new_process(
     tmp_path: Path, settled: bool
