@@ -10,7 +10,8 @@ The DSN comes from ``--dsn`` or ``AGENT_HOST_TEST_POSTGRES_DSN``; everything Pos
 lives in a fresh schema ``bench_<random>`` that is dropped at the end. JSONL data goes to a
 temporary directory (``--dir`` to choose the disk). Measured in the same run:
 
-* **Appends** (``SessionWriter.append``, called synchronously as ``Session.append`` does):
+* **Appends** (``SessionWriter.append``, synchronous: on PostgreSQL through the host's
+  commit thread, waiting for each):
   ``--sessions`` sessions × ``--appends`` appends, of one event (``commit(durable=True)`` at
   every turn end, i.e. every 10 events) and of a 10-event turn batch (one commit per batch),
   the same pre-built events (``TurnStart``, ``MessageEvent``s, ``TurnEnd``) on PostgreSQL and
@@ -23,6 +24,12 @@ temporary directory (``--dir`` to choose the disk). Measured in the same run:
   plain one-row ``INSERT`` (round trip + commit, no lease) on a direct and on a pooled
   connection, the fenced statement (lease renewal + insert + epoch check) on a direct
   connection, and ``writer.append`` itself.
+* **Concurrent appends** (``bench/pg/concurrency.py``): ``--sessions`` agents of one host,
+  each a task awaiting ``--appends`` one-event appends (``Session.append_async``), against
+  one agent doing the same, and against the same agents appending synchronously
+  (``Session.append``: the loop waits for each append); with the longest event-loop stall
+  meanwhile, on loopback and through a proxy process adding ``--delay-ms`` to every round
+  trip (a database one network hop away).
 * **Resume** of a 100-event session (``SessionStore.resume``) against an ``inspect`` of it,
   on PostgreSQL and JSONL: the first call in ``--resume-hosts`` fresh processes, and steady
   (``bench/pg/resume.py``, ``bench/resume.py``).
@@ -64,6 +71,7 @@ sys.path.insert(0, str(ROOT))
 import psycopg  # noqa: E402
 
 from bench.pg.appends import bench_appends, bench_components  # noqa: E402
+from bench.pg.concurrency import bench_concurrency  # noqa: E402
 from bench.pg.delivery import bench_delivery  # noqa: E402
 from bench.pg.listing import bench_listing  # noqa: E402
 from bench.pg.resume import bench_resume  # noqa: E402
@@ -81,6 +89,9 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=10, help="sessions per append round")
     parser.add_argument("--appends", type=int, default=300, help="appends per session")
     parser.add_argument("--repeat", type=int, default=3, help="append rounds per backend")
+    parser.add_argument(
+        "--delay-ms", type=float, default=1.0, help="added round trip for the concurrency run"
+    )
     parser.add_argument("--components", type=int, default=1500, help="calls per component")
     parser.add_argument("--children", type=int, default=1000)
     parser.add_argument("--child-events", type=int, default=100, help="events per child log")
@@ -99,7 +110,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--only",
-        choices=("appends", "resume", "listing", "takeover", "delivery"),
+        choices=("appends", "concurrency", "resume", "listing", "takeover", "delivery"),
         nargs="+",
         default=None,
     )
@@ -109,7 +120,7 @@ def main() -> None:
     if args.big:
         args.sessions, args.appends, args.repeat = 30, 1000, 3
         args.child_events, args.unrelated, args.trials = 1000, 10_000, 3
-    only = set(args.only or ("appends", "resume", "listing", "takeover", "delivery"))
+    only = set(args.only or ("appends", "concurrency", "resume", "listing", "takeover", "delivery"))
     schema = f"bench_{uuid.uuid4().hex[:12]}"
     scratch = Path(tempfile.mkdtemp(prefix="bench-postgres-", dir=args.dir))
     with psycopg.connect(args.dsn, autocommit=True) as conn:
@@ -129,6 +140,10 @@ def main() -> None:
         if "appends" in only:
             bench_appends(backends, args.sessions, args.appends, args.repeat)
             bench_components(args.dsn, schema, backends.pg, args.components)
+        if "concurrency" in only:
+            bench_concurrency(
+                args.dsn, schema, args.sessions, args.appends, args.delay_ms, args.repeat
+            )
         if "resume" in only:
             bench_resume(args.dsn, schema, scratch, args.resume_hosts, args.runs * 40)
         if "listing" in only:

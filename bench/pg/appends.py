@@ -140,16 +140,8 @@ def bench_components(dsn: str, schema: str, pg: PostgresPersistence, count: int)
             )
 
         def direct_fenced() -> None:
-            assert leases.fenced_insert(
-                direct,
-                session_id="components-direct",
-                owner=pg.host_id,
-                epoch=held.epoch,
-                ttl=pg.lease_ttl,
-                seqs=[next(held_seqs)],
-                bodies=[body],
-                status=None,
-            )
+            seq = next(held_seqs)
+            assert leases.fenced_insert(direct, held.plan([Event(seq, event.body)], seq))
 
         rows: dict[str, Callable[[], object]] = {
             "encode one event (codec)": lambda: encode_bodies([event]),

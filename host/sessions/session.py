@@ -101,6 +101,7 @@ class Session:
         self._projections = projections
         self._states: dict[str, tuple[ProjectionUnit[object], object]] = {}
         self._writer: SessionWriter | None = None
+        self._queued: QueuedWriter | None = None  # the writer, if it is one (checked once)
         # Submissions to a QueuedWriter not settled yet, oldest first; _next_seq follows them.
         # After a failed one, the _doomed entries behind it fail too (see _settle).
         self._inflight: deque[tuple[list[Event], concurrent.futures.Future[None]]] = deque()
@@ -137,9 +138,9 @@ class Session:
     def append_all(self, bodies: Sequence[EventBody]) -> list[Event]:
         """Append several events with one write: all of them are acknowledged, or none."""
         events = self._numbered(bodies)
-        writer = self._writer
-        if isinstance(writer, QueuedWriter) and events:
-            future = self._submit(writer, events)
+        queued, writer = self._queued, self._writer
+        if queued is not None and events:
+            future = self._submit(queued, events)
             concurrent.futures.wait([future])
             self._settle()
             future.result()  # its PersistenceError, if it failed
@@ -162,11 +163,11 @@ class Session:
         Cancelling the caller does not withdraw the write: ``CancelledError`` is raised once
         the write's outcome is known, the events added if it was committed.
         """
-        writer = self._writer
-        if not isinstance(writer, QueuedWriter) or not bodies:
+        queued = self._queued
+        if queued is None or not bodies:
             return self.append_all(bodies)
         events = self._numbered(bodies)
-        future = self._submit(writer, events)
+        future = self._submit(queued, events)
         waiting = asyncio.wrap_future(future)
         waiting.add_done_callback(lambda _: self._settle())
         try:
@@ -292,6 +293,7 @@ class Session:
 
     def _attach(self, writer: SessionWriter | None, observers: Sequence[AppendObserver]) -> None:
         self._writer = writer
+        self._queued = writer if isinstance(writer, QueuedWriter) else None
         self._observers = observers
         self.published = True
 
@@ -300,7 +302,7 @@ class Session:
         if self._inflight:  # what was submitted is written (or fails) before the lock goes
             concurrent.futures.wait([future for _, future in self._inflight])
             self._settle()
-        writer, self._writer = self._writer, None
+        writer, self._writer, self._queued = self._writer, None, None
         if writer is not None:
             try:
                 writer.commit(True)

@@ -75,6 +75,30 @@ WITH lease AS (
 SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM delivered)
 """
 
+FENCED_INSERT_MANY = """
+WITH batch AS (
+    SELECT * FROM unnest(%(sids)s::text[], %(epochs)s::bigint[], %(statuses)s::text[])
+        AS b (sid, epoch, status)
+), lease AS (
+    UPDATE leases
+       SET expires_at = greatest(leases.expires_at, now() + make_interval(secs => %(ttl)s)),
+           status = coalesce(batch.status, leases.status)
+      FROM batch
+     WHERE leases.session_id = batch.sid AND leases.owner = %(owner)s
+       AND leases.epoch = batch.epoch
+ RETURNING leases.session_id
+), inserted AS (
+    INSERT INTO events (session_id, seq, body)
+    SELECT e.sid, e.seq, e.body
+      FROM unnest(%(event_sids)s::text[], %(seqs)s::bigint[], %(bodies)s::text[])
+        AS e (sid, seq, body)
+     WHERE e.sid IN (SELECT session_id FROM lease)
+    RETURNING session_id
+)
+SELECT session_id, count(*) FROM inserted GROUP BY session_id
+"""
+"""``FENCED_INSERT`` for the appends of several sessions at once (one lease row each)."""
+
 FENCED_CLEAR = """
 DELETE FROM events
  WHERE session_id = %(sid)s AND seq >= %(clear_from)s
@@ -207,16 +231,37 @@ def fenced_insert(conn: psycopg.Connection[Any], plan: dict[str, Any]) -> bool:
 def fenced_insert_many(
     conn: psycopg.Connection[Any], plans: Sequence[dict[str, Any]]
 ) -> list[bool]:
-    """``fenced_insert`` of several appends (none accepting queued messages) in one
-    transaction sent in one round trip (a pipeline): all are committed or none; each
+    """``fenced_insert`` of several appends of this host's writers (none accepting queued
+    messages; a writer's appends in ``seq`` order) as one statement — after the clears some
+    need, in the same transaction and round trip — so all are committed or none; each
     result says whether its writer still held its lease."""
-    with conn.pipeline(), conn.transaction():
-        cursors = []
-        for plan in plans:
-            if plan["clear_from"] is not None:
+    events: dict[str, int] = {}
+    batch: dict[str, tuple[int, str | None]] = {}
+    for plan in plans:
+        sid = plan["sid"]
+        events[sid] = events.get(sid, 0) + len(plan["seqs"])
+        status = plan["status"] or batch.get(sid, (0, None))[1]
+        batch[sid] = (plan["epoch"], status)
+    params = {
+        "owner": plans[0]["owner"],
+        "ttl": plans[0]["ttl"],
+        "sids": list(batch),
+        "epochs": [epoch for epoch, _ in batch.values()],
+        "statuses": [status for _, status in batch.values()],
+        "event_sids": [plan["sid"] for plan in plans for _ in plan["seqs"]],
+        "seqs": [seq for plan in plans for seq in plan["seqs"]],
+        "bodies": [body for plan in plans for body in plan["bodies"]],
+    }
+    clears = [plan for plan in plans if plan["clear_from"] is not None]
+    if clears:
+        with conn.pipeline(), conn.transaction():
+            for plan in clears:
                 conn.execute(FENCED_CLEAR, plan)
-            cursors.append(conn.execute(FENCED_INSERT, plan))
-    return [_inserted(cursor.fetchone(), plan) for cursor, plan in zip(cursors, plans, strict=True)]
+            cursor = conn.execute(FENCED_INSERT_MANY, params)
+    else:
+        cursor = conn.execute(FENCED_INSERT_MANY, params)
+    inserted = dict(cursor.fetchall())
+    return [inserted.get(plan["sid"]) == events[plan["sid"]] for plan in plans]
 
 
 def _inserted(row: tuple[Any, ...] | None, plan: dict[str, Any]) -> bool:
