@@ -20,7 +20,7 @@ def pump(source: socket.socket, sink: socket.socket, delay: float) -> None:
         while data := source.recv(65536):
             due = time.perf_counter() + delay
             while (left := due - time.perf_counter()) > 0:
-                time.sleep(left if left > 0.0002 else 0)
+                time.sleep(left)
             sink.sendall(data)
     except OSError:
         pass

@@ -168,12 +168,24 @@ class Session:
             return self.append_all(bodies)
         events = self._numbered(bodies)
         future = self._submit(queued, events)
-        waiting = asyncio.wrap_future(future)
-        waiting.add_done_callback(lambda _: self._settle())
+        loop = asyncio.get_running_loop()
+        settled = loop.create_future()
+
+        def on_loop() -> None:  # settled on the loop, whether anyone still waits or not
+            self._settle()
+            if not settled.done():
+                settled.set_result(None)
+
+        def done(_: object) -> None:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(on_loop)
+
+        future.add_done_callback(done)
         try:
-            await asyncio.shield(waiting)
+            await settled
         except asyncio.CancelledError:
-            await asyncio.wait([waiting])
+            await asyncio.wait([asyncio.wrap_future(future)])  # its outcome, then the cancel
+            self._settle()
             raise
         future.result()
         return events

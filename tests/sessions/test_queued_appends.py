@@ -131,3 +131,20 @@ async def test_releasing_a_session_waits_for_its_appends_in_flight(
     assert contents(session) == ["in flight"]
     assert (await pending).seq == 0
     assert await stored_contents(store, "s1") == ["in flight"]
+
+
+async def test_a_cancelled_caller_whose_write_fails_sees_the_cancel_and_nothing_is_added(
+    gated: tuple[SessionStore, Session, GatedWriter],
+) -> None:
+    store, session, writer = gated
+    pending = asyncio.ensure_future(session.append_async(user("refused")))
+    await asyncio.sleep(0)
+    pending.cancel()
+    await asyncio.sleep(0.02)
+    writer.step(PersistenceError(PersistenceError.PERSISTENCE_FAILED, "disk gone"))
+    with pytest.raises(asyncio.CancelledError):
+        await pending
+    assert len(session.events) == 0
+    threading.Timer(0.05, writer.step).start()
+    assert session.append(user("next")).seq == 0
+    assert await stored_contents(store, "s1") == ["next"]

@@ -122,8 +122,7 @@ def register_services(register: RegisterService, ctx: ServiceContext, config: Co
         )
     if config.host_name is not None and not HOST_NAME.fullmatch(config.host_name):
         raise ConfigError(
-            f"plugins.postgres.host_name must match {HOST_NAME.pattern}, "
-            f"not {config.host_name!r}"
+            f"plugins.postgres.host_name must match {HOST_NAME.pattern}, not {config.host_name!r}"
         )
 
     def build() -> Any:

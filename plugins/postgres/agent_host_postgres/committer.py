@@ -17,6 +17,7 @@ written again one append at a time.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import queue
 import threading
@@ -34,7 +35,7 @@ from agent_host_postgres.writer import PostgresWriter
 from host.sessions.model import Event
 from host.sessions.persistence import PersistenceError
 
-__all__ = ["Committer"]
+__all__ = ["Committer", "Lane"]
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +56,29 @@ class _Planned:
 
 
 class Committer:
-    """The host's append thread (module docstring); started by the first ``submit``."""
+    """The host's append lanes: each writer gets one, in turn, and keeps it, so the appends of
+    one session are written in order while two lanes can each have a commit in flight."""
 
-    def __init__(self, connect: Connect) -> None:
+    def __init__(self, connect: Connect, lanes: int = 2) -> None:
+        self._lanes = [Lane(connect, f"agent-host-postgres-commit-{n}") for n in range(lanes)]
+        self._turn = itertools.count()
+
+    def lane(self) -> Lane:
+        """The lane for a new writer."""
+        return self._lanes[next(self._turn) % len(self._lanes)]
+
+    def stop(self) -> None:
+        """Stop every lane (``Lane.stop``)."""
+        for lane in self._lanes:
+            lane.stop()
+
+
+class Lane:
+    """One append thread (module docstring); started by the first ``submit``."""
+
+    def __init__(self, connect: Connect, name: str) -> None:
         self._connect = connect
+        self._name = name
         self._queue: queue.SimpleQueue[_Append | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -78,9 +98,7 @@ class Committer:
                 )
                 return future
             if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="agent-host-postgres-commit", daemon=True
-                )
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
             self._queue.put(_Append(writer, events, future))
         return future

@@ -65,7 +65,8 @@ class PostgresPersistence:
     ``lease_ttl`` is how long (seconds, database clock) a lease outlives its last renewal;
     ``connect_timeout`` (seconds) bounds each connection attempt and each wait for a pooled
     connection; ``host_name`` starts the host id (``leases.new_host_id``), the machine's name
-    by default.
+    by default; ``append_lanes`` is how many commits of appends may be in flight at once
+    (``agent_host_postgres.committer``).
     """
 
     def __init__(
@@ -76,6 +77,7 @@ class PostgresPersistence:
         connect_timeout: int = 10,
         lease_ttl: float = 15.0,
         pool_size: int = 8,
+        append_lanes: int = 2,
         host_name: str | None = None,
     ) -> None:
         self.dsn = dsn
@@ -101,7 +103,7 @@ class PostgresPersistence:
         )
         self._holder = leases.LeaseHolder(self._pool.connection, self.host_id, self.lease_ttl)
         self._heartbeat = leases.Heartbeat(self._holder.beat, self.lease_ttl / 3)
-        self._committer = Committer(self._pool.connection)
+        self._committer = Committer(self._pool.connection, max(1, append_lanes))
         self._heartbeat.ensure_started()  # now, not in the first request that takes a lease
         self._listeners: list[remote.Listener] = []
         # The last list's headers by (id, stored header line): a line decodes to the same
@@ -156,7 +158,7 @@ class PostgresPersistence:
         with self._connection(f"cannot create session {sid!r}") as conn:
             epoch = self._insert_new(conn, header, header_line, events, bodies)
         self._holder.hold(sid, epoch)
-        return PostgresWriter(self._holder, self._committer, sid, epoch, len(events))
+        return PostgresWriter(self._holder, self._committer.lane(), sid, epoch, len(events))
 
     def _insert_new(
         self,
@@ -211,7 +213,7 @@ class PostgresPersistence:
             except BaseException:
                 self._holder.release(sid, epoch)
                 raise
-        return PostgresWriter(self._holder, self._committer, sid, epoch, int(last[1]))
+        return PostgresWriter(self._holder, self._committer.lane(), sid, epoch, int(last[1]))
 
     @staticmethod
     def _decode_header(sid: str, text: str) -> SessionHeader:
@@ -290,7 +292,9 @@ class PostgresPersistence:
             if stored.damaged_middle:
                 raise PersistenceError.corrupt(sid, f"event {len(stored.events)} cannot be decoded")
             raise_if_cancelled(signal, PersistenceError)
-            writer = PostgresWriter(self._holder, self._committer, sid, epoch, len(stored.events))
+            writer = PostgresWriter(
+                self._holder, self._committer.lane(), sid, epoch, len(stored.events)
+            )
             turn = stored.open_turn
             if turn is not None:  # the repair is fenced like any append
                 closing = TurnEnd(turn_id=turn, stop_reason="interrupted")

@@ -132,9 +132,7 @@ class Listener:
             try:
                 self._listen()
             except Exception as exc:
-                log.warning(
-                    "listening for cross-host messages failed, retrying: %s", one_line(exc)
-                )
+                log.warning("listening for cross-host messages failed, retrying: %s", one_line(exc))
                 self._stop.wait(self._interval)
 
     def _listen(self) -> None:

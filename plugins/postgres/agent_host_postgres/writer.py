@@ -1,7 +1,7 @@
 """The single writer of one PostgreSQL session, fenced by its lease epoch.
 
-A writer does not talk to the database itself: ``submit`` queues its appends on the host's
-``Committer`` (one thread, group commit), which asks the writer to ``plan`` each append in
+A writer does not talk to the database itself: ``submit`` queues its appends on its lane of
+the host's ``Committer`` (a thread, group commit), which asks the writer to ``plan`` each append in
 submission order and tells it the outcome. An append renews the lease and inserts its events
 in one statement and is acknowledged after the commit; a failure writes nothing. When the lease
 was taken over the statement matches nothing: the append fails with ``LOCKED`` and the writer
@@ -28,7 +28,7 @@ from host.sessions.model import Event
 from host.sessions.persistence import PersistenceError, encode_append
 
 if TYPE_CHECKING:
-    from agent_host_postgres.committer import Committer
+    from agent_host_postgres.committer import Lane
 
 __all__ = ["LeaseHolder", "PostgresWriter", "encode_bodies", "lease_lost"]
 
@@ -57,13 +57,13 @@ class PostgresWriter:
     def __init__(
         self,
         holder: LeaseHolder,
-        committer: Committer,
+        lane: Lane,
         session_id: str,
         epoch: int,
         next_seq: int,
     ) -> None:
         self._holder = holder
-        self._committer = committer
+        self._lane = lane
         self._session_id = session_id
         self._epoch = epoch
         self._next_seq = next_seq
@@ -87,8 +87,8 @@ class PostgresWriter:
         return self._next_seq
 
     def submit(self, events: Sequence[Event]) -> Future[None]:
-        """Queue ``events`` on the committer; the future resolves after their commit."""
-        return self._committer.submit(self, tuple(events))
+        """Queue ``events`` on the writer's lane; the future resolves after their commit."""
+        return self._lane.submit(self, tuple(events))
 
     def append(self, events: Sequence[Event]) -> None:
         """Write ``events`` and return after their commit (blocks the calling thread)."""

@@ -187,7 +187,9 @@ async def test_a_database_lost_mid_group_commit_fails_that_whole_batch_and_write
     the lost commit stored and goes on — the stored logs are exactly the acknowledged
     events."""
     gate, via_proxy = proxy
-    persistence = PostgresPersistence(via_proxy, schema=schema, connect_timeout=2)
+    persistence = PostgresPersistence(
+        via_proxy, schema=schema, connect_timeout=2, append_lanes=1  # all in one group
+    )
     store = SessionStore(persistence, None)
     sessions = [store.new(SessionHeader(id=f"g{i}", created_at=i)) for i in range(5)]
     busy, groups, singles = threading.Event(), [], []

@@ -26,10 +26,11 @@ async def appending(session: Session, count: int) -> None:
         await session.append_async(user(f"{session.id} {n}"))
 
 
+@pytest.mark.parametrize("lanes", [1, 2])
 async def test_agents_appending_at_once_share_commits_and_every_append_is_stored(
-    dsn: str, schema: str
+    dsn: str, schema: str, lanes: int
 ) -> None:
-    persistence = PostgresPersistence(dsn, schema=schema)
+    persistence = PostgresPersistence(dsn, schema=schema, append_lanes=lanes)
     store = SessionStore(persistence, None)
     sessions = [store.new(SessionHeader(id=f"a{i}", created_at=i)) for i in range(10)]
     try:
@@ -93,7 +94,7 @@ async def test_an_append_the_database_refuses_fails_alone_and_the_rest_of_its_gr
     """A row already stored where one session's next event goes (written behind the host's
     back) makes the group's statement fail; the group is written again one append at a
     time, so only that session's append fails."""
-    persistence = PostgresPersistence(dsn, schema=schema)
+    persistence = PostgresPersistence(dsn, schema=schema, append_lanes=1)
     store = SessionStore(persistence, None)
     sessions = [store.new(SessionHeader(id=f"r{i}", created_at=i)) for i in range(4)]
     busy, groups = threading.Event(), []
