@@ -6,7 +6,10 @@
   claims the whole steer batch).
 * ``inject`` — quiet: claimed at the next step, never wakes an idle agent.
 
-Every send returns the ``MessageId`` synchronously, after ``InboxAccepted`` is in the session.
+Every send returns the ``MessageId`` synchronously, after ``InboxAccepted`` is in the session;
+``accept_async`` does the same for code on the event loop, without blocking it while a
+background writer commits: the message takes its place in the queue at once, and nothing is
+claimed from it or past it until its acceptance is written (a failed write withdraws it).
 A step claims its messages in acceptance order: ``InboxClaimed(ids)`` then one user message per
 claimed message (same ``message_id``, same ``source``). After an interrupt the queue is *parked*:
 nothing starts a turn until the next waking send (followup or steer) unparks it.
@@ -14,7 +17,8 @@ nothing starts a turn until the next waking send (followup or steer) unparks it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import asyncio
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -36,12 +40,21 @@ MessageId = str
 class EventLog(Protocol):
     """The part of a session the inbox writes to."""
 
+    @property
+    def events(self) -> Sequence[Event]:
+        """Every event of the log, in ``seq`` order."""
+        ...
+
     def append(self, body: EventBody) -> Event:
         """Append ``body``; acknowledged (durable per policy) on return."""
         ...
 
     def append_all(self, bodies: Sequence[EventBody]) -> list[Event]:
         """Append ``bodies`` with one write: all acknowledged on return, or none."""
+        ...
+
+    async def append_async(self, body: EventBody) -> Event:
+        """``append`` without blocking the event loop while the write commits."""
         ...
 
     async def append_all_async(self, bodies: Sequence[EventBody]) -> list[Event]:
@@ -73,6 +86,7 @@ class Inbox:
         self._session = session
         self._owner = owner
         self._pending: list[InboxMessage] = []
+        self._writing: set[MessageId] = set()  # queued by accept_async, acceptance in flight
         self._parked = False
         self._closed = False
         self._wake: Callable[[], None] = lambda: None
@@ -118,6 +132,55 @@ class Inbox:
             self._wake()
         return message.message_id
 
+    async def accept_async(
+        self,
+        delivery: Delivery,
+        content: str,
+        source: dict[str, Any] | None = None,
+        *,
+        message_id: MessageId | None = None,
+    ) -> MessageId:
+        """``accept`` that waits for the acceptance's commit without blocking the event loop.
+
+        The message is queued in order at once but claimable only once its ``InboxAccepted``
+        is acknowledged; then it wakes the agent as ``accept`` would. If the write fails the
+        message is withdrawn and the error raised. A sender cancelled while the write was on
+        its way gets ``CancelledError`` once it is settled; a written message stays queued.
+        """
+        if self._closed:
+            raise InboxClosedError(self._owner)
+        message = InboxMessage(message_id or new_id("msg_"), delivery, content, source)
+        self._pending.append(message)
+        self._writing.add(message.message_id)
+        body = InboxAccepted(message.message_id, delivery, content, source)
+        try:
+            await self._session.append_async(body)
+        except asyncio.CancelledError:
+            self._settled(message, written=self._logged(message.message_id))
+            raise
+        except BaseException:
+            self._settled(message, written=False)
+            raise
+        self._settled(message, written=True)
+        return message.message_id
+
+    def _logged(self, message_id: MessageId) -> bool:
+        """True if the log holds the acceptance of ``message_id`` (searched from the end)."""
+        return any(
+            isinstance(e.body, InboxAccepted) and e.body.message_id == message_id
+            for e in reversed(self._session.events)
+        )
+
+    def _settled(self, message: InboxMessage, *, written: bool) -> None:
+        """``message``'s acceptance is written (it becomes claimable) or not (withdrawn)."""
+        self._writing.discard(message.message_id)
+        if not written:
+            if message in self._pending:
+                self._pending.remove(message)
+        elif message.delivery != "inject":
+            self._parked = False
+        self._wake()  # also for messages queued behind it meanwhile
+
     # -- the driver's side -----------------------------------------------------------------
 
     @property
@@ -139,23 +202,32 @@ class Inbox:
 
     def turn_ready(self) -> bool:
         """True if a new turn should start: a followup or steer waits and the queue is unparked."""
-        return not self._parked and any(m.delivery != "inject" for m in self._pending)
+        return not self._parked and any(m.delivery != "inject" for m in self._claimable())
 
     def has_steers(self) -> bool:
         """True if a steer waits to join the running turn."""
-        return any(m.delivery == "steer" for m in self._pending)
+        return any(m.delivery == "steer" for m in self._claimable())
+
+    def _claimable(self) -> Iterator[InboxMessage]:
+        """The queued messages up to the first whose acceptance is still being written."""
+        for message in self._pending:
+            if message.message_id in self._writing:
+                return
+            yield message
 
     def take(self, *, turn_start: bool) -> list[InboxMessage]:
-        """Remove what a step claims: steers and injects, plus the oldest followup at turn start."""
+        """Remove what a step claims: steers and injects, plus the oldest followup at turn start
+        (only among claimable messages: ``accept_async``)."""
         taken: list[InboxMessage] = []
         kept: list[InboxMessage] = []
         followup_taken = not turn_start
+        claimable = True
         for message in self._pending:
-            if message.delivery == "followup":
-                if followup_taken:
-                    kept.append(message)
-                    continue
-                followup_taken = True
+            claimable = claimable and message.message_id not in self._writing
+            if not claimable or (message.delivery == "followup" and followup_taken):
+                kept.append(message)
+                continue
+            followup_taken = followup_taken or message.delivery == "followup"
             taken.append(message)
         self._pending = kept
         return taken

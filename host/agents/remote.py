@@ -104,7 +104,7 @@ class RemoteReceiver:
         agent = self.agents.get(message.session_id)
         if agent is None or agent.closed:
             return  # held here but not live (being loaded or released): a later pass
-        agent.inbox.accept(
+        await agent.inbox.accept_async(
             message.delivery, message.content, message.source, message_id=message.message_id
         )
 

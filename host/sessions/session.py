@@ -184,7 +184,9 @@ class Session:
         try:
             await settled
         except asyncio.CancelledError:
-            await asyncio.wait([asyncio.wrap_future(future)])  # its outcome, then the cancel
+            outcome = asyncio.wrap_future(future)
+            await asyncio.wait([outcome])  # the write's outcome, then the cancel
+            outcome.exception()  # seen here: the session settles it
             self._settle()
             raise
         future.result()

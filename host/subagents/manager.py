@@ -193,7 +193,9 @@ class ContinuationManager:
                 index.record(plan.header, descriptor, plan.header.seed_length)
             activation = self.residency.adopt(agent, descriptor, ancestors, resumed=False)
             try:
-                message_id = agent.followup(request.prompt, request.start_source(parent.id))
+                message_id = await agent.inbox.accept_async(
+                    "followup", request.prompt, request.start_source(parent.id)
+                )
             except Exception:
                 self.residency.schedule_check(activation)
                 raise
@@ -219,7 +221,7 @@ class ContinuationManager:
         self._check_admission((a.id for a in self.ancestry(parent)), signal)
         resident = self.residency.activation(child_id)
         if resident is not None:
-            return self._deliver(resident, parent, content, source, message_id)
+            return await self._deliver(resident, parent, content, source, message_id)
         entry = self._locks.setdefault(child_id, _LockEntry())
         entry.users += 1
         try:
@@ -227,7 +229,7 @@ class ContinuationManager:
                 async with entry.lock:
                     resident = self.residency.activation(child_id)
                     if resident is not None:
-                        return self._deliver(resident, parent, content, source, message_id)
+                        return await self._deliver(resident, parent, content, source, message_id)
                     descriptor = await self._authorize_cold(parent, child_id, signal)
                     if self.remote is not None and message_id is None:
                         queued = await self.remote.send(
@@ -237,7 +239,7 @@ class ContinuationManager:
                             return queued
                     resident = await self._materialize(parent, child_id, descriptor, signal)
                     try:
-                        return self._deliver(resident, parent, content, source, message_id)
+                        return await self._deliver(resident, parent, content, source, message_id)
                     except BaseException:
                         # Materialized for nothing (e.g. the parent went away meanwhile): with
                         # no turn to end, only a check lets it settle (quietly: no last turn).
@@ -248,7 +250,7 @@ class ContinuationManager:
             if entry.users == 0 and self._locks.get(child_id) is entry:
                 del self._locks[child_id]
 
-    def _deliver(
+    async def _deliver(
         self,
         activation: Activation,
         parent: Agent,
@@ -260,7 +262,9 @@ class ContinuationManager:
         if activation.closing:
             raise texts.closing(activation.id)
         try:
-            return activation.agent.inbox.accept("followup", content, source, message_id=message_id)
+            return await activation.agent.inbox.accept_async(
+                "followup", content, source, message_id=message_id
+            )
         except InboxClosedError as error:
             raise texts.closing(activation.id) from error
 
@@ -390,7 +394,7 @@ class ContinuationManager:
             raise texts.parent_unavailable()
         with self.residency.admitted(parent_activation):
             try:
-                return parent.inbox.accept(inbox_delivery, text, source)
+                return await parent.inbox.accept_async(inbox_delivery, text, source)
             except InboxClosedError as error:
                 raise texts.parent_unavailable() from error
 

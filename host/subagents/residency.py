@@ -32,6 +32,7 @@ from host.agents.driver import TurnOutcome
 from host.agents.inbox import InboxClosedError
 from host.agents.registry import AgentRegistry
 from host.errors import HostError, log_failure
+from host.sessions.model import Delivery
 from host.sessions.persistence import PersistenceError
 from host.subagents import texts
 from host.subagents.activation import Activation
@@ -206,13 +207,16 @@ class Residency:
         try:
             notice = notify and activation.last is not None
             elsewhere = self._notify_elsewhere
-            if notice and not self._notify_parent(activation, parent_activation) and elsewhere:
+            delivered = notice and await self._notify_parent(activation, parent_activation)
+            if notice and not delivered and elsewhere:
                 await elsewhere(activation)
         finally:  # a notice that failed to append must not leave the parent unchecked
             if parent_activation is not None:
                 self.schedule_check(parent_activation)
 
-    def _notify_parent(self, activation: Activation, parent_activation: Activation | None) -> bool:
+    async def _notify_parent(
+        self, activation: Activation, parent_activation: Activation | None
+    ) -> bool:
         """Give the live parent here the settlement notice; False when it is not live here,
         or another host took its session over (then the notice goes where it lives now). A
         refused notice is one log line, never a failed task."""
@@ -227,10 +231,8 @@ class Residency:
         )
         with self.admitted(owner):
             try:
-                if parent.status == "idle":
-                    parent.followup(text, source)
-                else:
-                    parent.steer(text, source)
+                delivery: Delivery = "followup" if parent.status == "idle" else "steer"
+                await parent.inbox.accept_async(delivery, text, source)
             except InboxClosedError:
                 log.info("parent of subagent %s closed before its settlement notice", activation.id)
             except HostError as error:  # the parent's log refuses writes (full disk, lost lease)

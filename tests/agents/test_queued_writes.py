@@ -1,6 +1,7 @@
 """An agent whose session commits in the background (a ``QueuedWriter``, as on PostgreSQL):
-its turns wait for their appends without blocking the loop, and an interrupt that arrives
-while an append is being committed still leaves a whole, well-formed log."""
+its turns wait for their appends without blocking the loop, an interrupt that arrives while
+an append is being committed still leaves a whole, well-formed log, and messages sent with
+``Inbox.accept_async`` keep their order and are claimed only once durable."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from host.agents import AgentRegistry, ScriptedModel, say
-from host.sessions.model import TurnStart
-from tests.agents.helpers import kinds, stop_reasons
+from host.sessions.model import InboxAccepted, TurnStart
+from host.sessions.persistence import PersistenceError
+from tests.agents.helpers import kinds, stop_reasons, user_texts
 from tests.gated_writer import GatedPersistence
 
 
@@ -55,3 +57,63 @@ async def test_an_interrupt_while_the_turn_start_is_committed_ends_that_turn_int
     assert [m.content for m in agent.inbox.pending()] == ["first"]  # parked, as always
     stored = await persistence.inspect(agent.id)
     assert stored.events == tuple(agent.session.events)
+
+
+async def test_a_message_sent_without_blocking_is_claimable_only_once_written_and_in_order(
+    agents: AgentRegistry, model: ScriptedModel, persistence: GatedPersistence
+) -> None:
+    model.script("w", say("one done"), say("two done"))
+    agent = await agents.create(label="w")
+    writer = persistence.writers[-1]
+    writer.hold()
+    first = asyncio.ensure_future(agent.inbox.accept_async("followup", "one"))
+    second = asyncio.ensure_future(agent.inbox.accept_async("followup", "two"))
+    await asyncio.sleep(0.01)
+    assert [m.content for m in agent.inbox.pending()] == ["one", "two"]  # queued in order
+    assert not agent.inbox.turn_ready() and agent.status == "idle"  # but not yet durable
+    assert agent.inbox.take(turn_start=True) == []
+    writer.let_go()
+    assert [await first, await second] == [
+        e.body.message_id for e in agent.session.events if isinstance(e.body, InboxAccepted)
+    ]
+    await agent.wait_idle()
+    assert [user_texts(r)[-1] for r in model.requests] == ["one", "two"]
+    assert stop_reasons(agent) == ["completed", "completed"]
+
+
+async def test_a_message_whose_acceptance_fails_is_withdrawn(
+    agents: AgentRegistry, model: ScriptedModel, persistence: GatedPersistence
+) -> None:
+    model.script("w", say("later done"))
+    agent = await agents.create(label="w")
+    writer = persistence.writers[-1]
+    writer.hold()
+    sending = asyncio.ensure_future(agent.inbox.accept_async("steer", "lost"))
+    await asyncio.sleep(0.01)
+    writer.step(PersistenceError(PersistenceError.PERSISTENCE_FAILED, "disk gone"))
+    with pytest.raises(PersistenceError, match="disk gone"):
+        await sending
+    assert agent.inbox.pending() == () and agent.status == "idle"
+    writer.let_go()
+    agent.followup("later")
+    await agent.wait_idle()
+    assert [user_texts(r) for r in model.requests] == [["later"]]
+
+
+async def test_a_sender_cancelled_while_its_message_is_written_leaves_it_queued(
+    agents: AgentRegistry, model: ScriptedModel, persistence: GatedPersistence
+) -> None:
+    model.script("w", say("done"))
+    agent = await agents.create(label="w")
+    writer = persistence.writers[-1]
+    writer.hold()
+    sending = asyncio.ensure_future(agent.inbox.accept_async("followup", "kept"))
+    await asyncio.sleep(0.01)
+    sending.cancel()
+    await asyncio.sleep(0.01)
+    assert not sending.done()  # it learns nothing before the write is settled
+    writer.let_go()
+    with pytest.raises(asyncio.CancelledError):
+        await sending
+    await agent.wait_idle()
+    assert [user_texts(r) for r in model.requests] == [["kept"]]
