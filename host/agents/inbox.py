@@ -122,10 +122,8 @@ class Inbox:
         ``message_id`` keeps an id the sender already handed out (a message delivered from
         another host); by default a fresh one is made.
         """
-        if self._closed:
-            raise InboxClosedError(self._owner)
-        message = InboxMessage(message_id or new_id("msg_"), delivery, content, source)
-        self._session.append(InboxAccepted(message.message_id, delivery, content, source))
+        message = self._new(delivery, content, source, message_id)
+        self._session.append(_accepted(message))
         self._pending.append(message)
         if delivery != "inject":
             self._parked = False
@@ -147,14 +145,11 @@ class Inbox:
         message is withdrawn and the error raised. A sender cancelled while the write was on
         its way gets ``CancelledError`` once it is settled; a written message stays queued.
         """
-        if self._closed:
-            raise InboxClosedError(self._owner)
-        message = InboxMessage(message_id or new_id("msg_"), delivery, content, source)
+        message = self._new(delivery, content, source, message_id)
         self._pending.append(message)
         self._writing.add(message.message_id)
-        body = InboxAccepted(message.message_id, delivery, content, source)
         try:
-            await self._session.append_async(body)
+            await self._session.append_async(_accepted(message))
         except asyncio.CancelledError:
             self._settled(message, written=self._logged(message.message_id))
             raise
@@ -163,6 +158,18 @@ class Inbox:
             raise
         self._settled(message, written=True)
         return message.message_id
+
+    def _new(
+        self,
+        delivery: Delivery,
+        content: str,
+        source: dict[str, Any] | None,
+        message_id: MessageId | None,
+    ) -> InboxMessage:
+        """The message to accept (a fresh id unless one is kept); refused once closed."""
+        if self._closed:
+            raise InboxClosedError(self._owner)
+        return InboxMessage(message_id or new_id("msg_"), delivery, content, source)
 
     def _logged(self, message_id: MessageId) -> bool:
         """True if the log holds the acceptance of ``message_id`` (searched from the end)."""
@@ -272,3 +279,8 @@ class Inbox:
         backlog = [m for m in accepted.values() if m.message_id not in known]
         self._pending.extend(backlog)
         return backlog
+
+
+def _accepted(message: InboxMessage) -> InboxAccepted:
+    """The event that records ``message``'s acceptance."""
+    return InboxAccepted(message.message_id, message.delivery, message.content, message.source)

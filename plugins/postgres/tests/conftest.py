@@ -1,18 +1,25 @@
 """Fixtures: a fresh PostgreSQL schema per test on the server named by
 ``AGENT_HOST_TEST_POSTGRES_DSN`` (skipped without it on a developer machine; an error under
-``CI=true``), a server with ``fsync=on`` for the slow profile, and a clean environment."""
+``CI=true``), a server with ``fsync=on`` for the slow profile, a clean environment, and
+appends grouped on purpose (``held_commits``)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
-from agent_host_postgres import DSN_ENV
+from agent_host_postgres import DSN_ENV, leases
+
+from host.sessions.model import Event, EventBody
+from host.sessions.session import Session
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -76,3 +83,51 @@ def schema(dsn: str) -> Iterator[str]:
     yield name
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+class HeldCommits:
+    """Groups appends on purpose: in ``one_group`` the append thread is held inside a single
+    append (the first one's) while the others are submitted, so they are written as one
+    group. Records the session of every single append and the size of each group;
+    ``on_group(size)`` runs just before a group is written."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.singles: list[str] = []
+        self.groups: list[int] = []
+        self.on_group: Callable[[int], None] = lambda size: None
+        self._busy = threading.Event()
+        self._busy.set()  # held only inside one_group
+        single, together = leases.fenced_insert, leases.fenced_insert_many
+
+        def held_single(conn: psycopg.Connection[Any], plan: dict[str, Any]) -> bool:
+            self.singles.append(plan["sid"])
+            self._busy.wait(10)
+            return single(conn, plan)
+
+        def counted(conn: psycopg.Connection[Any], plans: list[dict[str, Any]]) -> list[bool]:
+            self.groups.append(len(plans))
+            self.on_group(len(plans))
+            return together(conn, plans)
+
+        monkeypatch.setattr(leases, "fenced_insert", held_single)
+        monkeypatch.setattr(leases, "fenced_insert_many", counted)
+
+    async def one_group(
+        self, first: Session, rest: Sequence[Session], body: EventBody
+    ) -> list[Event | BaseException]:
+        """``first`` appends ``body`` alone (holding the thread) while each of ``rest`` appends
+        it; their results (an event or the error), once all are settled."""
+        self._busy.clear()
+        holder = asyncio.ensure_future(first.append_async(body))
+        await asyncio.sleep(0.05)
+        batch = [asyncio.ensure_future(session.append_async(body)) for session in rest]
+        await asyncio.sleep(0.05)
+        self._busy.set()
+        await holder
+        return await asyncio.gather(*batch, return_exceptions=True)
+
+
+@pytest.fixture
+def held_commits(monkeypatch: pytest.MonkeyPatch) -> HeldCommits:
+    """``HeldCommits`` for the test (the statements are restored after it)."""
+    return HeldCommits(monkeypatch)

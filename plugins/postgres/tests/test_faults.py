@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 import agent_host_postgres
 import psycopg
 import pytest
-from agent_host_postgres import DSN_ENV, leases
+from agent_host_postgres import DSN_ENV
 from agent_host_postgres.connections import check_connection
 from agent_host_postgres.persistence import PostgresPersistence
 from agent_host_postgres.schema import LATEST, MIGRATIONS
@@ -179,52 +179,39 @@ async def test_the_database_going_away_mid_run_and_coming_back(proxy, schema) ->
 
 
 async def test_a_database_lost_mid_group_commit_fails_that_whole_batch_and_writers_recover(
-    proxy, dsn, schema, monkeypatch
+    proxy, dsn, schema, held_commits
 ) -> None:
     """Four sessions' appends are committed together, and the connection drops once the
-    server answered, so the batch is stored but its answer lost: each append fails
-    on one line, none is acknowledged, and once the database is back each writer clears what
-    the lost commit stored and goes on — the stored logs are exactly the acknowledged
-    events."""
+    server answered, so the batch is stored but its answer lost: each append fails on one
+    line, none is acknowledged, and once the database is back each writer clears what the
+    lost commit stored and goes on — the stored logs are exactly the acknowledged events."""
     gate, via_proxy = proxy
     persistence = PostgresPersistence(
-        via_proxy, schema=schema, connect_timeout=2, append_lanes=1  # all in one group
+        via_proxy,
+        schema=schema,
+        connect_timeout=2,
+        append_lanes=1,  # all in one group
     )
     store = SessionStore(persistence, None)
     sessions = [store.new(SessionHeader(id=f"g{i}", created_at=i)) for i in range(5)]
-    busy, groups, singles = threading.Event(), [], []
-    single, together = leases.fenced_insert, leases.fenced_insert_many
 
-    def held_single(conn: psycopg.Connection[Any], plan: dict[str, Any]) -> bool:
-        singles.append(plan["sid"])
-        busy.wait(10)  # the append thread is busy: what is submitted meanwhile queues up
-        return single(conn, plan)
+    def cut(size: int) -> None:  # its statement answers "SELECT 4" (a row per session), sent
+        if held_commits.groups == [4]:  # with the ready-for-query after the commit
+            gate.cut_at_answer(b"SELECT 4\x00")
 
-    def cut_together(conn: psycopg.Connection[Any], plans: list[dict[str, Any]]) -> list[bool]:
-        groups.append(len(plans))
-        if len(groups) == 1:  # its statement answers "SELECT 4" (a row per session), sent
-            gate.cut_at_answer(b"SELECT 4\x00")  # with the ready-for-query after the commit
-        return together(conn, plans)
-
+    held_commits.on_group = cut
     try:
         for session in sessions:
             store.publish(session)
             session.append(user("before"))
-        monkeypatch.setattr(leases, "fenced_insert", held_single)
-        monkeypatch.setattr(leases, "fenced_insert_many", cut_together)
-        blocker = asyncio.ensure_future(sessions[0].append_async(user("first")))
-        await asyncio.sleep(0.05)
-        batch = [asyncio.ensure_future(s.append_async(user("lost"))) for s in sessions[1:]]
-        await asyncio.sleep(0.05)
-        busy.set()
-        await blocker
-        failures = await asyncio.gather(*batch, return_exceptions=True)
-        assert groups == [4]
+        held_commits.singles.clear()
+        failures = await held_commits.one_group(sessions[0], sessions[1:], user("lost"))
+        assert held_commits.groups == [4]
         for failure in failures:
             assert isinstance(failure, PersistenceError), failure
             assert failure.code == "PERSISTENCE_FAILED"
             assert "\n" not in failure.message
-        assert [contents(s) for s in sessions] == [["before", "first"]] + [["before"]] * 4
+        assert [contents(s) for s in sessions] == [["before", "lost"]] + [["before"]] * 4
         with psycopg.connect(dsn, autocommit=True) as conn:  # the lost commit did happen
             row = conn.execute(
                 f"SELECT count(*) FROM {schema}.events WHERE seq = 1 AND session_id <> 'g0'"
@@ -233,16 +220,12 @@ async def test_a_database_lost_mid_group_commit_fails_that_whole_batch_and_write
 
         gate.start()
         await eventually(lambda: persistence.inspect("g0"))  # the pool reconnects
-        busy.clear()
-        blocker = asyncio.ensure_future(sessions[0].append_async(user("second")))
-        await asyncio.sleep(0.05)
-        batch = [asyncio.ensure_future(s.append_async(user("after"))) for s in sessions[1:]]
-        await asyncio.sleep(0.05)
-        busy.set()
-        await blocker
-        await asyncio.gather(*batch)  # together again, each clearing what the lost one stored
-        assert groups == [4, 4] and singles == ["g0", "g0"]  # no append was retried alone
-        expected = [["before", "first", "second"]] + [["before", "after"]] * 4
+        # together again, each clearing what the lost commit stored, none retried alone
+        assert await held_commits.one_group(sessions[0], sessions[1:], user("after")) == [
+            s.events[1] for s in sessions[1:]
+        ]
+        assert held_commits.groups == [4, 4] and held_commits.singles == ["g0", "g0"]
+        expected = [["before", "lost", "after"]] + [["before", "after"]] * 4
         assert [contents(s) for s in sessions] == expected
         for session in sessions:
             store.release(session.id)

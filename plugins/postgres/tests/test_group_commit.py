@@ -4,12 +4,9 @@ transaction, each acknowledged after it; one session's lost lease fails only its
 from __future__ import annotations
 
 import asyncio
-import threading
-from typing import Any
 
 import psycopg
 import pytest
-from agent_host_postgres import leases
 from agent_host_postgres.persistence import PostgresPersistence
 
 from host.sessions.model import MessageEvent, SessionHeader
@@ -89,7 +86,7 @@ async def test_a_lost_lease_fails_only_that_sessions_appends(dsn: str, schema: s
 
 
 async def test_an_append_the_database_refuses_fails_alone_and_the_rest_of_its_group_commits(
-    dsn: str, schema: str, monkeypatch: pytest.MonkeyPatch
+    dsn: str, schema: str, held_commits
 ) -> None:
     """A row already stored where one session's next event goes (written behind the host's
     back) makes the group's statement fail; the group is written again one append at a
@@ -97,17 +94,6 @@ async def test_an_append_the_database_refuses_fails_alone_and_the_rest_of_its_gr
     persistence = PostgresPersistence(dsn, schema=schema, append_lanes=1)
     store = SessionStore(persistence, None)
     sessions = [store.new(SessionHeader(id=f"r{i}", created_at=i)) for i in range(4)]
-    busy, groups = threading.Event(), []
-    single, together = leases.fenced_insert, leases.fenced_insert_many
-
-    def held_single(conn: psycopg.Connection[Any], plan: dict[str, Any]) -> bool:
-        busy.wait(10)
-        return single(conn, plan)
-
-    def counted(conn: psycopg.Connection[Any], plans: list[dict[str, Any]]) -> list[bool]:
-        groups.append(len(plans))
-        return together(conn, plans)
-
     try:
         for session in sessions:
             store.publish(session)
@@ -115,16 +101,9 @@ async def test_an_append_the_database_refuses_fails_alone_and_the_rest_of_its_gr
             conn.execute(
                 f"INSERT INTO {schema}.events (session_id, seq, body) VALUES ('r2', 0, 'x')"
             )
-        monkeypatch.setattr(leases, "fenced_insert", held_single)
-        monkeypatch.setattr(leases, "fenced_insert_many", counted)
-        blocker = asyncio.ensure_future(sessions[0].append_async(user("first")))
-        await asyncio.sleep(0.05)
-        batch = [asyncio.ensure_future(s.append_async(user("next"))) for s in sessions[1:]]
-        await asyncio.sleep(0.05)
-        busy.set()
-        await blocker
-        results = await asyncio.gather(*batch, return_exceptions=True)
-        assert groups == [3]
+        results = await held_commits.one_group(sessions[0], sessions[1:], user("next"))
+        assert held_commits.groups == [3]
+        assert held_commits.singles == ["r0", "r1", "r2", "r3"]  # the group, one at a time
         refused = results[1]
         assert isinstance(refused, PersistenceError) and refused.code == "PERSISTENCE_FAILED"
         assert "duplicate key" in refused.message and "\n" not in refused.message
