@@ -166,7 +166,9 @@ class QueuedWriter(SessionWriter, Protocol):
     ``submit`` checks nothing on the caller's thread: it queues ``events`` and returns a future
     that resolves once they are committed (acknowledged) or fails with ``PersistenceError``
     (nothing of them written). Appends queued behind a failed one of the same session fail
-    too, their ``seq``s no longer continuing the log. ``append`` is ``submit(...).result()``.
+    too, their ``seq``s no longer continuing the log. ``append`` returns after the commit, in
+    order behind whatever was submitted before it (it may write on the calling thread when
+    nothing is queued).
     Submitting is what lets a host's agents wait for their appends without blocking the
     event loop, and lets the committer write appends that arrive together in one commit.
     """

@@ -139,7 +139,7 @@ class Session:
         """Append several events with one write: all of them are acknowledged, or none."""
         events = self._numbered(bodies)
         queued, writer = self._queued, self._writer
-        if queued is not None and events:
+        if queued is not None and self._inflight and events:  # in order, behind those
             future = self._submit(queued, events)
             concurrent.futures.wait([future])
             self._settle()

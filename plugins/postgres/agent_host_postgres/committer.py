@@ -103,6 +103,15 @@ class Lane:
             self._queue.put(_Append(writer, events, future))
         return future
 
+    def write_now(self, writer: PostgresWriter, events: Sequence[Event]) -> None:
+        """Write ``writer``'s append on the calling thread and return after its commit (or
+        raise). Only for a writer with nothing queued: its appends stay in order, and other
+        sessions' queued appends do not need to come first."""
+        append = _Append(writer, events, Future())
+        append.future.set_running_or_notify_cancel()
+        self._commit([append])
+        append.future.result()
+
     def stop(self) -> None:
         """Write what is queued, then stop the thread; idempotent. Later appends fail."""
         with self._lock:

@@ -70,6 +70,7 @@ class PostgresWriter:
         self._closed = False
         self._broken: PersistenceError | None = None
         self._unsure = False  # the last append's outcome is unknown: clear from _next_seq
+        self._queued = 0  # submitted appends not yet resolved
 
     @property
     def session_id(self) -> str:
@@ -88,14 +89,23 @@ class PostgresWriter:
 
     def submit(self, events: Sequence[Event]) -> Future[None]:
         """Queue ``events`` on the writer's lane; the future resolves after their commit."""
-        return self._lane.submit(self, tuple(events))
+        future = self._lane.submit(self, tuple(events))
+        self._queued += 1
+        future.add_done_callback(self._dequeued)
+        return future
+
+    def _dequeued(self, _: Future[None]) -> None:
+        self._queued -= 1
 
     def append(self, events: Sequence[Event]) -> None:
-        """Write ``events`` and return after their commit (blocks the calling thread)."""
-        if events:
+        """Write ``events`` and return after their commit, blocking the calling thread: on
+        it when nothing of this writer is queued (no thread hand-off), else behind that."""
+        if not events:
+            self._check_usable()
+        elif self._queued:
             self.submit(events).result()
         else:
-            self._check_usable()
+            self._lane.write_now(self, tuple(events))
 
     # -- the committer's side --------------------------------------------------------------
 
