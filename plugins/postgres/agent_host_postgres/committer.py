@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 import psycopg
-from psycopg_pool import PoolTimeout
+from psycopg_pool import PoolClosed, PoolTimeout
 
 from agent_host_postgres import leases
 from agent_host_postgres.writer import PostgresWriter
@@ -129,8 +129,13 @@ class Lane:
             while not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             appends = [item for item in batch if item is not None]
-            if appends:
+            try:
                 self._write(appends)
+            except Exception as exc:  # a bug: fail what is unresolved, keep the thread
+                log.exception("the PostgreSQL append thread failed")
+                for append in appends:
+                    if not append.future.done():
+                        _fail(append, exc)
             if None in batch:
                 return
 
@@ -155,19 +160,19 @@ class Lane:
             return
         try:
             held = self._insert(planned)
+        except (PoolTimeout, PoolClosed) as exc:  # no connection: nothing was sent
+            _fail_all(planned, exc, unknown=False)
         except psycopg.Error as exc:
-            if len(planned) > 1 and not isinstance(exc, psycopg.OperationalError):
-                for item in planned:  # one append is at fault: find it, write the rest
+            unknown = outcome_unknown(exc)
+            if len(planned) > 1 and not unknown:
+                # Rolled back (a constraint, a deadlock with the heartbeat): write them one
+                # at a time, so only an append at fault fails.
+                for item in planned:
                     self._commit([item.append])
                 return
-            _fail_all(planned, exc)
-        except PoolTimeout as exc:
-            _fail_all(planned, exc)
+            _fail_all(planned, exc, unknown=unknown)
         except leases.AlreadyDelivered:
             _fail(planned[0].append, "a queued message in the batch was already delivered")
-        except Exception as exc:  # a bug: fail the appends, keep the thread
-            log.exception("the PostgreSQL append thread failed")
-            _fail_all(planned, exc)
         else:
             for item, ok in zip(planned, held, strict=True):
                 writer = item.append.writer
@@ -203,16 +208,26 @@ def _plan(appends: Sequence[_Append]) -> list[_Planned]:
     return planned
 
 
+def outcome_unknown(exc: psycopg.Error) -> bool:
+    """True if a statement that raised ``exc`` may have committed all the same: the
+    connection broke (no SQLSTATE, class 08) or the server is shutting down (57P), so the
+    answer was lost. Any other server error is a known rollback."""
+    state = exc.sqlstate
+    return state is None or state.startswith(("08", "57P"))
+
+
 def _fail(append: _Append, cause: BaseException | str) -> None:
-    append.future.set_exception(
-        PersistenceError.failed(f"cannot append to session {append.writer.session_id!r}", cause)
+    error = PersistenceError.failed(
+        f"cannot append to session {append.writer.session_id!r}", cause
     )
+    append.writer.failed(error)
+    append.future.set_exception(error)
 
 
-def _fail_all(planned: Sequence[_Planned], exc: Exception) -> None:
-    """The transaction failed: nothing of it is acknowledged. If the connection was lost it
-    may have committed all the same: each writer clears before its next append."""
+def _fail_all(planned: Sequence[_Planned], exc: Exception, *, unknown: bool) -> None:
+    """The transaction failed: nothing of it is acknowledged. If its outcome is ``unknown``
+    it may have committed all the same: each writer clears before its next append."""
     for item in planned:
-        if isinstance(exc, psycopg.OperationalError):
+        if unknown:
             item.append.writer.outcome_unknown(item.plan, exc)
         _fail(item.append, exc)

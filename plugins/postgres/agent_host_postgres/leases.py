@@ -114,9 +114,15 @@ UPDATE leases SET owner = NULL, status = 'idle', expires_at = now()
 
 RENEW = """
 UPDATE leases SET expires_at = now() + make_interval(secs => %(ttl)s)
- WHERE owner = %(owner)s
-   AND (session_id, epoch) IN (SELECT * FROM unnest(%(sids)s::text[], %(epochs)s::bigint[]))
+ WHERE session_id IN (
+       SELECT session_id FROM leases
+        WHERE owner = %(owner)s
+          AND (session_id, epoch) IN (SELECT * FROM unnest(%(sids)s::text[], %(epochs)s::bigint[]))
+          FOR NO KEY UPDATE SKIP LOCKED)
 """
+"""Renews the held leases, skipping rows another statement has locked: a group of appends
+renews its own rows and locks several at once, so a renewal that waited for them could
+deadlock with it (each holding a row the other wants); one that never waits cannot."""
 
 RESIDENCY = """
 SELECT session_id, status FROM leases

@@ -71,6 +71,7 @@ class PostgresWriter:
         self._broken: PersistenceError | None = None
         self._unsure = False  # the last append's outcome is unknown: clear from _next_seq
         self._queued = 0  # submitted appends not yet resolved
+        self._failure: PersistenceError | None = None  # the last failed append's error
 
     @property
     def session_id(self) -> str:
@@ -114,6 +115,12 @@ class PostgresWriter:
         ``next_seq``: the writer's, or after the appends planned before in the same commit);
         ``PersistenceError`` if the writer is unusable or the events cannot be written."""
         self._check_usable()
+        if self._failure is not None and events and events[0].seq != next_seq:
+            raise PersistenceError(  # numbered after an append that failed
+                PersistenceError.PERSISTENCE_FAILED,
+                f"cannot append to session {self._session_id!r}: an earlier append failed "
+                f"({self._failure.message})",
+            )
         bodies = encode_append(self._session_id, next_seq, events, encode_bodies)
         return {
             "sid": self._session_id,
@@ -131,6 +138,11 @@ class PostgresWriter:
         """``count`` events were committed."""
         self._next_seq += count
         self._unsure = False
+        self._failure = None
+
+    def failed(self, error: PersistenceError) -> None:
+        """An append failed with ``error``: the ones numbered after it say so when they fail."""
+        self._failure = error
 
     def lost_lease(self) -> PersistenceError:
         """The lease was taken over: refuse every later append; the error to report."""

@@ -27,8 +27,9 @@ from agent_host_postgres.writer import encode_bodies
 from psycopg_pool import ConnectionPool
 
 from host.sessions.codec import encode_header
-from host.sessions.model import MessageEvent, SessionHeader
+from host.sessions.model import Event, InboxAccepted, MessageEvent, SessionHeader
 from host.sessions.persistence import PersistenceError
+from host.sessions.remote import QUEUED_PREFIX
 from host.sessions.store import Session, SessionStore
 from host.testing import HostHarness
 from tests.support import message
@@ -400,4 +401,48 @@ async def test_an_outage_logs_one_line_per_pool_message(proxy, schema, caplog) -
         assert any("Connection refused" in r.getMessage() for r in pooled)
     finally:
         gate.start()
+        persistence.close()
+
+
+async def test_an_append_that_found_no_connection_leaves_its_writer_usable(dsn, schema) -> None:
+    """Every pooled connection busy: the append (one that accepts a queued cross-host message,
+    the kind a lost answer would disable its writer for) fails without reaching the
+    database, and the writer goes on."""
+    persistence = PostgresPersistence(dsn, schema=schema, pool_size=1, connect_timeout=1)
+    try:
+        writer = persistence.open_writer(SessionHeader(id="s1", created_at=1), create=True)
+        writer.append([message(0, "hello")])
+        accepted = InboxAccepted(f"{QUEUED_PREFIX}x", "followup", "from another host")
+        busy_pool = persistence._pool.connection()  # its only connection, held
+        with busy_pool, pytest.raises(PersistenceError) as busy:
+            writer.append([Event(1, accepted)])
+        assert busy.value.code == "PERSISTENCE_FAILED"
+        assert "couldn't get a connection" in busy.value.message
+        writer.append([message(1, "after the pool is free")])
+        stored = await persistence.inspect("s1")
+        assert [e.body.content for e in stored.events] == ["hello", "after the pool is free"]
+        writer.close()
+    finally:
+        persistence.close()
+
+
+async def test_appends_numbered_after_a_failed_one_say_so(dsn, schema) -> None:
+    persistence = PostgresPersistence(dsn, schema=schema)
+    try:
+        writer = persistence.open_writer(SessionHeader(id="s1", created_at=1), create=True)
+        with psycopg.connect(dsn, autocommit=True) as conn:  # in the way of seq 0
+            conn.execute(
+                f"INSERT INTO {schema}.events (session_id, seq, body) VALUES ('s1', 0, 'x')"
+            )
+        first = writer.submit([message(0, "refused")])
+        behind = writer.submit([message(1, "numbered after it")])
+        with pytest.raises(PersistenceError, match="duplicate key"):
+            first.result()
+        with pytest.raises(PersistenceError) as refused:
+            behind.result()
+        assert refused.value.message.startswith(
+            "cannot append to session 's1': an earlier append failed (cannot append to session"
+        )
+        writer.close()
+    finally:
         persistence.close()

@@ -148,6 +148,31 @@ async def test_heartbeat_keeps_a_lease_past_its_ttl(dsn, schema) -> None:
         b.close()
 
 
+def test_a_renewal_never_waits_for_a_lease_row_another_statement_holds(dsn, schema) -> None:
+    """A group of appends locks several lease rows; a renewal that waited for one of them
+    while holding others could deadlock with it. It skips rows it cannot lock at once (their
+    holder renews them) and renews the rest."""
+    host = PostgresPersistence(dsn, schema=schema, lease_ttl=60.0)
+    try:
+        writers = [host.open_writer(SessionHeader(id=f"s{i}"), create=True) for i in range(2)]
+        before = {sid: expiry(dsn, schema, sid) for sid in ("s0", "s1")}
+        with psycopg.connect(dsn) as other:  # a transaction holding s0's lease row
+            other.execute(
+                f"SELECT 1 FROM {schema}.leases WHERE session_id = 's0' FOR NO KEY UPDATE"
+            )
+            beat = threading.Thread(target=host._holder.beat)
+            beat.start()
+            beat.join(timeout=30)
+            assert not beat.is_alive(), "the renewal waited for the locked row"
+            other.rollback()
+        assert expiry(dsn, schema, "s0") == before["s0"]  # skipped
+        assert expiry(dsn, schema, "s1") > before["s1"]  # renewed
+        for writer in writers:
+            writer.close()
+    finally:
+        host.close()
+
+
 async def test_a_closed_host_loses_its_leases_at_expiry(dsn, schema) -> None:
     a = PostgresPersistence(dsn, schema=schema, lease_ttl=TTL)
     b = PostgresPersistence(dsn, schema=schema, lease_ttl=TTL)
