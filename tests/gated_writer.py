@@ -37,9 +37,12 @@ class GatedWriter:
         """From now on appends wait for ``step``."""
         self.held = True
 
-    def let_go(self) -> None:
-        """Write what waits, and every later append as it comes."""
+    def let_go(self, first_fails: PersistenceError | None = None) -> None:
+        """Write what waits (the oldest failing with ``first_fails``, if given), and every
+        later append as it comes."""
         self.held = False
+        if first_fails is not None:
+            self.step(first_fails)
         while self.queue:
             self.step()
 

@@ -39,10 +39,18 @@ from host.agents.models import (
     ToolSpec,
     streams,
 )
+from host.agents.tool_results import INTERRUPTED_TOOL_TEXT, tool_message, unanswered
 from host.cancel import CancelSignal
 from host.disposal import Disposer
 from host.errors import HostError, log_failure
-from host.sessions.model import MessageEvent, StopReason, ToolCall, TurnEnd, TurnStart, new_id
+from host.sessions.model import (
+    MessageEvent,
+    StopReason,
+    ToolCall,
+    TurnEnd,
+    TurnStart,
+    new_id,
+)
 from host.sessions.persistence import open_turn
 from host.tools.execute import run_tool
 from host.tools.tool import ToolExec, ToolResult
@@ -51,8 +59,6 @@ if TYPE_CHECKING:
     from host.agents.agent import Agent
 
 log = logging.getLogger(__name__)
-
-INTERRUPTED_TOOL_TEXT = "tool call was interrupted before it finished"
 
 
 @attrs.frozen
@@ -181,10 +187,14 @@ class Driver:
         try:
             await session.append_async(TurnStart(turn_id))
         except asyncio.CancelledError:
-            if not self._cancel_sent or open_turn(session.events) != turn_id:
+            if open_turn(session.events) != turn_id:
+                raise  # nothing was started
+            outcome = TurnOutcome(self._agent.id, turn_id, "interrupted", None)
+            if not self._cancel_sent:  # cancelled from outside: record, stop
+                self._end_now(outcome)
                 raise
             self._uncancel()  # interrupted while its start was written: it ends at once
-            await self._end(TurnOutcome(self._agent.id, turn_id, "interrupted", None))
+            await self._end(outcome)
             return
         resumed, self._resumed = self._resumed, []
         stop: StopReason = "completed"
@@ -213,14 +223,23 @@ class Driver:
             current.uncancel()
 
     async def _end(self, outcome: TurnOutcome) -> None:
-        """Record the end of the turn (waiting for the write) and tell the listeners."""
+        """Record the end of the turn (waiting for the write) and tell the listeners, even
+        when cancelled meanwhile. An interrupt that arrives now finds nothing left to stop."""
         session = self._agent.session
         try:
-            await session.append_async(TurnEnd(outcome.turn_id, outcome.stop_reason, outcome.error))
+            try:
+                await session.append_async(
+                    TurnEnd(outcome.turn_id, outcome.stop_reason, outcome.error)
+                )
+            except asyncio.CancelledError:
+                if not self._cancel_sent:
+                    raise
+                self._uncancel()
             session.commit(durable=True)
         except Exception:
             log_failure(log, "could not record the end of turn %s", outcome.turn_id)
-        self._tell_end(outcome)
+        finally:
+            self._tell_end(outcome)
 
     def _end_now(self, outcome: TurnOutcome) -> None:
         """``_end`` for a turn cancelled from outside: written before the task stops."""
@@ -342,56 +361,35 @@ class Driver:
         run: Callable[[ToolCall], Awaitable[ToolResult]] | None = None,
     ) -> None:
         run = run or self._run_one
-        done = 0
         try:
             for call in calls:
                 result = await run(call)
-                done += 1  # an interrupt from here on still finds the result written
                 await self._agent.session.append_async(tool_message(call, result))
         except asyncio.CancelledError:
-            self._append_interrupted(calls[done:])
+            self._answer(calls, {})
             raise
 
     async def _run_concurrently(self, calls: Sequence[ToolCall]) -> None:
-        results: list[ToolResult | None] = [None] * len(calls)
+        results: dict[str, ToolResult] = {}
 
-        async def run(index: int) -> None:
-            results[index] = await self._run_one(calls[index])
+        async def run(call: ToolCall) -> None:
+            results[call.id] = await self._run_one(call)
 
         try:
-            await asyncio.gather(*(run(index) for index in range(len(calls))))
+            await asyncio.gather(*(run(call) for call in calls))
+            await self._agent.session.append_all_async(
+                [tool_message(call, results[call.id]) for call in calls]
+            )
         except BaseException:
-            for call, result in zip(calls, results, strict=True):
-                if result is None:
-                    self._append_interrupted([call])
-                else:
-                    self._append_result(call, result)
+            self._answer(calls, results)
             raise
-        await self._agent.session.append_all_async(
-            [
-                tool_message(call, result)
-                for call, result in zip(calls, results, strict=True)
-                if result
-            ]
-        )
 
-    def _append_result(self, call: ToolCall, result: ToolResult) -> None:
-        self._agent.session.append(tool_message(call, result))
-
-    def _append_interrupted(self, calls: Sequence[ToolCall]) -> None:
-        for call in calls:
-            self._append_result(call, ToolResult.error(INTERRUPTED_TOOL_TEXT))
-
-
-def tool_message(call: ToolCall, result: ToolResult) -> MessageEvent:
-    """The tool message that gives ``call`` its ``result``."""
-    return MessageEvent(
-        role="tool",
-        content=result.text,
-        tool_call_id=call.id,
-        is_error=result.is_error,
-        structured=result.structured,
-    )
+    def _answer(self, calls: Sequence[ToolCall], results: dict[str, ToolResult]) -> None:
+        """Give every call the log holds no result for its result from ``results``, or the
+        interrupted-call error (the turn is being cut short)."""
+        for call in unanswered(self._agent.session.events, calls):
+            result = results.get(call.id, ToolResult.error(INTERRUPTED_TOOL_TEXT))
+            self._agent.session.append(tool_message(call, result))
 
 
 def _listen(listeners: list[Callable[[Any], None]], listener: Callable[[Any], None]) -> Disposer:

@@ -148,6 +148,8 @@ class Inbox:
         message = self._new(delivery, content, source, message_id)
         self._pending.append(message)
         self._writing.add(message.message_id)
+        if delivery != "inject":  # as a send does when it is made (not when it lands)
+            self._parked = False
         try:
             await self._session.append_async(_accepted(message))
         except asyncio.CancelledError:
@@ -181,11 +183,8 @@ class Inbox:
     def _settled(self, message: InboxMessage, *, written: bool) -> None:
         """``message``'s acceptance is written (it becomes claimable) or not (withdrawn)."""
         self._writing.discard(message.message_id)
-        if not written:
-            if message in self._pending:
-                self._pending.remove(message)
-        elif message.delivery != "inject":
-            self._parked = False
+        if not written and message in self._pending:
+            self._pending.remove(message)
         self._wake()  # also for messages queued behind it meanwhile
 
     # -- the driver's side -----------------------------------------------------------------

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from host.agents.driver import INTERRUPTED_TOOL_TEXT, Finisher, tool_message
+from host.agents.driver import Finisher
+from host.agents.tool_results import INTERRUPTED_TOOL_TEXT, tool_message
 from host.approvals.requests import Answer, denied_text, question_result
 from host.approvals.service import ApprovalService
 from host.sessions.model import (

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from host.agents import AgentRegistry, InboxClosedError, ScriptedModel, call, say
-from host.agents.driver import INTERRUPTED_TOOL_TEXT, TurnOutcome
+from host.agents.driver import TurnOutcome
+from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 from host.sessions.model import InboxAccepted, InboxClaimed, MessageEvent, TurnStart
 from host.tools import ToolExec, tool
 from tests.agents.helpers import (

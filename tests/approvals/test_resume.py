@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from host.agents import call, say
-from host.agents.driver import INTERRUPTED_TOOL_TEXT
+from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 from host.approvals.requests import Answer, ApprovalRequest
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from host.agents.driver import INTERRUPTED_TOOL_TEXT
+from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import ApprovalDecided, ApprovalRequested
 from tests.profile import scale

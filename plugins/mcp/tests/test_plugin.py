@@ -311,7 +311,7 @@ async def test_two_hosts_in_one_process_keep_their_servers_apart(make_host):
 
 
 async def test_closing_the_host_mid_call_ends_the_turn_as_interrupted(make_host, tmp_path):
-    from host.agents.driver import INTERRUPTED_TOOL_TEXT
+    from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 
     host, model, agent = await slow_call_started(make_host, tmp_path / "cancel.log")
     await host.aclose()

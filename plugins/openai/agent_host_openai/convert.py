@@ -12,8 +12,8 @@ import json
 import uuid
 from typing import Any
 
-from host.agents.driver import INTERRUPTED_TOOL_TEXT
 from host.agents.models import ModelRequest, ModelResponse, ToolSpec, Usage
+from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 from host.sessions.model import MessageEvent, ToolCall
 
 MALFORMED_ARGUMENTS_KEY = "_malformed_arguments"

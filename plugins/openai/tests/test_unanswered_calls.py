@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from agent_host_openai.convert import to_messages
 
-from host.agents.driver import INTERRUPTED_TOOL_TEXT
 from host.agents.models import ModelRequest
+from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 from host.sessions.model import MessageEvent, ToolCall
 
 

@@ -1,0 +1,38 @@
+"""What a tool call's result looks like in the log: the tool message that answers a call, the
+text of a call cut short, and which calls of a step are still unanswered."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from host.sessions.model import Event, MessageEvent, ToolCall
+from host.tools.tool import ToolResult
+
+INTERRUPTED_TOOL_TEXT = "tool call was interrupted before it finished"
+
+
+def unanswered(events: Sequence[Event], calls: Sequence[ToolCall]) -> list[ToolCall]:
+    """The ``calls`` with no tool message in ``events`` after the assistant message that
+    made them (searched from the end)."""
+    wanted = {call.id for call in calls}
+    answered: set[str] = set()
+    for event in reversed(events):
+        body = event.body
+        if not isinstance(body, MessageEvent):
+            continue
+        if body.role == "tool" and body.tool_call_id in wanted:
+            answered.add(body.tool_call_id)
+        elif body.role == "assistant" and any(call.id in wanted for call in body.tool_calls):
+            break
+    return [call for call in calls if call.id not in answered]
+
+
+def tool_message(call: ToolCall, result: ToolResult) -> MessageEvent:
+    """The tool message that gives ``call`` its ``result``."""
+    return MessageEvent(
+        role="tool",
+        content=result.text,
+        tool_call_id=call.id,
+        is_error=result.is_error,
+        structured=result.structured,
+    )
