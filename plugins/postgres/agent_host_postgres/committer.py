@@ -90,9 +90,8 @@ class Lane:
         with self._lock:
             if self._stopped:
                 future.set_exception(
-                    PersistenceError(
-                        PersistenceError.PERSISTENCE_FAILED,
-                        f"cannot append to session {writer.session_id!r}: "
+                    PersistenceError.failed(
+                        f"cannot append to session {writer.session_id!r}",
                         "the session store is closed",
                     )
                 )
