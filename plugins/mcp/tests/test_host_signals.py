@@ -120,3 +120,10 @@ def test_sigterm_mid_call_closes_like_ctrl_c_and_exits_143(start, command):
         "  ✗ tool call was interrupted before it finished\n  [turn ended: interrupted]"
     )
 
+
+def test_a_server_does_not_outlive_a_host_killed_mid_call(start):
+    host = start("run", "busy")  # a call that even the end of its input does not stop
+    assert alive(host.server)
+    host.process.kill()  # SIGKILL: the host closes nothing
+    host.process.wait(timeout=TIMEOUT)
+    wait_until(lambda: not alive(host.server), "the server to end with its host")
