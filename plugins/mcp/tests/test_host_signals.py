@@ -127,3 +127,16 @@ def test_a_server_does_not_outlive_a_host_killed_mid_call(start):
     host.process.kill()  # SIGKILL: the host closes nothing
     host.process.wait(timeout=TIMEOUT)
     wait_until(lambda: not alive(host.server), "the server to end with its host")
+
+
+def test_a_second_sigterm_while_the_host_closes_lets_the_close_finish(start):
+    host = start("run", "busy")  # the server takes a grace period to stop: the close lasts
+    host.process.send_signal(signal.SIGTERM)
+    assert host.process.stderr is not None
+    while "agent-host: turn ended (interrupted)" not in (line := host.process.stderr.readline()):
+        assert line, "the host ended before its turn did"
+    host.process.send_signal(signal.SIGTERM)  # the host is closing, its server still runs
+    _out, err = host.process.communicate(timeout=TIMEOUT)
+    assert (host.process.returncode, err) == (143, "agent-host: terminated\n")
+    assert not alive(host.server)
+    assert host.session_log().rstrip().endswith("[turn ended: interrupted]")
