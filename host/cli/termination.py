@@ -52,14 +52,15 @@ _state: _State | None = None
 
 @contextlib.contextmanager
 def handling_sigterm() -> Iterator[None]:
-    """For the block: SIGTERM closes as described above (not where SIGTERM is ignored, as
-    it was inherited, nor off the main thread, where no handler can be set)."""
+    """For the block: SIGTERM closes as described above — not when SIGTERM is ignored (as it
+    was inherited) or handled outside Python, nor off the main thread (no handler can be set
+    there)."""
     global _state
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = signal.getsignal(signal.SIGTERM)
-    if previous == signal.SIG_IGN:
+    if previous is None or previous == signal.SIG_IGN:
         yield
         return
     outer, _state = _state, _State()
