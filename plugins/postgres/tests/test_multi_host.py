@@ -17,7 +17,8 @@ B resumes R: B holds W's durable parent while A holds W.
 2. After A is SIGKILLed and its lease expired, a followup from B cold-resumes W on B under a
    higher epoch; nothing A acknowledged is lost. (A message sent *before* the expiry is queued
    for A and, once the lease expired, delivered by B itself: see the last test.)
-3. A SIGSTOPped host whose lease was taken over cannot write again after SIGCONT (LOCKED).
+3. A SIGSTOPped host whose lease was taken over cannot write again after SIGCONT (LOCKED),
+   nor speak for the sessions it lost: its child's settlement notice reaches no root.
 4. Cross-host delivery: send_message from B reaches W on A; report from W on A reaches R on B.
 
 Plus: an orderly exit releases the host's leases at once.
