@@ -107,7 +107,7 @@ class JsonlWriter:
         """The right to send messages on behalf of the session (``Voice``): it holds while
         this writer is open and usable, and after its orderly close while the log is the file
         it left, as long as it left it (nobody took the session over and wrote)."""
-        return Voice(self._session_id, None, self._speaks)
+        return Voice(self._session_id, None, self._speaks, blocking=False)
 
     def _speaks(self) -> bool:
         if self._broken is not None:

@@ -199,17 +199,20 @@ class Voice:
     backend that queues messages itself checks ``epoch`` in the statement that queues them.
 
     ``epoch`` is the writer's lease epoch on backends with leases (PostgreSQL), else None;
-    ``check`` is the blocking check ``holds`` runs on a worker thread.
+    ``check`` is the check ``holds`` runs: on a worker thread when it is ``blocking`` (a
+    database round trip), else on the caller's (a local file's ``stat``), so that a check
+    that need not wait lets nothing else run between it and the delivery.
     """
 
     session_id: str
     epoch: int | None
     check: Callable[[], bool] = attrs.field(repr=False)
+    blocking: bool = True
 
     async def holds(self) -> bool:
         """True while no other writer took the session since (reads storage);
         ``PersistenceError`` when storage cannot tell."""
-        return await workers.run(self.check)
+        return await workers.run(self.check) if self.blocking else self.check()
 
 
 @runtime_checkable

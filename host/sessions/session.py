@@ -246,7 +246,7 @@ class Session:
         if isinstance(writer, VoicedWriter):
             return writer.voice()
         if self.released and self._persistent:
-            return Voice(self.id, None, _never)
+            return Voice(self.id, None, _never, blocking=False)
         return None
 
     def projection(self, key: str) -> object:

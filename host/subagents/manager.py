@@ -263,10 +263,11 @@ class ContinuationManager:
         source: dict[str, Any] | None,
         message_id: MessageId | None = None,
     ) -> MessageId:
+        if not parent.closed:  # first, as the checks below do not wait (closed: stale, below)
+            await ensure_voice(parent.session.voice())
         self._authorize_parent(activation.parent_id, parent, activation.id)
         if activation.closing:
             raise texts.closing(activation.id)
-        await ensure_voice(parent.session.voice())
         try:
             return await activation.agent.inbox.accept_async(
                 "followup", content, source, message_id=message_id
@@ -398,11 +399,11 @@ class ContinuationManager:
             )
             if queued is not None:
                 return queued
+        await ensure_voice(voice)  # first: the checks below do not wait
         parent_activation = self.residency.own_activation(parent) if parent is not None else None
         if parent is None or parent.closed or (parent_activation and parent_activation.closing):
             raise texts.parent_unavailable()
         with self.residency.admitted(parent_activation):
-            await ensure_voice(voice)
             try:
                 return await parent.inbox.accept_async(inbox_delivery, text, source)
             except InboxClosedError as error:
