@@ -85,7 +85,7 @@ def repeats(text: str, structured: Any) -> bool:
         return True
     try:
         held = _canonical(json.loads(text))
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python parses
         return False
     return any(_canonical(candidate) == held for candidate in candidates)
 

@@ -84,6 +84,7 @@ async def test_structured_data_that_says_more_than_the_text_is_kept(h):
         ("x", {"data": "a,b", "mimeType": "text/csv"}, {"data": "a,b", "mimeType": "text/csv"}),
         ("x", ["data:audio/wav;codec=pcm;base64,AAAAAAAA"], ["[audio/wav, 6 bytes]"]),
         ("x", None, None),
+        ("[" * 100_000 + "]" * 100_000, {"a": 1}, {"a": 1}),  # deeper than json parses
     ],
 )
 def test_what_the_log_keeps_of_structured(text, structured, kept):
