@@ -69,10 +69,8 @@ def command(args: argparse.Namespace) -> int:
 
 
 def _not_trusted(name: str, problem: str | None, servers: Any) -> str:
-    """Why ``name`` cannot be trusted: its definition's problem, or that no valid one exists
-    (naming the valid ones and any file none loads from)."""
+    """Why ``name`` cannot be trusted: its definition's problem, or that it has none."""
     if problem is not None:
         return f"{problem}; fix its definition to trust it"
     known = ", ".join(each.name for each in servers.specs) or "none"
-    files = "".join(f"; {each.message}" for each in servers.problems if each.name is None)
-    return f'no MCP server "{name}" is configured (known: {known}){files}'
+    return f'no MCP server "{name}" is configured (known: {known})'
