@@ -9,22 +9,24 @@
     allow = ["git__*"]      # run without asking
     timeout = 120           # seconds a request may wait; then it is denied
 
-A call is judged by the first rule that matches its tool's name: ``deny``, then ``ask``, then
+A call is judged by the first rule that matches its tool: ``deny``, then ``ask``, then
 ``allow``; a tool no list names runs unless it declares ``needs_approval``, which ``mode``
-then decides. The user-level policy (``$AGENT_HOST_HOME/agent-host.toml``, else
-``~/.agent-host/agent-host.toml``, and a ``--config`` file) is the base; the project's own
-``agent-host.toml`` may only narrow it: a stricter ``mode``, more ``deny`` and ``ask`` globs, a
-shorter ``timeout``. Its ``allow`` globs are ignored, with a warning.
+then decides. A glob matches a tool's name or the plugin that registered it
+(``host.tools.globs``: ``mcp.*`` is every MCP server's tools). The user-level policy
+(``$AGENT_HOST_HOME/agent-host.toml``, else ``~/.agent-host/agent-host.toml``, and a
+``--config`` file) is the base; the project's own ``agent-host.toml`` may only narrow it: a
+stricter ``mode``, more ``deny`` and ``ask`` globs, a shorter ``timeout``. Its ``allow`` globs,
+and a ``mode`` less strict than the user's, are ignored, with a warning.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from fnmatch import fnmatchcase
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from host.errors import ConfigError
+from host.tools.globs import matches, unmatched
 from host.tools.schema import schema_for, validate
 
 Mode = Literal["ask", "allow", "deny"]
@@ -89,23 +91,30 @@ class Policy:
     def __repr__(self) -> str:
         return f"Policy({self.table()!r})"
 
-    def verdict(self, tool: str, needs_approval: bool) -> Verdict:
-        """What a call of ``tool`` gets before anyone is asked (module docstring)."""
-        if _matches(self.deny, tool):
+    def verdict(self, tool: str, needs_approval: bool, plugin: str | None = None) -> Verdict:
+        """What a call of ``tool``, registered by ``plugin`` (None: by no plugin), gets before
+        anyone is asked (module docstring)."""
+        if matches(self.deny, tool, plugin):
             return "deny"
-        if _matches(self.ask, tool):
+        if matches(self.ask, tool, plugin):
             return "ask"
-        if _matches(self.allow, tool) or not needs_approval:
+        if matches(self.allow, tool, plugin) or not needs_approval:
             return "run"
         return _BY_MODE[self.mode]
 
-    def narrowed_by(self, project: Policy, *, allow_given: bool) -> Policy:
-        """This (user-level) policy narrowed by the project's; ``allow_given`` says whether the
-        project listed ``allow`` globs (they are ignored, with a warning)."""
+    def narrowed_by(self, project: Policy, *, given: Collection[str] = ()) -> Policy:
+        """This (user-level) policy narrowed by the project's; ``given`` names the keys the
+        project wrote: its ``allow`` globs, and a ``mode`` less strict than this one's, are
+        ignored, with a warning."""
         mode = max(self.mode, project.mode, key=_STRICTNESS.__getitem__)
         timeouts = [t for t in (self.timeout, project.timeout) if t is not None]
         warnings = list(self.warnings + project.warnings)
-        if allow_given:
+        if "mode" in given and mode != project.mode:
+            warnings.append(
+                f'[approvals] mode "{project.mode}" in the project\'s agent-host.toml is '
+                f'ignored: it would loosen the user\'s mode "{self.mode}"'
+            )
+        if "allow" in given:
             warnings.append(
                 "[approvals] allow in the project's agent-host.toml is ignored: "
                 "only the user's configuration may allow"
@@ -141,21 +150,15 @@ class Policy:
             table["timeout"] = self.timeout
         return table
 
-    def unmatched(self, tool_names: list[str], plugins: Sequence[str] = ()) -> list[str]:
-        """One warning per glob that matches none of ``tool_names``. A glob starting with a
-        plugin's name and a dot (``mcp.*``) is left alone: that plugin's tools may come later
-        (an MCP server's, once it connects)."""
-        later = tuple(f"{name}." for name in plugins)
+    def unmatched(self, tool_names: Sequence[str], plugins: Sequence[str] = ()) -> list[str]:
+        """One warning per glob that matches none of ``tool_names`` and none of the plugins
+        (whatever their state: a blocked or failed server's plugin ``mcp.<name>`` is still
+        a name the user may mean)."""
         return [
-            f'[approvals] {key} glob "{glob}" matches no tool'
+            f'[approvals] {key} glob "{glob}" matches no tool and no plugin'
             for key in ("deny", "ask", "allow")
-            for glob in getattr(self, key)
-            if not glob.startswith(later) and not any(fnmatchcase(n, glob) for n in tool_names)
+            for glob in unmatched(getattr(self, key), tool_names, plugins)
         ]
-
-
-def _matches(globs: tuple[str, ...], tool: str) -> bool:
-    return any(fnmatchcase(tool, glob) for glob in globs)
 
 
 def parse(table: Any, where: str) -> Policy:
@@ -190,4 +193,5 @@ def effective(
     if project is None:
         return base
     narrowing = parse(project, project_where)
-    return base.narrowed_by(narrowing, allow_given=bool(narrowing.allow))
+    given = [key for key, value in project.items() if key != "allow" or value]
+    return base.narrowed_by(narrowing, given=given)

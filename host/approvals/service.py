@@ -59,9 +59,17 @@ class _Pending:
 class ApprovalService:
     """Routes, records and answers approval requests (module docstring)."""
 
-    def __init__(self, policy: Policy, live_agent: Callable[[str], Agent | None]) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        live_agent: Callable[[str], Agent | None],
+        plugin_of: Callable[[str, Tool | None], str | None] = lambda name, tool: None,
+    ) -> None:
+        """``plugin_of(name, tool)``: the plugin that registered the tool ``tool`` (None: the
+        global one of that ``name``), which the policy's globs also match."""
         self.policy = policy
         self._live_agent = live_agent
+        self._plugin_of = plugin_of
         self._handler: Handler | None = None
         self._queue: list[_Pending] = []
         self._asking: tuple[_Pending, asyncio.Task[None]] | None = None
@@ -110,7 +118,8 @@ class ApprovalService:
         policy = self.policy
         if tool.needs_approval is False and not policy.deny and not policy.ask:
             return None  # the common case, decided without matching: no list can catch it
-        verdict = policy.verdict(tool.name, self._needs_approval(tool, arguments))
+        plugin = self._plugin_of(tool.name, tool)
+        verdict = policy.verdict(tool.name, self._needs_approval(tool, arguments), plugin)
         if verdict == "run":
             return None
         if verdict == "deny":
@@ -178,7 +187,9 @@ class ApprovalService:
         if root is not agent and requested.request_id not in self._root_log(root).requested:
             self._mirror(root, [requested])
         request = ApprovalRequest.from_event(requested, root.id)
-        if requested.question is None and self.policy.verdict(requested.tool, True) == "deny":
+        plugin = self._plugin_of(requested.tool, None)
+        denied = self.policy.verdict(requested.tool, True, plugin) == "deny"
+        if requested.question is None and denied:
             answer = Answer.deny(POLICY_DENIES)  # the policy changed meanwhile: nobody is asked
             pending = _Pending(request, agent, root, asyncio.get_running_loop().create_future())
             self._close(pending, answer)

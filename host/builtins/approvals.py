@@ -29,8 +29,12 @@ def register_services(register: RegisterService, ctx: ServiceContext, config: Co
     def build() -> Any:
         from host.approvals.policy import Policy
         from host.approvals.service import ApprovalService
+        from host.tools.globs import registered_by
 
-        return ApprovalService(Policy.from_table(config), ctx.agents.get)
+        def plugin_of(name: str, tool: object) -> str | None:
+            return registered_by(ctx.tools, name, tool)
+
+        return ApprovalService(Policy.from_table(config), ctx.agents.get, plugin_of)
 
     register("approvals", Lazy(build))
 

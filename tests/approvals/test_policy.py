@@ -17,7 +17,8 @@ from host.errors import ConfigError
 def test_deny_then_ask_then_allow_then_the_mode() -> None:
     policy = Policy("ask", allow=("git__*",), deny=("shell",), ask=("mcp.*",))
     assert policy.verdict("shell", needs_approval=False) == "deny"
-    assert policy.verdict("mcp.fs__read", needs_approval=False) == "ask"
+    assert policy.verdict("fs__read", needs_approval=False, plugin="mcp.fs") == "ask"
+    assert policy.verdict("fs__read", needs_approval=False) == "run"  # registered by no plugin
     assert policy.verdict("git__push", needs_approval=True) == "run"
     assert policy.verdict("write", needs_approval=True) == "ask"
     assert policy.verdict("write", needs_approval=False) == "run"
@@ -50,8 +51,27 @@ def test_the_project_narrows_and_never_widens() -> None:
         "[approvals] allow in the project's agent-host.toml is ignored: "
         "only the user's configuration may allow",
     )
-    assert effective({"mode": "deny"}, {"mode": "allow"}).mode == "deny"
     assert effective(None, None) == Policy()
+
+
+@pytest.mark.parametrize(("user", "project"), [("ask", "allow"), ("deny", "allow"), ("deny", "ask")])
+def test_a_project_mode_that_would_loosen_the_users_is_ignored_with_a_warning(
+    user: str, project: str
+) -> None:
+    policy = effective({"mode": user}, {"mode": project}, project_where="p/agent-host.toml")
+    assert policy.mode == user
+    assert policy.warnings == (
+        f'[approvals] mode "{project}" in the project\'s agent-host.toml is ignored: '
+        f'it would loosen the user\'s mode "{user}"',
+    )
+
+
+def test_a_project_mode_as_strict_or_stricter_or_left_out_is_no_warning() -> None:
+    assert effective({"mode": "allow"}, {"mode": "ask"}).mode == "ask"
+    assert effective({"mode": "ask"}, {"mode": "deny"}).mode == "deny"
+    for user, project in [("allow", {"mode": "ask"}), ("ask", {"mode": "ask"}), ("deny", {})]:
+        assert effective({"mode": user}, project).warnings == ()
+    assert effective({"mode": "deny"}, {"allow": []}).warnings == ()  # an empty allow grants nothing
 
 
 @pytest.mark.parametrize(
@@ -70,11 +90,11 @@ def test_a_bad_table_is_one_line_naming_the_file_and_key(table: object, message:
     assert raised.value.message == message
 
 
-def test_globs_that_match_no_tool_are_named() -> None:
-    policy = Policy(deny=("shel*", "nothing*"), allow=("git__*",))
-    assert policy.unmatched(["shell", "word_count"]) == [
-        '[approvals] deny glob "nothing*" matches no tool',
-        '[approvals] allow glob "git__*" matches no tool',
+def test_globs_that_match_no_tool_and_no_plugin_are_named() -> None:
+    policy = Policy(deny=("shel*", "nothing*"), allow=("git__*", "approvals"))
+    assert policy.unmatched(["shell", "word_count"], ["approvals"]) == [
+        '[approvals] deny glob "nothing*" matches no tool and no plugin',
+        '[approvals] allow glob "git__*" matches no tool and no plugin',
     ]
 
 
@@ -85,14 +105,22 @@ def agent_host(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
 
 
-def test_the_cli_reads_the_user_file_narrowed_by_the_project(tmp_path: Path) -> None:
-    home, project = tmp_path / "home", tmp_path / "project"
+def plugins_listed(tmp_path: Path, user: str, project: str) -> subprocess.CompletedProcess[str]:
+    """``plugins --json`` in a project whose agent-host.toml is ``project``, the user's
+    ``user``; it succeeded."""
+    home, directory = tmp_path / "home", tmp_path / "project"
     home.mkdir()
-    project.mkdir()
-    (home / "agent-host.toml").write_text('[approvals]\nmode = "allow"\nallow = ["ask_*"]\n')
-    (project / "agent-host.toml").write_text('[approvals]\nmode = "ask"\nallow = ["shell"]\n')
-    listed = agent_host("plugins", "--json", cwd=project, home=home)
+    directory.mkdir()
+    (home / "agent-host.toml").write_text(user)
+    (directory / "agent-host.toml").write_text(project)
+    listed = agent_host("plugins", "--json", cwd=directory, home=home)
     assert listed.returncode == 0, listed.stderr
+    return listed
+
+
+def test_the_cli_reads_the_user_file_narrowed_by_the_project(tmp_path: Path) -> None:
+    user = '[approvals]\nmode = "allow"\nallow = ["ask_*"]\n'
+    listed = plugins_listed(tmp_path, user, '[approvals]\nmode = "ask"\nallow = ["shell"]\n')
     row = next(r for r in json.loads(listed.stdout) if r["name"] == "approvals")
     assert row["state"] == "active"
     assert "[approvals] allow in the project's agent-host.toml is ignored" in listed.stderr
@@ -108,18 +136,31 @@ def test_a_bad_user_file_is_one_error_line(tmp_path: Path) -> None:
     ]
 
 
-def test_a_glob_of_a_plugins_later_tools_is_not_a_warning() -> None:
+def test_a_dotted_glob_is_a_warning_unless_a_plugin_has_that_name() -> None:
     policy = Policy(ask=("mcp.*", "nothing*"))
     assert policy.unmatched(["shell"], ["mcp", "openai"]) == [
-        '[approvals] ask glob "nothing*" matches no tool'
+        '[approvals] ask glob "mcp.*" matches no tool and no plugin',
+        '[approvals] ask glob "nothing*" matches no tool and no plugin',
+    ]
+    assert policy.unmatched(["shell"], ["mcp", "mcp.git"]) == [
+        '[approvals] ask glob "nothing*" matches no tool and no plugin'
     ]
 
 
 def test_the_cli_warns_of_a_glob_that_matches_no_tool(tmp_path: Path) -> None:
-    (tmp_path / "agent-host.toml").write_text('[approvals]\ndeny = ["shel*"]\n')
+    (tmp_path / "agent-host.toml").write_text('[approvals]\ndeny = ["shel*", "mcp.*"]\n')
     result = agent_host("plugins", cwd=tmp_path, home=tmp_path / "home")
     assert result.returncode == 0, result.stderr
-    assert '[approvals] deny glob "shel*" matches no tool' in result.stderr
+    assert '[approvals] deny glob "shel*" matches no tool and no plugin' in result.stderr
+    assert '[approvals] deny glob "mcp.*" matches no tool and no plugin' in result.stderr
+
+
+def test_the_cli_warns_of_a_project_mode_that_would_loosen_the_users(tmp_path: Path) -> None:
+    listed = plugins_listed(tmp_path, '[approvals]\nmode = "ask"\n', '[approvals]\nmode = "allow"\n')
+    assert listed.stderr.splitlines() == [
+        'agent-host: warning: [approvals] mode "allow" in the project\'s agent-host.toml is '
+        'ignored: it would loosen the user\'s mode "ask"'
+    ]
 
 
 def test_a_projects_plugins_approvals_table_cannot_switch_approvals_off(tmp_path: Path) -> None:

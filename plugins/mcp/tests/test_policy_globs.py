@@ -1,0 +1,64 @@
+"""Tool globs and MCP servers: the approval policy's over a real server at the real command
+line (``mcp.*`` is every MCP tool: the plugin ``mcp.<server>`` registered it; a glob matching no
+tool and no plugin is a warning at start)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from tests.cli.support import agent_host
+
+TIME = Path(sys.executable).parent / "mcp-server-time"
+CALL = {"name": "time__get_current_time", "arguments": {"timezone": "UTC"}}
+
+
+def run_calling_time(tmp_path: Path, approvals: str) -> tuple[str, list[str]]:
+    """``agent-host --config`` with the time server and ``approvals``, a scripted model calling
+    its tool: stderr, and the root session as ``sessions show`` prints it."""
+    config = tmp_path / "config.toml"
+    server = f"[plugins.mcp.servers.time]\ncommand = {json.dumps(str(TIME))}\n"
+    config.write_text(f"[approvals]\n{approvals}\n\n{server}")
+    (tmp_path / "script.json").write_text(json.dumps({"user": [{"tool_calls": [CALL]}, "Done."]}))
+    home = str(tmp_path / "home")
+    args = ("--config", str(config))
+    script = ("run", "--script", "script.json", "time?")
+    result = agent_host(*args, *script, cwd=tmp_path, stdin="", AGENT_HOST_HOME=home)
+    assert (result.returncode, result.stdout) == (0, "Done.\n"), result.stderr
+    listed = agent_host(*args, "sessions", "list", "--json", cwd=tmp_path, AGENT_HOST_HOME=home)
+    (root,) = [row["id"] for row in json.loads(listed.stdout) if not row["origin"]]
+    shown = agent_host(*args, "sessions", "show", root, cwd=tmp_path, AGENT_HOST_HOME=home)
+    return result.stderr, shown.stdout.splitlines()
+
+
+def test_deny_mcp_star_denies_a_real_servers_tool(tmp_path: Path) -> None:
+    stderr, log = run_calling_time(tmp_path, 'deny = ["mcp.*"]')
+    assert stderr == ""
+    assert (
+        "  ✗ the user denied time__get_current_time: the approval policy does not allow it" in log
+    )
+    assert not any("datetime" in line for line in log)  # the server never ran it
+
+
+def test_ask_mcp_star_asks_before_a_real_servers_tool_runs(tmp_path: Path) -> None:
+    stderr, log = run_calling_time(tmp_path, 'ask = ["mcp.*"]')
+    assert re.fullmatch(
+        r"agent-host: approval denied \(no terminal to ask\): agent_[0-9a-f]{32} \(user, depth 0\)"
+        r' wants to run time__get_current_time \{"timezone": "UTC"\}\n',
+        stderr,
+    ), stderr
+    assert "  ✗ the user denied time__get_current_time: no terminal to ask" in log
+
+
+def test_a_glob_matching_no_tool_and_no_plugin_is_a_warning_at_start(tmp_path: Path) -> None:
+    approvals = 'ask = ["mcp.time", "mcp.fetch", "time__*"]\nallow = ["fetch__*"]'
+    stderr, log = run_calling_time(tmp_path, approvals)
+    warnings = [line for line in stderr.splitlines() if "warning" in line]
+    assert warnings == [
+        'agent-host: warning: [approvals] ask glob "mcp.fetch" matches no tool and no plugin',
+        'agent-host: warning: [approvals] allow glob "fetch__*" matches no tool and no plugin',
+    ]
+    assert "  ✗ the user denied time__get_current_time: no terminal to ask" in log
+
