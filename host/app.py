@@ -67,7 +67,7 @@ class Host:
         self.services = Services()
         self.tools = NamedRegistry[Tool]("tool")
         self.prompt_sections: NamedRegistry[PromptSection] = NamedRegistry("prompt section")
-        self.profiles = ProfileLibrary()
+        self.profiles = ProfileLibrary(tools=self.tools)
         self.warnings: list[str] = []
         self.disposal_failures: list[DisposalFailure] = []
         self.services.register("settings", self.settings, owner="host")

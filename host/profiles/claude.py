@@ -20,7 +20,8 @@ profile's fields and checked as in our own files (``host.profiles.parsing.build`
 
 Other keys (``color``, ``permissionMode``, ``hooks``, ``skills``, …) are ignored. Tool names:
 ``TOOLS`` maps those the host has an equivalent for; ``mcp__<server>__<tool>`` is the host's
-``<server>__<tool>``; ``Tool(args)`` counts as ``Tool``. The names without an equivalent are
+``<server>__<tool>`` and ``mcp__<server>`` (every tool of the server) its plugin
+``mcp.<server>``; ``Tool(args)`` counts as ``Tool``. The names without an equivalent are
 one diagnostic for the file, and the profile loads without them (never silently dropped).
 """
 
@@ -214,6 +215,8 @@ def host_tool(name: str) -> str | None:
     if name == "*":
         return name
     if name.startswith(MCP_PREFIX):
-        server, _, tool = name[len(MCP_PREFIX) :].partition("__")
+        server, separator, tool = name[len(MCP_PREFIX) :].partition("__")
+        if server and not separator:
+            return f"mcp.{server}"  # the server's plugin: a glob matching all of its tools
         return f"{server}__{tool}" if server and tool else None
     return TOOLS.get(name)

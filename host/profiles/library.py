@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from host.naming import NamedRegistry
     from host.profiles.model import Locations, Profile, ProfileSet
     from host.subagents.descriptors import ToolFilterSpec
 
@@ -60,13 +61,20 @@ class ProfileLibrary:
     """Plugin-registered profile sources plus loading of all four sources.
 
     ``environ`` and ``cwd`` default to the process's at each load (tests may fix them).
+    ``tools`` (the host's global tools) tells which plugin registered a tool a project profile
+    names, for the deployment's globs (``host.tools.globs``) to judge it.
     """
 
     def __init__(
-        self, *, environ: Mapping[str, str] | None = None, cwd: Path | None = None
+        self,
+        *,
+        environ: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        tools: NamedRegistry[Any] | None = None,
     ) -> None:
         self.environ = environ
         self.cwd = cwd
+        self.tools = tools
         self._entries: list[_Entry] = []
         self._generation = 0
         self._cache: dict[Any, tuple[Any, ProfileSet]] = {}
@@ -118,12 +126,13 @@ class ProfileLibrary:
         paths = [where.user, where.project, where.claude_user, where.claude_project]
         paths += [s for _, s in entries if isinstance(s, Path)]
         files = [path for path in paths if path is not None]
-        key = (where, self._generation, _filter_key(deployment))
+        plugins = self._tool_plugins() if deployment is not None else {}
+        key = (where, self._generation, _filter_key(deployment), tuple(plugins.items()))
         before, cacheable = file_signature(files)  # taken first: a change meanwhile shows
         cached = self._cache.get(key)
         if cached is not None and cached[0] == before + _watched(cached[1])[0]:
             return cached[1]
-        loaded = load_all(where, entries, deployment)
+        loaded = load_all(where, entries, deployment, plugins)
         watched, settled = _watched(loaded)
         signature = before + watched
         if cacheable and settled:
@@ -131,6 +140,14 @@ class ProfileLibrary:
                 self._cache.clear()
             self._cache[key] = (signature, loaded)
         return loaded
+
+    def _tool_plugins(self) -> dict[str, str | None]:
+        """Each global tool's name and the plugin that registered it (None: no plugin)."""
+        if self.tools is None:
+            return {}
+        from host.tools.globs import registered_by
+
+        return {name: registered_by(self.tools, name) for name in self.tools}
 
 
 def _watched(loaded: ProfileSet) -> tuple[Any, bool]:
@@ -146,4 +163,5 @@ def _filter_key(spec: ToolFilterSpec | None) -> Any:
         return None
     allow = tuple(spec.allow) if spec.allow is not None else None
     limits = tuple((limit.parent, tuple(limit.names)) for limit in spec.sub_plugins or ())
-    return (allow, tuple(spec.deny or ()), limits)
+    also = tuple(tuple(globs) for globs in spec.also_allow or ())
+    return (allow, tuple(spec.deny or ()), limits, also)

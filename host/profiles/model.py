@@ -49,12 +49,13 @@ class Profile:
 
     ``name`` is the canonical name (``<plugin>:<name>`` for a plugin's profile). ``tools`` is
     the allow-list over the parent's global tools (None: all of them), ``disallowed_tools``
-    the deny-list; ``persona`` is the Markdown body (the child's persona prompt section).
-    ``model`` None means the default model; ``max_steps`` and ``background`` None mean the
-    delegation tool's defaults. ``mcp_servers`` limits the MCP tools to those of the servers
-    named (None: no limit; every one must be connected when a child starts). ``memory`` is
-    the scope of its persistent memory and ``memory_dir`` the directory (set when the profile
-    is loaded, its checks passed). ``path`` is the file it came from (None for built-ins).
+    the deny-list, both tool globs (``host.tools.globs``); ``persona`` is the Markdown body
+    (the child's persona prompt section). ``model`` None means the default model;
+    ``max_steps`` and ``background`` None mean the delegation tool's defaults.
+    ``mcp_servers`` limits the MCP tools to those of the servers named (None: no limit; every
+    one must be connected when a child starts). ``memory`` is the scope of its persistent
+    memory and ``memory_dir`` the directory (set when the profile is loaded, its checks
+    passed). ``path`` is the file it came from (None for built-ins).
     """
 
     name: str

@@ -1,11 +1,13 @@
 """From the text of a Markdown profile to a ``Profile``, or one ``Diagnostic`` saying why not.
 
 Fields: ``name`` and ``description`` (required), ``tools`` and ``disallowed_tools`` (a list, or
-one string separated by commas and/or spaces; ``Tool(args)`` keeps the name before the
-parenthesis; ``tools: "*"`` means every tool), ``model`` (``inherit`` = the default model),
-``max_steps`` (positive integer), ``background`` (boolean), ``mcp_servers`` (MCP server names,
-a list or one string like ``tools``; ``[]``: no MCP tools), ``memory`` (``user``, ``project``
-or ``local``: where its persistent memory lives). Unknown fields are an error, so a typo never
+one string separated by commas and/or spaces, of tool globs, which match a tool's name or the
+plugin that registered it, ``host.tools.globs``: ``mcp.git`` is every tool of the MCP server
+``git``; ``Tool(args)`` keeps the name before the parenthesis; ``tools: "*"`` means every
+tool), ``model`` (``inherit`` = the default model), ``max_steps`` (positive integer),
+``background`` (boolean), ``mcp_servers`` (MCP server names, a list or one string like
+``tools``; ``[]``: no MCP tools), ``memory`` (``user``, ``project`` or ``local``: where its
+persistent memory lives). Unknown fields are an error, so a typo never
 goes unnoticed. The checked fields are structured with cattrs into ``FrontMatter``.
 """
 
@@ -28,7 +30,7 @@ NAME_MAX = 64
 DESCRIPTION_MAX = 1024
 PERSONA_MAX = 64 * 1024
 _NAME = re.compile(r"[^\W_][\w.-]*")
-_TOOL = re.compile(r"[A-Za-z0-9_.-]+")
+_TOOL = re.compile(r"[A-Za-z0-9_.*?\[\]-]+")  # a tool glob
 _SERVER = re.compile(r"[A-Za-z0-9_-]{1,32}")  # an MCP server's name (its sub-plugin's)
 INHERIT = "inherit"
 
@@ -168,7 +170,7 @@ def split_tool_list(text: str) -> list[str]:
 
 
 def check_tools(items: list[str] | None, field: str) -> tuple[str, ...] | None:
-    """Tool names (``Tool(args)`` → ``Tool``), duplicates dropped; ``["*"]`` → None (all)."""
+    """Tool globs (``Tool(args)`` → ``Tool``), duplicates dropped; ``["*"]`` → None (all)."""
     if items is None:
         return None
     names: list[str] = []

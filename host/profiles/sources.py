@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from host.profiles.model import (
 )
 from host.profiles.parsing import Invalid, check_name, parse_profile
 from host.subagents.descriptors import ToolFilterSpec
+from host.tools.globs import matches
 
 SUFFIXES = (".md", ".markdown")
 MAX_FILE_BYTES = 256 * 1024
@@ -144,15 +146,21 @@ def read_plugin_source(
     return ([result] if result is not None else []), problems
 
 
-def widening(profile: Profile, deployment: ToolFilterSpec) -> Diagnostic | None:
-    """A project profile naming tools the deployment's filter does not admit, as a diagnostic."""
+def widening(
+    profile: Profile, deployment: ToolFilterSpec, plugins: Mapping[str, str | None]
+) -> Diagnostic | None:
+    """A project profile naming tools the deployment's filter does not admit, as a diagnostic.
+    An entry naming a global tool is judged as that tool (``plugins``: the plugin that
+    registered each); another entry as written, as a tool's and a plugin's name (``mcp.git``
+    is within ``mcp.*``). A child is cut down to the deployment's filter whatever this says."""
     if profile.tools is None:
         return None  # every tool: still cut down to the deployment's filter when started
+    allows = [g for g in (deployment.allow, *(deployment.also_allow or ())) if g is not None]
     denied = [
         tool
         for tool in profile.tools
-        if (deployment.allow is not None and tool not in deployment.allow)
-        or tool in (deployment.deny or ())
+        if not all(matches(globs, tool, plugins.get(tool, tool)) for globs in allows)
+        or matches(deployment.deny or (), tool, plugins.get(tool, tool))
     ]
     if not denied:
         return None
@@ -164,9 +172,11 @@ def load_all(
     where: Locations,
     entries: list[tuple[str, Path | Profile]],
     deployment: ToolFilterSpec | None = None,
+    plugins: Mapping[str, str | None] | None = None,
 ) -> ProfileSet:
-    """Merge every source (module docstring) into the set of profiles in effect."""
-    merged = _Merge(where, deployment)
+    """Merge every source (module docstring) into the set of profiles in effect; ``plugins``
+    maps each global tool to the plugin that registered it (``widening``)."""
+    merged = _Merge(where, deployment, plugins or {})
     for profile in builtin_profiles():
         merged.add(profile)
     directories: list[tuple[Source, Path | None]] = [
@@ -188,9 +198,15 @@ def load_all(
 class _Merge:
     """The profiles in effect so far, what they shadowed, and the diagnostics on the way."""
 
-    def __init__(self, where: Locations, deployment: ToolFilterSpec | None) -> None:
+    def __init__(
+        self,
+        where: Locations,
+        deployment: ToolFilterSpec | None,
+        plugins: Mapping[str, str | None],
+    ) -> None:
         self.where = where
         self.deployment = deployment
+        self.plugins = plugins
         self.project_memory = ProjectMemory(where.config)
         self.effective: dict[str, Profile] = {}
         self.shadowed: list[Shadowed] = []
@@ -211,7 +227,7 @@ class _Merge:
         diagnostic saying why not: a project profile may not widen the deployment's filter,
         and a memory must be allowed and its directory usable (``host.profiles.memory``)."""
         if self.deployment and profile.source in PROJECT_SOURCES:
-            refusal = widening(profile, self.deployment)
+            refusal = widening(profile, self.deployment, self.plugins)
             if refusal is not None:
                 self.diagnostics.append(refusal)
                 return None

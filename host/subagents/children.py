@@ -7,10 +7,10 @@ bookkeeping (``inbox/accepted``/``inbox/claimed``) is left out of the seed, so t
 pending messages are never replayed into the child on a cold resume.
 
 The child's tools are the global tools through its filter: the provider's and the request's
-filters combined (``allow`` lists intersect, ``deny`` lists add up). Its persona (request first,
-then provider) is an own prompt section, its model is the request's (None: the default). A
-child with a memory (its profile's) gets the memory tools in its own scope and the memory
-section after the persona (``host.memory.tools``).
+filters combined (a tool must match every ``allow`` list, ``deny`` lists add up). Its persona
+(request first, then provider) is an own prompt section, its model is the request's (None: the
+default). A child with a memory (its profile's) gets the memory tools in its own scope and the
+memory section after the persona (``host.memory.tools``).
 """
 
 from __future__ import annotations
@@ -110,22 +110,26 @@ def fork_seed(events: Sequence[object]) -> tuple[EventBody, ...]:
 def combine_filters(
     first: ToolFilterSpec | None, second: ToolFilterSpec | None
 ) -> ToolFilterSpec | None:
-    """Both filters at once: ``allow`` lists intersect (None = everything), ``deny`` adds up,
-    and so do the sub-plugin limits (two limits of one parent intersect)."""
+    """Both filters at once: a tool must match each ``allow`` list (globs cannot be
+    intersected: the second list becomes an ``also_allow``), ``deny`` adds up, and so do the
+    sub-plugin limits (two limits of one parent intersect)."""
     if first is None:
         return second
     if second is None:
         return first
-    allow: list[str] | None
-    if first.allow is None:
-        allow = second.allow
-    elif second.allow is None:
-        allow = first.allow
-    else:
-        allow = [name for name in first.allow if name in second.allow]
+    allows: list[list[str]] = []
+    for spec in (first, second):
+        for globs in (spec.allow, *(spec.also_allow or ())):
+            if globs is not None and globs not in allows:
+                allows.append(globs)
     deny = list(dict.fromkeys([*(first.deny or []), *(second.deny or [])]))
     limits = combine_limits([*(first.sub_plugins or []), *(second.sub_plugins or [])])
-    return ToolFilterSpec(allow=allow, deny=deny or None, sub_plugins=limits or None)
+    return ToolFilterSpec(
+        allow=allows[0] if allows else None,
+        deny=deny or None,
+        sub_plugins=limits or None,
+        also_allow=allows[1:] or None,
+    )
 
 
 def combine_limits(limits: Sequence[SubPluginLimit]) -> list[SubPluginLimit]:
@@ -147,7 +151,10 @@ def to_tool_filter(spec: ToolFilterSpec | None) -> ToolFilter:
     limits = tuple(
         (limit.parent, tuple(limit.names)) for limit in combine_limits(spec.sub_plugins or [])
     )
-    return ToolFilter(allow=allow, deny=tuple(spec.deny or ()), sub_plugins=limits)
+    also = tuple(tuple(globs) for globs in spec.also_allow or ())
+    return ToolFilter(
+        allow=allow, deny=tuple(spec.deny or ()), sub_plugins=limits, also_allow=also
+    )
 
 
 def composition_step(persona: str | None, memory: MemorySpec | None = None) -> SetupStep:

@@ -5,6 +5,7 @@ never raises. The version is checked first, so a newer writer (``unsupported``) 
 apart from damage (``corrupt``); content is then validated strictly (no coercion, unknown keys
 rejected) and structured in one cattrs step.
 
+A tool filter's ``also_allow`` is an optional key too (more allow lists a tool must match).
 A continuable descriptor's ``max_steps``, ``profile``, ``mcp_servers`` and ``memory`` are
 optional keys of version 2 (a descriptor written before them stays valid): the step limit the
 child was started with (absent: the default), the profile it was started from and that
@@ -38,12 +39,14 @@ class SubPluginLimit:
 
 @attrs.frozen
 class ToolFilterSpec:
-    """A child's filter over its parent's global tools: by tool name (``allow``, ``deny``) and
-    by the sub-plugin that registered the tool (``sub_plugins``)."""
+    """A child's filter over its parent's global tools: by tool globs, which match a tool's
+    name or the plugin that registered it (``allow``, each of ``also_allow``, ``deny``;
+    ``host.tools.globs``), and by the sub-plugin that registered the tool (``sub_plugins``)."""
 
     allow: list[str] | None = None
     deny: list[str] | None = None
     sub_plugins: list[SubPluginLimit] | None = None
+    also_allow: list[list[str]] | None = None
 
 
 MemoryScope = Literal["user", "project", "local"]

@@ -1,7 +1,8 @@
 """Layered tool scopes: an agent's own tools over the filtered global tools.
 
-The filter (``allow``/``deny`` by tool name, ``sub_plugins`` by the plugin that registered the
-tool) applies to the global layer only; a tool in the agent's own scope is never filtered out
+The filter (``allow``/``deny`` by tool globs, which match a tool's name or the plugin that
+registered it, ``host.tools.globs``; ``sub_plugins`` by that plugin) applies to the global
+layer only; a tool in the agent's own scope is never filtered out
 and shadows a global tool of the same name. A global tool with an ``offered_to`` predicate is
 visible only to agents whose session header it accepts.
 """
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from host.naming import NamedRegistry, owning_plugin
+from host.tools.globs import matches
 from host.tools.tool import Tool
 
 if TYPE_CHECKING:  # only for annotations: keeps the session model off start-up
@@ -26,7 +28,9 @@ def tool_registry(what: str = "tool") -> NamedRegistry[Tool]:
 
 @attrs.frozen
 class ToolFilter:
-    """Which global tools an agent may see: ``allow`` (None = all) minus ``deny``.
+    """Which global tools an agent may see: those ``allow`` matches (None = all) and each of
+    ``also_allow`` matches (a profile's tools within a deployment's), minus those ``deny``
+    matches; each a list of tool globs (``host.tools.globs``).
 
     ``sub_plugins`` pairs ``(parent, names)``: of the tools registered by sub-plugins of
     ``parent`` (plugins named ``<parent>.<name>``), only those of the sub-plugins ``names``
@@ -36,13 +40,16 @@ class ToolFilter:
     allow: tuple[str, ...] | None = None
     deny: tuple[str, ...] = ()
     sub_plugins: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    also_allow: tuple[tuple[str, ...], ...] = ()
 
     def admits(self, name: str, plugin: str | None = None) -> bool:
         """True if a global tool called ``name``, registered by ``plugin`` (None: not by a
         plugin, or unknown), passes the filter."""
-        if self.allow is not None and name not in self.allow:
+        if self.allow is not None and not matches(self.allow, name, plugin):
             return False
-        if name in self.deny:
+        if not all(matches(globs, name, plugin) for globs in self.also_allow):
+            return False
+        if matches(self.deny, name, plugin):
             return False
         if plugin is not None:
             for parent, names in self.sub_plugins:
@@ -62,8 +69,7 @@ class ToolView:
     header: SessionHeader | None = None
 
     def _admits(self, name: str, tool: Tool) -> bool:
-        plugin = owning_plugin(self.global_tools.owner(name)) if self.filter.sub_plugins else None
-        if not self.filter.admits(name, plugin):
+        if not self.filter.admits(name, owning_plugin(self.global_tools.owner(name))):
             return False
         return tool.offered_to is None or self.header is None or tool.offered_to(self.header)
 

@@ -135,6 +135,14 @@ def test_real_claude_code_files_load_as_written(tmp_path):
     ]
 
 
+def test_a_whole_mcp_server_is_its_plugin(tmp_path):
+    lib, claude_user, _ = claude_library(tmp_path)
+    text = "---\nname: s\ndescription: d\ntools: mcp__github, mcp__db__query\n"
+    put(claude_user, "s.md", text + "disallowedTools: [mcp__slack]\n---\n")
+    loaded = lib.load().get("s")
+    assert (loaded.tools, loaded.disallowed_tools) == (("mcp.github", "db__query"), ("mcp.slack",))
+
+
 def test_invalid_yaml_is_one_line_naming_the_file_and_the_others_load(tmp_path):
     lib, claude_user, _ = claude_library(tmp_path)
     put(claude_user, "a.md", REVIEWER)

@@ -72,7 +72,8 @@ FOREGROUND_DESCRIPTION = (
 @attrs.frozen
 class ToolInstance:
     """One delegation tool: its name, the provider it starts children with, its mode, and the
-    deployment's filter over the tools its children may have (``allow`` None: every tool)."""
+    deployment's filter over the tools its children may have: tool globs, matching a tool's
+    name or its plugin's (``host.tools.globs``; ``allow`` None: every tool)."""
 
     name: str = "subagent"
     provider: str = "spawn"

@@ -1,7 +1,8 @@
 """Children and MCP servers: a profile's ``mcp_servers`` limits a child to those servers' tools,
 a server that is not connected starts nothing, and the deployment's ``allow``/``deny`` filter
 MCP tools like any tool. MCP tools are recognised by the plugin that registered them
-(``mcp.<server>``), never by their names."""
+(``mcp.<server>``), never by their names; so are the globs of ``allow``/``deny`` and of
+profiles' ``tools``/``disallowed_tools`` that name that plugin (``mcp.*``, ``mcp.git``)."""
 
 from __future__ import annotations
 
@@ -239,5 +240,106 @@ async def test_real_server_a_child_calls_through_the_parents_connection(tmp_path
         assert "time__convert_time" in offered(model, "deny")
         assert offered(model, "allow") == ["time__get_current_time"]
         assert await stored(host) == before + 2  # the two children that did start
+    finally:
+        await host.aclose()
+
+
+# Tool globs (``host.tools.globs``) in the delegation tool's allow/deny and profiles' tools and
+# disallowed_tools match a tool's name or its plugin: ``mcp.*`` is every MCP server's tools.
+
+FIRST = ["ask_user", "subagent"]
+PLAIN = ["read_file", "shell", "lookalike__tool"]
+TIME = ["time__get_current_time", "time__convert_time"]
+
+
+def tools_config(**filters: list[str]) -> dict[str, object]:
+    """``[plugins.subagent]`` with ``subagent`` unfiltered and ``limited`` filtered."""
+    limited = {"name": "limited", "provider": "spawn", **filters}
+    return {"plugins": {"subagent": {"tools": [{"name": "subagent"}, limited]}}}
+
+
+async def run_child(host: Host, tool: str, label: str, profile: str | None = None) -> list[str]:
+    """Start a foreground child through ``tool``; the tools its model was offered."""
+    model = scripted(host)
+    model.script(label, say("ok"))
+    root = await host.services.agents.create(label="root")
+    args = {"description": label, "prompt": "p", "run_in_background": False}
+    if profile is not None:
+        args["subagent_type"] = profile
+    result = await call_tool(host, tool, args, agent=root)
+    assert not result.is_error, result.text
+    return offered(model, label)
+
+
+async def test_the_delegation_tools_deny_of_mcp_star_takes_every_mcp_tool(tmp_path: Path):
+    host, _ = make(tmp_path, ("mcp", FakeMcp), config=tools_config(deny=["mcp.*", "shell"]))
+    try:
+        first = [*FIRST, "limited"]
+        assert await run_child(host, "limited", "c") == [*first, "read_file", "lookalike__tool"]
+        assert await run_child(host, "subagent", "d") == [*first, *PLAIN, *TIME, "git__status"]
+    finally:
+        await host.aclose()
+
+
+async def test_the_delegation_tools_allow_names_a_server_by_its_plugin(tmp_path: Path):
+    host, _ = make(tmp_path, ("mcp", FakeMcp), config=tools_config(allow=["mcp.git", "read_*"]))
+    try:
+        assert await run_child(host, "limited", "c") == ["read_file", "git__status"]
+    finally:
+        await host.aclose()
+
+
+async def test_a_profiles_tools_and_disallowed_tools_are_globs_too(tmp_path: Path):
+    host, agents = make(tmp_path, ("mcp", FakeMcp))
+    try:
+        write(agents, "clock", tools="mcp.time, read_file")
+        write(agents, "offline", disallowed_tools="mcp.*")
+        write(agents, "converter", tools="'*_convert_*'")
+        assert await run_child(host, "subagent", "a", "clock") == ["read_file", *TIME]
+        offline = await run_child(host, "subagent", "b", "offline")
+        assert offline == [*FIRST, *PLAIN]
+        assert await run_child(host, "subagent", "c", "converter") == ["time__convert_time"]
+    finally:
+        await host.aclose()
+
+
+async def test_a_profile_within_a_deployments_globs_gets_what_both_allow(tmp_path: Path):
+    config = tools_config(allow=["mcp.*", "read_file"], deny=["git__*"])
+    host, agents = make(tmp_path, ("mcp", FakeMcp), config=config)
+    try:
+        write(agents, "wide", tools="time__get_current_time, git__status, shell, read_file")
+        write(agents, "servers", tools="mcp")
+        assert await run_child(host, "limited", "a", "wide") == [
+            "read_file",
+            "time__get_current_time",
+        ]
+        assert await run_child(host, "limited", "b", "servers") == TIME
+    finally:
+        await host.aclose()
+
+
+async def test_a_project_profile_is_judged_by_the_deployments_globs(tmp_path: Path):
+    config = tools_config(allow=["mcp.*", "read_file"], deny=["mcp.git"])
+    host, _ = make(tmp_path, ("mcp", FakeMcp), config=config)
+    project = tmp_path / "project" / ".agent-host" / "agents"
+    try:
+        write(project, "clock", tools="mcp.time, time__convert_time, read_file")
+        write(project, "gitter", tools="git__status, mcp.git, git__*")
+        write(project, "sneaky", tools="shell")
+        description = host.tools.get("limited").describe()
+        assert "- clock: d" in description
+        assert "gitter" not in description and "sneaky" not in description
+        assert await run_child(host, "limited", "a", "clock") == ["read_file", *TIME]
+        refused = await call_tool(
+            host,
+            "limited",
+            {"description": "g", "prompt": "p", "subagent_type": "gitter"},
+            agent=await host.services.agents.create(label="root"),
+        )
+        assert refused.is_error
+        assert (
+            f"{project}/gitter.md: tools: names tools the deployment does not allow: "
+            "git__status, mcp.git, git__*"  # a glob is judged as written
+        ) in refused.text
     finally:
         await host.aclose()
