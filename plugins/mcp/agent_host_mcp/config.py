@@ -108,12 +108,15 @@ class ServerSpec:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def allows(self, tool_name: str) -> bool:
-        """Whether the server's tool ``tool_name`` (its MCP name) passes ``allow`` and ``deny``."""
-        from fnmatch import fnmatchcase
+        """Whether the server's tool ``tool_name`` (its MCP name) passes ``allow`` and ``deny``:
+        tool globs (``host.tools.globs``), matching that name or the server's plugin
+        ``mcp.<name>``."""
+        from host.tools.globs import matches
 
-        if self.allow is not None and not any(fnmatchcase(tool_name, p) for p in self.allow):
+        plugin = f"mcp.{self.name}"
+        if self.allow is not None and not matches(self.allow, tool_name, plugin):
             return False
-        return not any(fnmatchcase(tool_name, p) for p in self.deny)
+        return not matches(self.deny, tool_name, plugin)
 
 
 @attrs.frozen

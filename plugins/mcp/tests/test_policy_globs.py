@@ -1,6 +1,6 @@
 """Tool globs and MCP servers: the approval policy's over a real server at the real command
 line (``mcp.*`` is every MCP tool: the plugin ``mcp.<server>`` registered it; a glob matching no
-tool and no plugin is a warning at start)."""
+tool and no plugin is a warning at start), and a server's own ``allow``/``deny``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import json
 import re
 import sys
 from pathlib import Path
+
+from agent_host_mcp.config import ServerSpec
 
 from tests.cli.support import agent_host
 
@@ -62,3 +64,14 @@ def test_a_glob_matching_no_tool_and_no_plugin_is_a_warning_at_start(tmp_path: P
     ]
     assert "  ✗ the user denied time__get_current_time: no terminal to ask" in log
 
+
+def test_a_servers_allow_and_deny_match_its_tools_names_or_its_plugin() -> None:
+    def spec(allow: tuple[str, ...] | None = None, deny: tuple[str, ...] = ()) -> ServerSpec:
+        return ServerSpec(name="git", transport="stdio", command="c", allow=allow, deny=deny)
+
+    assert not spec(deny=("mcp.git",)).allows("git_status")
+    assert not spec(deny=("mcp",)).allows("git_status")
+    assert spec(deny=("mcp.time",)).allows("git_status")
+    assert spec(allow=("mcp.*",)).allows("git_status")
+    assert not spec(allow=("git__*",)).allows("git_status")  # its MCP name, not the host's
+    assert spec(allow=("git_*",), deny=("mcp.time",)).allows("git_status")
