@@ -205,6 +205,7 @@ async def test_real_server_a_child_calls_through_the_parents_connection(tmp_path
                         "provider": "spawn",
                         "allow": ["time__get_current_time"],
                     },
+                    {"name": "subagent_no_mcp", "provider": "spawn", "deny": ["mcp.*"]},
                 ]
             },
         }
@@ -232,14 +233,21 @@ async def test_real_server_a_child_calls_through_the_parents_connection(tmp_path
         assert await stored(host) == before
 
         # The deployment's allow/deny filter MCP tools like any other tool.
-        for tool_name, label in (("subagent_no_clock", "deny"), ("subagent_clock_only", "allow")):
+        filtered = (
+            ("subagent_no_clock", "deny"),
+            ("subagent_clock_only", "allow"),
+            ("subagent_no_mcp", "no-mcp"),
+        )
+        for tool_name, label in filtered:
             model.script(label, say("ok"))
             args = {"description": label, "prompt": "p", "run_in_background": False}
             assert not (await call_tool(host, tool_name, args, agent=root)).is_error
         assert "time__get_current_time" not in offered(model, "deny")
         assert "time__convert_time" in offered(model, "deny")
         assert offered(model, "allow") == ["time__get_current_time"]
-        assert await stored(host) == before + 2  # the two children that did start
+        assert not any(name.startswith("time__") for name in offered(model, "no-mcp"))
+        assert "read_file" in offered(model, "no-mcp")
+        assert await stored(host) == before + 3  # the three children that did start
     finally:
         await host.aclose()
 
