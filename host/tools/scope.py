@@ -49,7 +49,7 @@ class ToolFilter:
             return False
         if not all(matches(globs, name, plugin) for globs in self.also_allow):
             return False
-        if matches(self.deny, name, plugin):
+        if self.deny and matches(self.deny, name, plugin):
             return False
         if plugin is not None:
             for parent, names in self.sub_plugins:
