@@ -7,8 +7,8 @@ plugin that registered it, ``host.tools.globs``: ``mcp.git`` is every tool of th
 tool), ``model`` (``inherit`` = the default model), ``max_steps`` (positive integer),
 ``background`` (boolean), ``mcp_servers`` (MCP server names, a list or one string like
 ``tools``; ``[]``: no MCP tools), ``memory`` (``user``, ``project`` or ``local``: where its
-persistent memory lives). Unknown fields are an error, so a typo never
-goes unnoticed. The checked fields are structured with cattrs into ``FrontMatter``.
+persistent memory lives). Unknown fields are an error, so a typo never goes unnoticed. The
+checked fields are structured with cattrs into ``FrontMatter``.
 """
 
 from __future__ import annotations
