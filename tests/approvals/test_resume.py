@@ -13,9 +13,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from host.agents import call, say
 from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 from host.approvals.requests import Answer, ApprovalRequest
+from host.naming import Owner
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent
 from host.testing import HostHarness, MakeHarness
@@ -47,9 +50,12 @@ async def plain(x: int) -> str:
     return "plain done"
 
 
-def harness(make_harness: MakeHarness, data_dir: Path, **options: Any) -> HostHarness:
+def harness(
+    make_harness: MakeHarness, data_dir: Path, shell_owner: Owner | str = "test", **options: Any
+) -> HostHarness:
     h = make_harness(data_dir=data_dir, **options)
-    for made in (shell, slow, plain):
+    h.host.tools.register(shell.name, shell, owner=shell_owner)
+    for made in (slow, plain):
         h.add_tool(made)
     return h
 
@@ -251,13 +257,14 @@ async def test_a_question_left_open_is_asked_again_and_its_answer_is_the_result(
     assert resumed.last_answer == "painting it blue"
 
 
+@pytest.mark.parametrize(("glob", "owner"), [("shell", "test"), ("mcp.*", Owner("mcp.box"))])
 async def test_a_request_the_policy_now_denies_is_denied_without_asking(
-    make_harness: MakeHarness, tmp_path: Path
+    make_harness: MakeHarness, tmp_path: Path, glob: str, owner: Owner | str
 ) -> None:
     first, root, before = await blocked_root(make_harness, tmp_path, call("shell", cmd="rm"))
     crashed = await crash_copy(first, tmp_path)
-    stricter = {"plugins": {"approvals": {"deny": ["shell"]}}}
-    second = harness(make_harness, crashed, config=stricter)
+    stricter = {"plugins": {"approvals": {"deny": [glob]}}}
+    second = harness(make_harness, crashed, shell_owner=owner, config=stricter)
     never = Asker()
     service(second).on_request(never)
     second.model.script("root", say("I may not"))
