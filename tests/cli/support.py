@@ -7,6 +7,7 @@ import resource
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from agent_host_openai.testing import ENV_VARS
@@ -23,11 +24,25 @@ def _capped() -> None:
 
 
 def agent_host(
-    *args: str, cwd: Path, stdin: str | None = None, capped: bool = False, **env: str
+    *args: str, cwd: Path, stdin: str | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
     """``agent-host --data-dir CWD/data ARGS`` in ``cwd``, without the caller's model settings
-    (``AGENT_HOST_*``, ``OPENAI_*``) and with ``env`` added; colour off. ``capped``: with at
-    most ``MEMORY_CAP`` bytes of address space."""
+    (``AGENT_HOST_*``, ``OPENAI_*``) and with ``env`` added; colour off."""
+    return _run(args, cwd, stdin, env, None)
+
+
+def capped_agent_host(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``agent_host`` with at most ``MEMORY_CAP`` bytes of address space."""
+    return _run(args, cwd, None, env, _capped)
+
+
+def _run(
+    args: tuple[str, ...],
+    cwd: Path,
+    stdin: str | None,
+    env: dict[str, str],
+    preexec: Callable[[], None] | None,
+) -> subprocess.CompletedProcess[str]:
     environ = {
         k: v for k, v in os.environ.items() if not k.startswith("AGENT_HOST_") and k not in ENV_VARS
     }
@@ -41,7 +56,7 @@ def agent_host(
         cwd=cwd,
         input=stdin,
         timeout=120,
-        preexec_fn=_capped if capped else None,
+        preexec_fn=preexec,
     )
 
 

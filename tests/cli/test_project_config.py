@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from host.plugins.config import CONFIG_BYTES
-from tests.cli.support import agent_host
+from tests.cli.support import capped_agent_host
 
 COMMANDS = [("plugins",), ("sessions", "list"), ("mcp", "trust", "time")]
 SKIPPED = "agent-host: warning: config file agent-host.toml: {}; its settings are ignored"
@@ -20,7 +20,7 @@ SKIPPED = "agent-host: warning: config file agent-host.toml: {}; its settings ar
 
 def run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     home = project / "home"
-    return agent_host(*args, cwd=project, capped=True, AGENT_HOST_HOME=str(home))
+    return capped_agent_host(*args, cwd=project, AGENT_HOST_HOME=str(home))
 
 
 def warned(result: subprocess.CompletedProcess[str], why: str) -> None:
