@@ -8,6 +8,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,12 +63,17 @@ def no_writer_fifo(tmp_path: Path) -> Iterator[Path]:
     yield path
 
 
-def test_a_fifo_is_refused_and_never_blocks(no_writer_fifo: Path) -> None:
+def refusal_in_a_thread(path: Path) -> list[str]:
+    """``[refusal(path)]`` from a thread given 30 s: ``[]`` if it is still blocked by then."""
     outcome: list[str] = []
-    reader = threading.Thread(target=lambda: outcome.append(refusal(no_writer_fifo)), daemon=True)
+    reader = threading.Thread(target=lambda: outcome.append(refusal(path)), daemon=True)
     reader.start()
     reader.join(timeout=30)
-    assert outcome == ["is a FIFO, not a regular file"]
+    return outcome
+
+
+def test_a_fifo_is_refused_and_never_blocks(no_writer_fifo: Path) -> None:
+    assert refusal_in_a_thread(no_writer_fifo) == ["is a FIFO, not a regular file"]
 
 
 def test_a_socket_is_refused(tmp_path: Path) -> None:
@@ -89,3 +95,24 @@ def test_a_file_that_cannot_be_opened_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "loop.toml"
     path.symlink_to(path)
     assert refusal(path) == "cannot be read: Too many levels of symbolic links"
+
+
+def swapped_after_the_check(monkeypatch: pytest.MonkeyPatch, path: Path, seen: Path) -> None:
+    """Make the check before the open see ``seen`` (a regular file) where ``path`` is: as if
+    ``path`` were swapped for what it is now right after that check."""
+    real = os.stat
+    looks = real(seen)
+
+    def stat(target: str | Path, *args: Any, **kwargs: Any) -> os.stat_result:
+        return looks if str(target) == str(path) else real(target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+
+
+def test_a_fifo_swapped_in_after_the_check_is_refused_without_blocking(
+    no_writer_fifo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "regular").write_text("{}")
+    swapped_after_the_check(monkeypatch, no_writer_fifo, tmp_path / "regular")
+    # what was opened is what counts, and opening it did not wait for a writer
+    assert refusal_in_a_thread(no_writer_fifo) == ["is a FIFO, not a regular file"]
