@@ -19,6 +19,7 @@ from host.agents.models import Model
 from host.agents.prompt import SectionView
 from host.disposal import Disposer, Scope
 from host.sessions.model import Event, EventBody, MessageEvent, SessionHeader, ToolCall
+from host.sessions.persistence import Voice
 from host.tools.scope import ToolView
 
 DEFAULT_MAX_STEPS = 50
@@ -66,6 +67,11 @@ class AgentSession(Protocol):
 
     def model_messages(self) -> Sequence[MessageEvent]:
         """The messages the model sees (compaction summary + visible messages)."""
+        ...
+
+    def voice(self) -> Voice | None:
+        """The right to send messages on behalf of the session (``Voice``), or None when it is
+        stored nowhere."""
         ...
 
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from host.agents.agent import Agent
 from host.app import Host
+from host.cli import termination
 from host.cli.approve import Lines
 from host.cli.chat import ROOT_LABEL, Conversation, PlainPrompt, is_terminal, plain_chat
 from host.cli.slash import SlashCommands
@@ -286,7 +287,7 @@ def restart_process(root_id: str | None) -> None:
 
 def command(host: Host, args: argparse.Namespace) -> int:
     """The ``dev`` sub-command (``host.cli.main`` calls it with the opened host)."""
-    reason, root_id = asyncio.run(
+    reason, root_id = termination.run(
         run_dev(
             host,
             watch=args.watch,

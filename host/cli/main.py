@@ -7,7 +7,6 @@ traceback instead, and adds it to the host's one-line error logs.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
@@ -18,7 +17,7 @@ from typing import Any
 
 from host import __version__
 from host.app import Host, open_host
-from host.cli import mcp, render, sessions
+from host.cli import mcp, render, sessions, termination
 from host.errors import HostError
 from host.plugins.record import DisposalFailure
 
@@ -149,14 +148,14 @@ def cmd_run(host: Host, args: argparse.Namespace) -> int:
     """One message to a new root agent."""
     from host.cli import chat
 
-    return asyncio.run(chat.run_once(host, args.prompt, args.script))
+    return termination.run(chat.run_once(host, args.prompt, args.script))
 
 
 def cmd_chat(host: Host, args: argparse.Namespace) -> int:
     """An interactive conversation with a new root agent."""
     from host.cli import chat
 
-    return asyncio.run(chat.chat(host, script=args.script, plain=args.plain))
+    return termination.run(chat.chat(host, script=args.script, plain=args.plain))
 
 
 def cmd_models(host: Host, args: argparse.Namespace) -> int:
@@ -175,7 +174,7 @@ def cmd_dev(host: Host, args: argparse.Namespace) -> int:
 
 def cmd_sessions(host: Host, args: argparse.Namespace) -> int:
     """The ``sessions`` actions (async: persistence reads are)."""
-    return asyncio.run(sessions.run(host, args))
+    return termination.run(sessions.run(host, args))
 
 
 COMMANDS: dict[str, Command] = {
@@ -224,10 +223,17 @@ INTERRUPTED = 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code."""
+    """Run the CLI; returns the process exit code. SIGTERM closes as Ctrl-C does, exit 143
+    (``host.cli.termination``)."""
     args = build_parser().parse_args(argv)
     if args.debug:  # the host's one-line error logs carry their tracebacks
         logging.getLogger("host").setLevel(logging.DEBUG)
+    with termination.handling_sigterm():
+        return _command(args)
+
+
+def _command(args: argparse.Namespace) -> int:
+    """Run the parsed command; a user error or a stop is one line and its exit code."""
     try:
         if args.command == "mcp":  # opens no host: nothing may start before it is trusted
             return mcp.command(args)
@@ -239,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from host.cli import demo
 
             opener = demo.default_opener(tuple(args.no_plugin))
-            return asyncio.run(demo.run_demo(args.demo_data_dir or args.data_dir, opener))
+            return termination.run(demo.run_demo(args.demo_data_dir or args.data_dir, opener))
         host = open_host(
             data_dir=getattr(args, "demo_data_dir", None) or args.data_dir,
             config_path=args.config,
@@ -261,11 +267,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"agent-host: error: {getattr(error, 'message', error)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # Ctrl-C outside the terminal client (run, chat --plain, …)
+    except KeyboardInterrupt as stop:  # Ctrl-C outside the terminal client, or SIGTERM
         if args.debug:
             traceback.print_exc()
-        print("agent-host: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        terminated = isinstance(stop, termination.Terminated)
+        print(f"agent-host: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return termination.TERMINATED if terminated else INTERRUPTED
 
 
 if __name__ == "__main__":

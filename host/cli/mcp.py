@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,10 +29,10 @@ def add_parser(commands: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    """Record the decision; one line says what changed."""
+    """Record the decision; say what changed and, for ``trust``, every part of what now runs."""
     try:
         from agent_host_mcp import Config, configured_servers
-        from agent_host_mcp.trust import TrustStore, TrustStoreError, default_trust_path
+        from agent_host_mcp.trust import TrustStore, TrustStoreError, default_trust_path, describe
     except ImportError:
         raise HostError(
             "MCP_UNAVAILABLE", "agent-host-mcp is not installed (pip install ./plugins/mcp)"
@@ -52,33 +51,33 @@ def command(args: argparse.Namespace) -> int:
         print(f"agent-host: warning: {line}", file=sys.stderr)
     store = TrustStore(default_trust_path(os.environ))
     spec = next((each for each in servers.specs if each.name == args.name), None)
+    problem = next((each.message for each in servers.problems if each.name == args.name), None)
     try:
         if args.mcp_action == "untrust":
             done = store.untrust(project, args.name)
             state = "no longer trusted" if done else "was not trusted"
             print(f'MCP server "{args.name}" {state} in {project}')
+            if problem is not None:
+                print(f"{problem} (it cannot start)")
             return 0
         if spec is None:
-            known = ", ".join(each.name for each in servers.specs) or "none"
-            raise HostError(
-                "MCP_UNKNOWN_SERVER", f'no MCP server "{args.name}" is configured (known: {known})'
-            )
+            raise HostError("MCP_UNKNOWN_SERVER", _not_trusted(args.name, problem, servers))
         if not spec.project:
             print(f'MCP server "{args.name}" comes from your own configuration: trusted already')
             return 0
         store.trust(project, spec)
     except TrustStoreError as error:
         raise HostError("MCP_TRUST_STORE", str(error)) from None
-    print(f'MCP server "{args.name}" ({spec.source}) is trusted in {project}; it runs:')
-    print(f"  {describe(spec)}")
+    does = "connects to" if spec.url is not None else "runs"
+    print(f'MCP server "{args.name}" ({spec.source}) is trusted in {project}; it {does}:')
+    for line in describe(spec):
+        print(f"  {line}")
     return 0
 
 
-def describe(spec: Any) -> str:
-    """What a trusted server runs: its command line (and directory), or its URL and the names of
-    the headers sent (never their values)."""
-    if spec.url is not None:
-        headers = ", ".join(sorted(spec.headers)) or "none"
-        return f"{spec.url} (headers: {headers})"
-    words = " ".join(shlex.quote(word) for word in (spec.command, *spec.args))
-    return words + (f" (in {spec.cwd})" if spec.cwd else "")
+def _not_trusted(name: str, problem: str | None, servers: Any) -> str:
+    """Why ``name`` cannot be trusted: its definition's problem, or that it has none."""
+    if problem is not None:
+        return f"{problem}; fix its definition to trust it"
+    known = ", ".join(each.name for each in servers.specs) or "none"
+    return f'no MCP server "{name}" is configured (known: {known})'

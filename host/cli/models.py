@@ -10,13 +10,12 @@ start when a plugin that registers models failed.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import Any
 
 from host.agents.models import Model, ModelRegistry, streams
 from host.app import Host
-from host.cli import probes, render
+from host.cli import probes, render, termination
 from host.cli.model_choice import failed_model_plugins, refuse_failed_model_plugins
 from host.plugins.lifecycle import describe_error
 
@@ -78,7 +77,7 @@ def command(host: Host, args: argparse.Namespace) -> int:
     """The ``models`` sub-command (``host.cli.main`` calls it with the opened host)."""
     if args.models_action == "check":
         refuse_failed_model_plugins(host)
-        return asyncio.run(check(host, args.name))
+        return termination.run(check(host, args.name))
     for failure in failed_model_plugins(host):
         print(f"agent-host: warning: {failure}", file=sys.stderr)
     found = rows(host.services.models)

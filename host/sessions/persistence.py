@@ -16,6 +16,7 @@ import attrs
 
 from host.cancel import CancelSignal
 from host.errors import HostError
+from host.sessions import workers
 from host.sessions.model import Event, SessionHeader, TurnEnd, TurnStart
 
 T = TypeVar("T")
@@ -66,6 +67,15 @@ class PersistenceError(HostError):
         return cls(
             cls.LOCKED,
             f"session {session_id!r} is locked by another writer (another host or process)",
+        )
+
+    @classmethod
+    def fenced(cls, session_id: str) -> PersistenceError:
+        """``LOCKED``: a message on behalf of a session another writer took over (``Voice``)."""
+        return cls(
+            cls.LOCKED,
+            f"session {session_id!r} was taken over by another host since this host held it; "
+            "nothing is sent on its behalf",
         )
 
 
@@ -176,6 +186,41 @@ class QueuedWriter(SessionWriter, Protocol):
     def submit(self, events: Sequence[Event]) -> Future[None]:
         """Queue ``events`` (consecutive ``seq``s continuing the log after every earlier
         submission) and return the future of their acknowledgement."""
+        ...
+
+
+@attrs.frozen
+class Voice:
+    """The right to send messages on behalf of a session, given by its writer (``voice``).
+
+    It holds while no other writer has taken the session since that writer held it: through
+    the writer's own close (a settled child's notice is sent after its release), never across
+    a takeover. Every message a host sends on behalf of a session checks it (``holds``); a
+    backend that queues messages itself checks ``epoch`` in the statement that queues them.
+
+    ``epoch`` is the writer's lease epoch on backends with leases (PostgreSQL), else None;
+    ``check`` is the check ``holds`` runs: on a worker thread when it is ``blocking`` (a
+    database round trip), else on the caller's (a local file's ``stat``), so that a check
+    that need not wait lets nothing else run between it and the delivery.
+    """
+
+    session_id: str
+    epoch: int | None
+    check: Callable[[], bool] = attrs.field(repr=False)
+    blocking: bool = True
+
+    async def holds(self) -> bool:
+        """True while no other writer took the session since (reads storage);
+        ``PersistenceError`` when storage cannot tell."""
+        return await workers.run(self.check) if self.blocking else self.check()
+
+
+@runtime_checkable
+class VoicedWriter(SessionWriter, Protocol):
+    """A writer that gives a ``Voice`` (the JSONL and PostgreSQL writers do)."""
+
+    def voice(self) -> Voice:
+        """The right to send messages on behalf of this writer's session (``Voice``)."""
         ...
 
 

@@ -4,8 +4,9 @@ A backend that several hosts share (PostgreSQL) may implement ``RemoteInbox`` ne
 ``SessionPersistence``. A message for a session that another host holds is queued durably
 (``send``) and wakes that host (``watch``); the holder accepts it into the session's inbox
 with the same ``message_id``, and the backend drops it from the queue in the same write that
-appends the acceptance, so it is delivered exactly once. Single-host backends (JSONL) do not
-implement it.
+appends the acceptance, so it is delivered exactly once. A message sent on behalf of a session
+is fenced by that session's ``Voice`` in the statement that queues it. Single-host backends
+(JSONL) do not implement it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
+
+from host.sessions.persistence import Voice
 
 Delivery = Literal["followup", "steer", "inject"]
 
@@ -43,11 +46,14 @@ class RemoteMessage:
 class RemoteInbox(Protocol):
     """Queue messages for sessions other hosts hold; find the ones this host must deliver."""
 
-    async def send_remote(self, message: RemoteMessage) -> bool:
+    async def send_remote(self, message: RemoteMessage, voice: Voice | None) -> bool:
         """Queue ``message`` if another host holds a live lease on its session.
 
         True once the message is durably queued and its holder woken; False (nothing queued)
         when no other host holds the session, so the caller can deliver it itself.
+        ``voice`` is the sender session's (``message.sender_session``): the statement that
+        queues the message checks it, and a sender another host took over since queues
+        nothing (``PersistenceError.fenced``, ``LOCKED``). None: sent on behalf of no session.
         """
         ...
 

@@ -21,7 +21,7 @@ from typing import overload
 
 from host.errors import HostError
 from host.sessions.model import Compaction, Event, EventBody, MessageEvent, SessionHeader
-from host.sessions.persistence import QueuedWriter, SessionWriter
+from host.sessions.persistence import QueuedWriter, SessionWriter, Voice, VoicedWriter
 from host.sessions.projections import Projections, ProjectionUnit, fold_events, fold_one
 
 log = logging.getLogger(__name__)
@@ -110,6 +110,7 @@ class Session:
         self._observers: Sequence[AppendObserver] = ()
         self.published = False
         self.released = False
+        self._persistent = False  # attached to a writer that gives a voice
 
     @property
     def id(self) -> str:
@@ -237,6 +238,17 @@ class Session:
         if self._writer is not None:
             self._writer.commit(durable)
 
+    def voice(self) -> Voice | None:
+        """The right to send messages on behalf of this session, from its writer (``Voice``):
+        None when the session is stored nowhere (or by a backend whose writers give none);
+        once released, a voice that never holds (take it while the writer is open)."""
+        writer = self._writer
+        if isinstance(writer, VoicedWriter):
+            return writer.voice()
+        if self.released and self._persistent:
+            return Voice(self.id, None, _never, blocking=False)
+        return None
+
     def projection(self, key: str) -> object:
         """The current state of the registered unit ``key`` (a ``ProjectionFailure`` if it
         raised for this session); folded in memory, never read from storage."""
@@ -307,6 +319,7 @@ class Session:
 
     def _attach(self, writer: SessionWriter | None, observers: Sequence[AppendObserver]) -> None:
         self._writer = writer
+        self._persistent = isinstance(writer, VoicedWriter)
         self._queued = writer if isinstance(writer, QueuedWriter) else None
         self._observers = observers
         self.published = True
@@ -325,6 +338,10 @@ class Session:
 
     def __repr__(self) -> str:
         return f"Session({self.id!r}, events={len(self._events)}, published={self.published})"
+
+
+def _never() -> bool:
+    return False
 
 
 def _summary_message(seq: int, body: Compaction) -> MessageEvent:

@@ -51,6 +51,8 @@ class Activation:
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.unlisten: Disposer = lambda: None
         self.check: asyncio.Task[None] | None = None
+        # Taken while the child's writer is open: its settlement notice is sent after release.
+        self.voice = agent.session.voice()
 
     def __repr__(self) -> str:
         return f"Activation({self.id!r}, residency={self.residency!r})"

@@ -20,6 +20,9 @@ happens to an Activation once it exists (admission, settlement, drain) is
 * **Other hosts** — with a backend shared by several hosts (``host.subagents.remote``), a
   followup for a child another host holds and a report for a parent live on another host are
   queued for that host instead; this manager also delivers what other hosts queue for it.
+* **Voices** — no message leaves on behalf of a session another host took over
+  (``host.subagents.voices``): a followup is fenced by the parent's voice, a report and a
+  settlement notice by the child's.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ from host.subagents.types import (
     MessageSource,
     Provider,
 )
+from host.subagents.voices import ensure_voice
 
 LIVE_ALREADY = frozenset(
     {"DUPLICATE_AGENT", SessionError.DUPLICATE_SESSION, SessionError.ALREADY_LIVE}
@@ -232,8 +236,9 @@ class ContinuationManager:
                         return await self._deliver(resident, parent, content, source, message_id)
                     descriptor = await self._authorize_cold(parent, child_id, signal)
                     if self.remote is not None and message_id is None:
+                        sender = (parent.id, parent.session.voice())
                         queued = await self.remote.send(
-                            child_id, "followup", content, source, parent.id
+                            child_id, "followup", content, source, sender
                         )
                         if queued is not None:
                             return queued
@@ -258,6 +263,8 @@ class ContinuationManager:
         source: dict[str, Any] | None,
         message_id: MessageId | None = None,
     ) -> MessageId:
+        if not parent.closed:  # first, as the checks below do not wait (closed: stale, below)
+            await ensure_voice(parent.session.voice())
         self._authorize_parent(activation.parent_id, parent, activation.id)
         if activation.closing:
             raise texts.closing(activation.id)
@@ -385,10 +392,14 @@ class ContinuationManager:
         text = texts.report_text(child_id, content)
         source = MessageSource("subagent-report", child_id).as_dict()
         inbox_delivery: InboxDelivery = "inject" if delivery == "quiet" else "steer"
+        voice = child.session.voice()
         if parent is None and parent_id is not None and self.remote is not None:
-            queued = await self.remote.send(parent_id, inbox_delivery, text, source, child_id)
+            queued = await self.remote.send(
+                parent_id, inbox_delivery, text, source, (child_id, voice)
+            )
             if queued is not None:
                 return queued
+        await ensure_voice(voice)  # first: the checks below do not wait
         parent_activation = self.residency.own_activation(parent) if parent is not None else None
         if parent is None or parent.closed or (parent_activation and parent_activation.closing):
             raise texts.parent_unavailable()

@@ -4,7 +4,8 @@
   a report for a parent live on another host, is queued durably with a message id made here;
   that id is what the sender gets back, and the id the message carries in the target's log
   once that host accepts it (``host.agents.remote``). Authorization happened before, against
-  the durable header, exactly as for a local send.
+  the durable header, exactly as for a local send; the sender session's voice is checked in
+  the statement that queues it (``host.subagents.voices``).
 * **Orphans** — a queued followup whose target nobody holds any more (its holder released it
   before accepting) is delivered by the host that sent it: the target is resumed there as an
   ordinary followup from its still-live parent, under the id already handed out. With no live
@@ -19,9 +20,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from host.agents.inbox import MessageId
-from host.errors import HostError
+from host.errors import HostError, log_failure
 from host.sessions.model import new_id
+from host.sessions.persistence import PersistenceError, Voice
 from host.sessions.remote import QUEUED_PREFIX, Delivery, RemoteInbox, RemoteMessage
+from host.subagents import texts
 from host.subagents.residency import settlement
 
 if TYPE_CHECKING:
@@ -47,13 +50,22 @@ class RemoteSender:
         delivery: Delivery,
         content: str,
         source: dict[str, Any] | None,
-        sender_session: str | None,
+        sender: tuple[str, Voice | None],
     ) -> MessageId | None:
-        """Queue for the host holding ``session_id``: the message id, or None if none does."""
+        """Queue for the host holding ``session_id``: the message id, or None if none does.
+
+        ``sender`` is the session the message is sent on behalf of and its voice, which the
+        backend checks as it queues (``texts.sender_fenced`` when it no longer holds)."""
+        sender_session, voice = sender
         message = RemoteMessage(
             new_id(QUEUED_PREFIX), session_id, delivery, content, source, sender_session
         )
-        queued = await self._inbox.send_remote(message)
+        try:
+            queued = await self._inbox.send_remote(message, voice)
+        except PersistenceError as error:
+            if voice is not None and error.code == PersistenceError.LOCKED:
+                raise texts.sender_fenced(voice.session_id) from error
+            raise
         return message.message_id if queued else None
 
     async def notify_settled(self, activation: Activation) -> None:
@@ -67,9 +79,9 @@ class RemoteSender:
         try:
             statuses = await self._inbox.residency([parent_id])
             delivery: Delivery = "steer" if statuses.get(parent_id) == "running" else "followup"
-            await self.send(parent_id, delivery, text, source, activation.id)
-        except HostError as error:
-            log.warning("settlement notice of %s not sent: %s", activation.id, error.message)
+            await self.send(parent_id, delivery, text, source, (activation.id, activation.voice))
+        except HostError:
+            log_failure(log, "settlement notice of subagent %s not sent", activation.id)
 
     async def deliver_orphan(self, message: RemoteMessage) -> None:
         """Resume an orphan's target here and give it the message (see module docstring).

@@ -12,7 +12,9 @@ report.
   turn work pending, a send being admitted, or admission closed around it → stay; resident
   children → ``waiting``; otherwise settle: final durable checkpoint, dispose (which releases
   the session), then the settlement notice to the live direct parent (a followup when it is
-  idle, a steer when it is running). The parent's own Activation then re-checks its settlement.
+  idle, a steer when it is running) — unless another host took the child's session over
+  meanwhile (its voice no longer holds: one log line, no notice). The parent's own Activation
+  then re-checks its settlement.
 * **Drain** — ``drain`` closes admission below a parent (``DRAINING``) and releases its
   resident descendants child-first, quietly (no notice); ``aclose`` does it for every resident
   child and keeps admission closed for good.
@@ -38,6 +40,7 @@ from host.subagents import texts
 from host.subagents.activation import Activation
 from host.subagents.descriptors import ContinuableDescriptor
 from host.subagents.types import MessageSource
+from host.subagents.voices import ensure_voice
 
 log = logging.getLogger(__name__)
 
@@ -198,6 +201,8 @@ class Residency:
             await activation.agent.dispose()
         except Exception:
             log_failure(log, "disposing subagent %s failed", activation.id)
+        # Still a child of its parent here meanwhile, so that the parent cannot settle first.
+        notice = notify and activation.last is not None and await self._speaks(activation)
         if self._residents.get(activation.id) is activation:
             del self._residents[activation.id]
         parent_activation = self._residents.get(activation.parent_id or "")
@@ -205,7 +210,6 @@ class Residency:
             parent_activation.children.discard(activation.id)
         activation.mark_done()
         try:
-            notice = notify and activation.last is not None
             elsewhere = self._notify_elsewhere
             delivered = notice and await self._notify_parent(activation, parent_activation)
             if notice and not delivered and elsewhere:
@@ -213,6 +217,18 @@ class Residency:
         finally:  # a notice that failed to append must not leave the parent unchecked
             if parent_activation is not None:
                 self.schedule_check(parent_activation)
+
+    @staticmethod
+    async def _speaks(activation: Activation) -> bool:
+        """Whether this host may still speak for the settled child (``host.subagents.voices``):
+        not when another host took its session over meanwhile (the child lives on there),
+        nor when that cannot be read. Each refusal is one log line."""
+        try:
+            await ensure_voice(activation.voice)
+        except Exception:
+            log_failure(log, "settlement notice of subagent %s not sent", activation.id)
+            return False
+        return True
 
     async def _notify_parent(
         self, activation: Activation, parent_activation: Activation | None

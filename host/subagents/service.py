@@ -33,6 +33,8 @@ UNAUTHORIZED                  ``subagent "<id>" delivery requires the exact live
 ACTIVATION_CLOSING            ``subagent "<id>" is closing``
 DRAINING                      ``subagents are draining``
 LOCKED                        ``subagent "<id>" is in use by another host``
+LOCKED                        ``session "<sender>" was taken over by another host since this
+                              host held it; nothing was sent on its behalf`` (also a report)
 CANCELLED                     ``cancelled before acceptance``
 DUPLICATE_CHILD               ``subagent "<id>" is live outside the continuation manager``
 **interrupt**

@@ -58,6 +58,15 @@ def locked(child_id: str) -> SubagentError:
     return SubagentError("LOCKED", f'subagent "{child_id}" is in use by another host')
 
 
+def sender_fenced(session_id: str) -> SubagentError:
+    """Another host took over the session a message would be sent on behalf of."""
+    return SubagentError(
+        "LOCKED",
+        f'session "{session_id}" was taken over by another host since this host held it; '
+        "nothing was sent on its behalf",
+    )
+
+
 def cancelled() -> SubagentError:
     """The caller's signal was set before the message was accepted."""
     return SubagentError("CANCELLED", "cancelled before acceptance")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,21 @@ def test_ctrl_c_interrupts_the_turn_and_a_second_within_two_seconds_exits(client
     log = shown(tmp_path, root_id(tmp_path))
     assert "[turn ended: interrupted]" in log
     assert "assistant: Answered after the interruption." in log
+
+
+@pytest.mark.parametrize("command", ["chat", "dev"])
+def test_sigterm_closes_the_conversation_as_ctrl_c_and_exits_143(client, tmp_path, command):
+    pane = client({"user": [{"text": "Thinking hard.", "tool_calls": [hold("never")]}]}, command)
+    pane.type("go")
+    pane.wait_for("⏺ hold")
+    os.kill(pane.pid(), signal.SIGTERM)  # as kill, docker stop and systemd send it
+    assert pane.exit_code() == 143
+    screen = pane.screen()
+    assert "agent-host: terminated" in screen and "Traceback" not in screen
+    log = shown(tmp_path, root_id(tmp_path))
+    assert log.rstrip().endswith(
+        "  ✗ tool call was interrupted before it finished\n  [turn ended: interrupted]"
+    )
 
 
 def test_an_approval_prompt_names_the_child_that_asks(client, tmp_path):

@@ -122,6 +122,12 @@ class Pane:
         assert match is not None
         return int(match.group(1))
 
+    def pid(self) -> int:
+        """The pid of the command, while it runs (the only child of the pane's shell)."""
+        shell = self._run("display-message", "-p", "-t", "t", "#{pane_pid}").strip()
+        (child,) = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
+        return int(child)
+
     def close(self) -> None:
         """Stop the pane's tmux server (and whatever still runs in it)."""
         subprocess.run([self.tmux, "-S", self.socket, "kill-server"], capture_output=True)

@@ -402,3 +402,28 @@ async def test_a_resume_cancelled_mid_read_leaves_the_session_unlocked(backend: 
         resumed.writer.close()
         return
     pytest.fail("the cancelled resume kept the session locked")
+
+
+async def test_a_writer_whose_lock_was_taken_cannot_speak_for_its_session(backend: Backend) -> None:
+    """A message on behalf of a session is sent only under its writer's ``Voice``: it holds
+    while the writer is open and after its orderly close (a settled child's notice is sent
+    after its release), never once another writer took the session and wrote."""
+    here, other = backend.make(), backend.make()
+    header = write_session(here, "s1", turn_bodies())
+    writer = here.open_writer(header, create=False)
+    voice = writer.voice()
+    assert voice.session_id == "s1"
+    assert await voice.holds()
+    writer.close()
+    assert await voice.holds()  # released in order, and nobody took it since
+
+    taken = await other.resume("s1")
+    taken.writer.append([Event(4, TurnStart(turn_id="t2"))])
+    assert not await voice.holds()
+    taken.writer.close()
+    assert not await voice.holds()  # taken once is taken for good
+
+    again = here.open_writer(header, create=False)  # this host's next writer: a new voice
+    assert not await voice.holds()
+    assert await again.voice().holds()
+    again.close()

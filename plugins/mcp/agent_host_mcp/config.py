@@ -74,20 +74,44 @@ class ServerSpec:
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     source: str = TOML_SOURCE
     project: bool = False
-    written: str | None = attrs.field(default=None, repr=False)
-    """Canonical JSON of the definition as written (unexpanded); None: built from the fields."""
+    written: ServerSpec | None = attrs.field(default=None, repr=False)
+    """This definition as written in its file: ``${VAR}`` unexpanded, and in agent-host.toml
+    each header value the name of the variable holding it. None: built in code, as written."""
+
+    def as_written(self) -> ServerSpec:
+        """The definition as written in its file (see ``written``)."""
+        return self.written or self
+
+    @property
+    def headers_name_variables(self) -> bool:
+        """Whether each header value is a variable's name (agent-host.toml), not a template."""
+        return self.source != JSON_SOURCE
+
+    def variables(self) -> list[str]:
+        """The environment variables whose values the definition hands to the server: every
+        ``${VAR}`` as written (and agent-host.toml's header variables), once, in written order."""
+        written = self.as_written()
+        texts = [written.command, *written.args, *written.env.values(), written.cwd, written.url]
+        if not self.headers_name_variables:
+            texts += written.headers.values()
+        names = [match.group(1) for text in texts if text for match in _VARIABLE.finditer(text)]
+        if self.headers_name_variables:
+            names += written.headers.values()
+        return list(dict.fromkeys(names))
 
     def fingerprint(self) -> str:
         """sha256 hex of the definition as written: any change to what runs changes it."""
-        written = self.written
-        if written is None:
-            written = _canonical(
-                self.transport, self.command, list(self.args), self.env, self.cwd, self.url,
-                self.headers, self.source,
-            )  # fmt: skip
         import hashlib  # here, not at plugin load: only trust decisions need it
 
-        return hashlib.sha256(written.encode("utf-8")).hexdigest()
+        written = self.as_written()
+        # the source too: header values mean different things in the two files
+        definition = {
+            "transport": written.transport, "command": written.command,
+            "args": list(written.args), "env": written.env, "cwd": written.cwd,
+            "url": written.url, "headers": written.headers, "source": written.source,
+        }  # fmt: skip
+        text = json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def allows(self, tool_name: str) -> bool:
         """Whether the server's tool ``tool_name`` (its MCP name) passes ``allow`` and ``deny``."""
@@ -240,7 +264,7 @@ def _spec(
         call_timeout=call_timeout,
         source=source,
         project=project,
-        written=_canonical(transport, command, list(args), env, cwd, url, headers, source),
+        written=ServerSpec(name, transport, command, args, env, cwd, url, headers, source=source),
     )
 
 
@@ -320,25 +344,6 @@ def _header_variable(where: str, variable: str, environ: Mapping[str, str]) -> s
     if found is None:
         raise _Bad(f"{where}: environment variable {variable} is not set")
     return found
-
-
-def _canonical(
-    transport: str,
-    command: str | None,
-    args: list[str],
-    env: Mapping[str, str],
-    cwd: str | None,
-    url: str | None,
-    headers: Mapping[str, str],
-    source: str,
-) -> str:
-    """The canonical JSON a fingerprint hashes (the source too: header values mean different
-    things in the two files)."""
-    definition = {
-        "transport": transport, "command": command, "args": args, "env": dict(env), "cwd": cwd,
-        "url": url, "headers": dict(headers), "source": source,
-    }  # fmt: skip
-    return json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _shown(text: str) -> str:

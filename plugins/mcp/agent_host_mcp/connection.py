@@ -93,6 +93,9 @@ class ConnectionSpec(Protocol):
     def startup_timeout(self) -> float: ...
     @property
     def call_timeout(self) -> float: ...
+    def as_written(self) -> ConnectionSpec:
+        """The definition as written in its file (``${VAR}`` unexpanded), for lines to show."""
+        ...
 
 
 @attrs.frozen
@@ -404,7 +407,8 @@ class ServerConnection:
     def _reason(self, phase: str, error: BaseException) -> str:
         text = _describe(error)
         if self.spec.transport == "http" and phase == "answer initialize":
-            return f'MCP server "{self.name}" ({self.spec.url}) failed to connect: {text}'
+            url = self.spec.as_written().url  # as written: a ${VAR} in it may be a secret
+            return f'MCP server "{self.name}" ({url}) failed to connect: {text}'
         action = "initialize" if phase == "answer initialize" else phase
         return f'MCP server "{self.name}" failed to {action}: {text}'
 

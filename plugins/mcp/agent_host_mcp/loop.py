@@ -4,6 +4,9 @@ The host activates plugins synchronously and the CLI runs several event loops ov
 life, while the SDK's transports are anyio task groups that must be entered and left in one
 task. So each connection is one long task on this loop, and callers reach it from any thread
 (``run``) or any other event loop (``call``).
+
+The loop is a ``process.ServerLoop``: every server it spawns gets a parent-death signal, and
+the loop's thread, which spawns them, lives as long as they may (``close`` stops them first).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import contextlib
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
+
+from agent_host_mcp.process import ServerLoop
 
 T = TypeVar("T")
 
@@ -41,7 +46,7 @@ class McpLoop:
         with self._lock:
             if self._loop is not None:
                 return self._loop
-            loop = asyncio.new_event_loop()
+            loop = ServerLoop()
             started = threading.Event()
 
             def serve() -> None:

@@ -1,5 +1,6 @@
 """A stdio server's process as the connection needs it: its stderr read line by line, the end
-of its output noticed, its exit awaited, its process group signalled.
+of its output noticed, its exit awaited, its process group signalled, and (on Linux) a
+parent-death signal set in it, so that it does not outlive a host that was killed.
 
 Imports nothing of the SDK but what the stream wrapper forwards.
 """
@@ -7,9 +8,11 @@ Imports nothing of the SDK but what the stream wrapper forwards.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import logging
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable
 from contextlib import suppress
@@ -137,3 +140,46 @@ async def wait_exit(process: Any, timeout: float) -> bool:
 def signal_group(pid: int, sig: signal.Signals) -> None:
     with suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
+
+
+_PR_SET_PDEATHSIG = 1
+"""``prctl`` option: the signal a process gets when the thread that spawned it ends."""
+
+
+def parent_death_hook() -> Callable[[], None] | None:
+    """On Linux, a ``preexec_fn`` that has the child sent SIGTERM when the thread spawning it
+    ends — with the host's process, even when that was SIGKILLed; ``None`` elsewhere.
+
+    The signal follows the spawning *thread*, so spawn from one that lives as long as the
+    server (the MCP loop's). A host that died before the hook ran is noticed (the child was
+    adopted by another process): the child exits at once instead of running the server.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+    number = int(signal.SIGTERM)
+
+    def hook() -> None:
+        prctl(_PR_SET_PDEATHSIG, number)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return hook
+
+
+class ServerLoop(asyncio.SelectorEventLoop):
+    """An event loop whose ``subprocess_exec`` sets the parent-death signal in each child
+    (``parent_death_hook``): the SDK spawns servers through it and offers no hook of its own."""
+
+    async def subprocess_exec(
+        self, protocol_factory: Callable[[], Any], program: Any, *args: Any, **kwargs: Any
+    ) -> tuple[asyncio.SubprocessTransport, Any]:
+        """``SelectorEventLoop.subprocess_exec``, the child given the parent-death signal
+        unless the caller brought its own ``preexec_fn``."""
+        if kwargs.get("preexec_fn") is None:
+            kwargs["preexec_fn"] = parent_death_hook()
+        return await super().subprocess_exec(protocol_factory, program, *args, **kwargs)

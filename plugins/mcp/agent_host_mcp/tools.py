@@ -22,6 +22,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
 from agent_host_mcp.connection import CallOutcome, ToolInfo
+from agent_host_mcp.content import logged_structured
 from host.tools import Tool, ToolExec, ToolResult, schema_tool
 
 log = logging.getLogger("agent_host_mcp")
@@ -73,8 +74,10 @@ def _describe(problem: jsonschema.ValidationError) -> str:
 
 
 def to_result(outcome: CallOutcome) -> ToolResult:
-    """A call's outcome as the host's tool result."""
-    return ToolResult(outcome.text, is_error=outcome.is_error, structured=outcome.structured)
+    """A call's outcome as the host's tool result: its structured part without media, and
+    none when that only repeats the text (``logged_structured``)."""
+    structured = logged_structured(outcome.text, outcome.structured)
+    return ToolResult(outcome.text, is_error=outcome.is_error, structured=structured)
 
 
 @attrs.frozen

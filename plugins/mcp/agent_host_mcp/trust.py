@@ -6,9 +6,11 @@ repository the user may have just cloned, so it starts only once trusted. Decisi
 
     {"version": 1, "projects": {"<resolved project dir>": {"<server>": "<fingerprint>"}}}
 
-A decision holds for the definition's fingerprint only: editing the command, args, env or url
-needs trusting again. Writes are atomic (temporary file + ``os.replace``, mode 0600). A corrupt
-or unreadable store trusts nothing on reads and is a one-line ``TrustStoreError`` on writes.
+A decision holds for the definition's fingerprint only: editing the command, args, env, cwd,
+url or headers needs trusting again. ``describe`` is what ``agent-host mcp trust`` shows of it:
+every part as written, never a value expanded from the environment. Writes are atomic
+(temporary file + ``os.replace``, mode 0600). A corrupt or unreadable store trusts nothing on
+reads and is a one-line ``TrustStoreError`` on writes.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +30,7 @@ HOME_ENV = "AGENT_HOST_HOME"
 FILE_NAME = "mcp-trust.json"
 _VERSION = 1
 _FIX = "fix or delete the file"
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_.-]+")
 
 Decisions = dict[str, dict[str, str]]
 """Project directory → server name → trusted fingerprint."""
@@ -44,6 +48,42 @@ def default_trust_path(environ: Mapping[str, str]) -> Path:
         return Path(home) / FILE_NAME
     base = environ.get("HOME")
     return (Path(base) if base else Path.home()) / ".agent-host" / FILE_NAME
+
+
+def describe(spec: ServerSpec) -> list[str]:
+    """What trusting ``spec`` lets run or connect to, one line per part, as written in its
+    file (``${VAR}`` unexpanded): command, args, cwd and each env entry, or url and each
+    header; then one line per environment variable whose value the server is given."""
+    written = spec.as_written()
+    if written.url is not None:
+        lines = [f"url: {_quoted(written.url)}"]
+        lines += [f"header {_key_shown(key)}: {_header(written, value)}"
+                  for key, value in written.headers.items()]  # fmt: skip
+    else:
+        lines = [f"command: {_quoted(written.command or '')}"]
+        if written.args:
+            lines.append(f"args: [{', '.join(_quoted(arg) for arg in written.args)}]")
+        if written.cwd is not None:
+            lines.append(f"cwd: {_quoted(written.cwd)}")
+        lines += [f"env {_key_shown(key)}: {_quoted(value)}" for key, value in written.env.items()]
+    return lines + [f"sends your ${name} to this server" for name in spec.variables()]
+
+
+def _header(written: ServerSpec, value: str) -> str:
+    if written.headers_name_variables:
+        return f"the value of ${value}"
+    return _quoted(value)
+
+
+def _key_shown(key: str) -> str:
+    return key if _PLAIN_KEY.fullmatch(key) else _quoted(key)
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a JSON string with every unprintable character escaped, so that no control
+    or bidirectional character can make the line look like something else."""
+    shown = json.dumps(text, ensure_ascii=False)
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in shown)
 
 
 class TrustStoreError(Exception):

@@ -1,11 +1,12 @@
 """An MCP server for the connection tests, built on the SDK's ``MCPServer``; argv picks its faults.
 
-    fault_server.py [--noise] [--stubborn] [--cancel-log PATH] [--http PORT]
+    fault_server.py [--noise] [--stubborn] [--cancel-log PATH] [--pid-file PATH] [--http PORT]
     fault_server.py --silent [--stubborn]
 
 ``--silent`` is a plain script that reads stdin and never answers ``initialize``;
 ``--stubborn`` ignores SIGTERM and outlives its stdin closing; ``--noise`` writes stderr
 lines at startup; ``--cancel-log`` makes ``slow`` record its start and cancellation there;
+``--pid-file`` has the server write its pid there as it starts;
 ``--http`` serves streamable HTTP on 127.0.0.1:PORT instead of stdio.
 """
 
@@ -70,6 +71,14 @@ def _serve(args: argparse.Namespace) -> None:
         return "slept"
 
     @server.tool()
+    def busy(seconds: float) -> str:
+        """Work (sleep) without looking up, recording the start in --cancel-log: nothing, not
+        even the end of its input, stops the server before the work is done."""
+        _record(args.cancel_log, "started")
+        time.sleep(seconds)
+        return "worked"
+
+    @server.tool()
     def bad_schema() -> str:
         """Listed with an input schema that is not a valid JSON Schema."""
         return "unreachable"
@@ -100,6 +109,8 @@ def _serve(args: argparse.Namespace) -> None:
     assert tool is not None
     tool.parameters = {"type": "object", "properties": {"x": {"type": "no-such-type"}}}
 
+    if args.pid_file:
+        _record(args.pid_file, str(os.getpid()))
     if args.noise:
         for index in range(3):
             print(f"noise line {index}", file=sys.stderr, flush=True)
@@ -119,6 +130,7 @@ def main() -> None:
     parser.add_argument("--stubborn", action="store_true")
     parser.add_argument("--noise", action="store_true")
     parser.add_argument("--cancel-log")
+    parser.add_argument("--pid-file")
     parser.add_argument("--http", type=int)
     args = parser.parse_args()
     if args.silent:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from agent_host_mcp.config import ServerSpec
+from agent_host_mcp.config import ServerSpec, load_servers
 from agent_host_mcp.connection import CallOutcome, McpError, ServerConnection
 from agent_host_mcp.content import render_content
 from agent_host_mcp.loop import McpLoop
@@ -446,6 +446,20 @@ def test_an_unreachable_http_server_fails_in_one_line(mcp_loop):
     connection = ServerConnection(
         server_spec("away", transport="http", url=url, startup_timeout=5), mcp_loop
     )
+    with pytest.raises(McpError) as raised:
+        connection.wait_ready(10)
+    assert raised.value.message == (
+        f'MCP server "away" ({url}) failed to connect: ConnectError: All connection attempts failed'
+    )
+    connection.close()
+
+
+def test_a_failed_connection_names_the_url_as_written_never_a_secret_in_it(mcp_loop):
+    url = f"http://127.0.0.1:{_free_port()}/mcp?key=${{ACC_SECRET}}"
+    definition = {"url": url, "headers": {"X": "ACC_SECRET"}, "startup_timeout": 5}
+    found = load_servers({"away": definition}, None, {"ACC_SECRET": "acc-secret-value"},
+                         toml_project=False, mcp_json_project=False)  # fmt: skip
+    connection = ServerConnection(found.specs[0], mcp_loop)
     with pytest.raises(McpError) as raised:
         connection.wait_ready(10)
     assert raised.value.message == (

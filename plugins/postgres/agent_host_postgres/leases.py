@@ -124,6 +124,14 @@ UPDATE leases SET expires_at = now() + make_interval(secs => %(ttl)s)
 renews its own rows and locks several at once, so a renewal that waited for them could
 deadlock with it (each holding a row the other wants); one that never waits cannot."""
 
+SPEAKS = """
+SELECT 1 FROM leases
+ WHERE session_id = %(sid)s AND epoch = %(epoch)s AND (owner = %(owner)s OR owner IS NULL)
+"""
+"""Whether a lease ``epoch`` this host held is still the session's last: held by this host, or
+released by it, and not acquired since (an acquisition takes the next epoch). An expired
+lease nobody took yet still counts, as it does for appends."""
+
 RESIDENCY = """
 SELECT session_id, status FROM leases
  WHERE session_id = ANY(%s) AND owner IS NOT NULL AND expires_at > now()
@@ -325,6 +333,12 @@ class LeaseHolder:
         except Exception:
             with self._lock:
                 self._unreleased[session_id] = epoch
+
+    def speaks(self, session_id: str, epoch: int) -> bool:
+        """True while the lease ``epoch`` of ``session_id`` was not taken over (``SPEAKS``)."""
+        params = {"sid": session_id, "epoch": epoch, "owner": self.owner}
+        with self.connect() as conn:
+            return conn.execute(SPEAKS, params).fetchone() is not None
 
     def beat(self) -> None:
         """Renew the held leases and retry the failed releases (one connection)."""

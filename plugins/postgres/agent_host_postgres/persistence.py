@@ -48,7 +48,7 @@ from host.sessions.codec import (
     prepare_decoding,
 )
 from host.sessions.model import Event, SessionHeader, TurnEnd, validate_session_id
-from host.sessions.persistence import PersistenceError, Resumed, StoredSession
+from host.sessions.persistence import PersistenceError, Resumed, StoredSession, Voice
 from host.sessions.remote import RemoteMessage
 
 __all__ = ["PostgresPersistence", "PostgresWriter"]
@@ -362,13 +362,16 @@ class PostgresPersistence:
 
     # -- cross-host delivery (``host.sessions.remote.RemoteInbox``) ---------------------------
 
-    async def send_remote(self, message: RemoteMessage) -> bool:
-        """See ``RemoteInbox.send_remote``: queued and notified in one statement."""
+    async def send_remote(self, message: RemoteMessage, voice: Voice | None) -> bool:
+        """See ``RemoteInbox.send_remote``: fenced by ``voice``, queued and notified in one
+        statement."""
         sid = validate_session_id(message.session_id)
 
         def send() -> bool:
             with self._connection(f"cannot send a message to session {sid!r}") as conn:
-                return remote.send(conn, schema=self.schema, me=self.host_id, message=message)
+                return remote.send(
+                    conn, schema=self.schema, me=self.host_id, message=message, voice=voice
+                )
 
         return await workers.run(send)
 

@@ -1,9 +1,11 @@
 """Cross-host delivery on PostgreSQL: the ``remote_inbox`` queue, NOTIFY and a listener.
 
 * **Send**: one statement checks that another host holds a live lease on the target (locking
-  the lease row, so it cannot be released meanwhile), queues the message and ``NOTIFY``s
-  channel ``agent_host_inbox`` with ``<schema> <holder's host id>``; the notification goes out
-  with the commit, and only the holder acts on it.
+  the lease row, so it cannot be released meanwhile) and that the sender's lease epoch (the
+  ``Voice`` of the session the message is sent on behalf of) was not taken over since (locking
+  that row too), queues the message and ``NOTIFY``s channel ``agent_host_inbox`` with
+  ``<schema> <holder's host id>``; the notification goes out with the commit, and only the
+  holder acts on it. A sender that was taken over queues nothing (``LOCKED``).
 * **Deliver**: the holder reads what is queued for the sessions it holds (and its own orphans),
   accepts each message into the session's inbox; the append that records the acceptance also
   deletes the queued row (``leases.fenced_insert``), so a message is delivered exactly once.
@@ -25,6 +27,7 @@ from typing import Any
 import psycopg
 
 from agent_host_postgres.connections import one_line
+from host.sessions.persistence import PersistenceError, Voice
 from host.sessions.remote import RemoteMessage
 
 log = logging.getLogger(__name__)
@@ -33,7 +36,12 @@ CHANNEL = "agent_host_inbox"
 STOP_LATENCY = 0.2  # seconds: how often the listener looks up from its connection to stop
 
 SEND = """
-WITH holder AS (
+WITH speaker AS (
+    SELECT 1 FROM leases
+     WHERE session_id = %(speaker)s AND epoch = %(sender_epoch)s
+       AND (owner = %(me)s OR owner IS NULL)
+       FOR SHARE
+), holder AS (
     SELECT owner FROM leases
      WHERE session_id = %(sid)s AND owner IS NOT NULL AND owner <> %(me)s
        AND expires_at > now()
@@ -43,10 +51,16 @@ WITH holder AS (
         (message_id, session_id, delivery, content, source, sender_host, sender_session)
     SELECT %(mid)s, %(sid)s, %(delivery)s, %(content)s, %(source)s, %(me)s, %(sender)s
      WHERE EXISTS (SELECT 1 FROM holder)
+       AND (NOT %(fenced)s OR EXISTS (SELECT 1 FROM speaker))
     RETURNING session_id
 )
-SELECT pg_notify(%(channel)s, %(schema)s || ' ' || holder.owner) FROM queued, holder
+SELECT NOT %(fenced)s OR EXISTS (SELECT 1 FROM speaker),
+       (SELECT count(pg_notify(%(channel)s, %(schema)s || ' ' || holder.owner))
+          FROM queued, holder)
 """
+"""Queues a message if another host holds its target and — for a message sent on behalf of a
+session (``fenced``) — if the sender's lease epoch is still that session's last (see
+``leases.SPEAKS``; the row is locked, so no takeover can come between): (speaks, queued)."""
 
 PENDING = """
 SELECT r.message_id, r.session_id, r.delivery, r.content, r.source, r.sender_session,
@@ -58,9 +72,17 @@ SELECT r.message_id, r.session_id, r.delivery, r.content, r.source, r.sender_ses
 """
 
 
-def send(conn: psycopg.Connection[Any], *, schema: str, me: str, message: RemoteMessage) -> bool:
-    """Queue and notify if another host holds the message's session; False when none does."""
-    cursor = conn.execute(
+def send(
+    conn: psycopg.Connection[Any],
+    *,
+    schema: str,
+    me: str,
+    message: RemoteMessage,
+    voice: Voice | None,
+) -> bool:
+    """Queue and notify if another host holds the message's session; False when none does.
+    ``PersistenceError`` ``LOCKED`` (nothing queued) when ``voice``'s session was taken over."""
+    row = conn.execute(
         SEND,
         {
             "sid": message.session_id,
@@ -70,11 +92,19 @@ def send(conn: psycopg.Connection[Any], *, schema: str, me: str, message: Remote
             "content": message.content,
             "source": None if message.source is None else json.dumps(message.source),
             "sender": message.sender_session,
+            "fenced": voice is not None,
+            "speaker": None if voice is None else voice.session_id,
+            "sender_epoch": None if voice is None else voice.epoch,
             "channel": CHANNEL,
             "schema": schema,
         },
-    )
-    return cursor.rowcount == 1
+    ).fetchone()
+    assert row is not None
+    speaks, queued = row
+    if not speaks:
+        assert voice is not None
+        raise PersistenceError.fenced(voice.session_id)
+    return bool(queued)
 
 
 def pending(conn: psycopg.Connection[Any], me: str) -> list[RemoteMessage]:

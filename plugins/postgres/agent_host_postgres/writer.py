@@ -21,11 +21,13 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+import psycopg
+
 from agent_host_postgres import leases
 from agent_host_postgres.leases import LeaseHolder
 from host.sessions.codec import encode_event
 from host.sessions.model import Event
-from host.sessions.persistence import PersistenceError, encode_append
+from host.sessions.persistence import PersistenceError, Voice, encode_append
 
 if TYPE_CHECKING:
     from agent_host_postgres.committer import Lane
@@ -172,6 +174,22 @@ class PostgresWriter:
             )
         if self._broken is not None:
             raise PersistenceError(self._broken.code, self._broken.message)
+
+    def voice(self) -> Voice:
+        """The right to send messages on behalf of the session (``Voice``): it holds while
+        this writer's lease epoch is the session's last (held or released by this host, not
+        taken over since); ``send_remote`` checks the same in the statement that queues."""
+        return Voice(self._session_id, self._epoch, self._speaks)
+
+    def _speaks(self) -> bool:
+        if self._broken is not None and self._broken.code == PersistenceError.LOCKED:
+            return False
+        try:
+            return self._holder.speaks(self._session_id, self._epoch)
+        except psycopg.Error as exc:
+            raise PersistenceError.failed(
+                f"cannot read the lease of session {self._session_id!r}", exc
+            ) from exc
 
     def close(self) -> None:
         """Release the lease (unless it was lost); idempotent. Never raises.

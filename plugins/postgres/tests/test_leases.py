@@ -292,7 +292,7 @@ async def test_a_queued_message_is_accepted_at_most_once(hosts, dsn, schema) -> 
     target = a.open_writer(SessionHeader(id="s1"), create=True)
     b.open_writer(SessionHeader(id="sender"), create=True).close()
     queued = RemoteMessage("rmsg_1", "s1", "followup", "hi", {"kind": "test"}, "sender")
-    assert await b.send_remote(queued) is True
+    assert await b.send_remote(queued, None) is True
     assert [m.message_id for m in await a.pending_remote()] == ["rmsg_1"]
     accept = Event(0, InboxAccepted("rmsg_1", "followup", "hi", {"kind": "test"}))
     target.append([accept])
@@ -311,7 +311,7 @@ async def test_nothing_is_queued_for_a_session_nobody_else_holds(hosts) -> None:
     mine = a.open_writer(SessionHeader(id="s2"), create=True)
     for target in ("s1", "s2"):  # released, and held by the sender itself
         message_ = RemoteMessage(f"rmsg_{target}", target, "followup", "x", None, None)
-        assert await a.send_remote(message_) is False
+        assert await a.send_remote(message_, None) is False
     assert await b.pending_remote() == [] and await a.pending_remote() == []
     mine.close()
 
@@ -341,7 +341,7 @@ async def test_a_queued_message_wakes_only_the_host_holding_its_target(dsn, sche
             assert time.monotonic() < deadline, "listeners did not start"
             time.sleep(0.01)
         queued = RemoteMessage("rmsg_1", "s1", "followup", "hi", None, None)
-        assert await b.send_remote(queued) is True
+        assert await b.send_remote(queued, None) is True
         assert woken_by_message.wait(10)
         time.sleep(0.5)  # c got the same notification at the same time, had it acted on it
         assert wakes == {"a": 2, "c": 1}

@@ -17,7 +17,8 @@ B resumes R: B holds W's durable parent while A holds W.
 2. After A is SIGKILLed and its lease expired, a followup from B cold-resumes W on B under a
    higher epoch; nothing A acknowledged is lost. (A message sent *before* the expiry is queued
    for A and, once the lease expired, delivered by B itself: see the last test.)
-3. A SIGSTOPped host whose lease was taken over cannot write again after SIGCONT (LOCKED).
+3. A SIGSTOPped host whose lease was taken over cannot write again after SIGCONT (LOCKED),
+   nor speak for the sessions it lost: its child's settlement notice reaches no root.
 4. Cross-host delivery: send_message from B reaches W on A; report from W on A reaches R on B.
 
 Plus: an orderly exit releases the host's leases at once.
@@ -408,6 +409,62 @@ def test_a_paused_host_cannot_write_after_a_takeover(spawn, dsn, schema) -> None
     assert stored[: len(on_b)] == on_b
     assert all("late from A" not in json.dumps(e) for e in stored)
     assert stored[-2]["content"] == "done on B"
+    assert a.exit() == 0
+    assert b.exit() == 0
+
+
+def notices(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return accepted(events, source_kind="subagent-settled")
+
+
+def test_a_paused_host_cannot_speak_for_a_child_it_lost(spawn, dsn, schema) -> None:
+    """A holds R and W; SIGSTOP A past expiry, B takes R and W over, SIGCONT: W's failed turn
+    on A settles there, but its settlement notice is fenced by W's lease (taken by B): R's log
+    on B is unchanged by A, B runs no turn on it, and A logs one line."""
+    a, b = spawn("a", "b")
+    a("create_root", id="R")
+    worker = a("start_child", parent="R", label="worker")["child_id"]
+    epoch_a = lease(dsn, schema, worker)["epoch"]
+
+    a.signal(signal.SIGSTOP)
+    sleep_until(time.monotonic() + EXPIRY)
+    assert b("resume_root", id="R")["code"] is None  # B takes the root over
+    b("hold", label="worker")  # W's turn on B stays open: W stays live on B
+    assert b("send", parent="R", child=worker, text="taken over")["code"] is None
+    b("wait_entered", label="worker")
+    assert lease(dsn, schema, worker)["owner"] == b.host_id
+    assert lease(dsn, schema, worker)["epoch"] > epoch_a
+    root_on_b = b("stored", id="R")["events"]
+
+    a.signal(signal.SIGCONT)
+    a("release", label="worker", say="late from A")  # A's W appends: refused, its turn fails
+    a("wait_settled", id=worker)
+    line = f"settlement notice of subagent {worker} not sent"
+
+    def fenced() -> list[dict[str, Any]]:
+        records = a("log")["records"]
+        return [r for r in records if r["message"].startswith(line)]
+
+    def outcome() -> Any:
+        return fenced() or notices(b("stored", id="R")["events"]) or queued_messages(dsn, schema)
+
+    wait_for(outcome, "A's settlement notice to be refused or sent")
+    assert notices(b("stored", id="R")["events"]) == []
+    assert queued_messages(dsn, schema) == []
+    (record,) = fenced()
+    assert record["message"] == (
+        f'{line}: session "{worker}" was taken over by another host since this host held it; '
+        "nothing was sent on its behalf (LOCKED)"
+    )
+    assert record["exc"] is None
+    # R on B ran no turn on anything of A's; W is still live on B and finishes there.
+    assert b("stored", id="R")["events"] == root_on_b
+    assert b("status", id="R")["outcomes"] == []
+    b("release", label="worker", say="done on B")
+    b("wait_settled", id=worker)
+    (notice,) = wait_for(lambda: notices(b("stored", id="R")["events"]), "W's notice on B")
+    assert notice["source"]["sender_session_id"] == worker
+    assert "failed" not in notice["content"]
     assert a.exit() == 0
     assert b.exit() == 0
 
