@@ -199,7 +199,8 @@ def open_host(
     env = os.environ if environ is None else environ
     explicit = config_path is not None
     path = config_path if config_path is not None else Path(CONFIG_FILE)
-    config = read_config_file(path, explicit=explicit)
+    refused: list[str] = []  # the project's own file, when refused, is skipped
+    config = read_config_file(path, explicit=explicit, refused=None if explicit else refused)
     tables = config.setdefault("plugins", {})
     policy = _approval_policy(env, config, path, explicit)
     if tables.pop("approvals", None) is not None:  # the policy is [approvals], narrowed above
@@ -221,7 +222,7 @@ def open_host(
         config_trusted=explicit,
     )
     host = Host(settings, selection=Selection.from_env(env, no_plugin), config=config)
-    host.warnings += policy.warnings
+    host.warnings += [*refused, *policy.warnings]
     host.add_plugins(builtin_candidates())
     host.add_plugins(discover())
     host.start()

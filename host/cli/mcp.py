@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +38,17 @@ def command(args: argparse.Namespace) -> int:
             "MCP_UNAVAILABLE", "agent-host-mcp is not installed (pip install ./plugins/mcp)"
         ) from None
     explicit = args.config is not None
-    config = read_config_file(args.config or Path(CONFIG_FILE), explicit=explicit)
+    refused: list[str] = []  # the project's own file, when refused, is skipped
+    config = read_config_file(
+        args.config or Path(CONFIG_FILE), explicit=explicit, refused=None if explicit else refused
+    )
     table = config.get("plugins", {}).get("mcp", {}).get("servers", {})
     project = Path.cwd()
     settings = HostSettings(project_dir=project, config_trusted=explicit)
     servers = configured_servers(Config(servers=table), settings, os.environ)
+    refused += [problem.message for problem in servers.problems if problem.name is None]
+    for line in refused:  # a whole file skipped
+        print(f"agent-host: warning: {line}", file=sys.stderr)
     store = TrustStore(default_trust_path(os.environ))
     spec = next((each for each in servers.specs if each.name == args.name), None)
     problem = next((each.message for each in servers.problems if each.name == args.name), None)

@@ -14,13 +14,13 @@ and ``INDEX_BYTES`` bytes, whatever its size.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 import attrs
 
 from host.atomic import replace_file
+from host.project_files import FileRefused, read_regular
 
 INDEX = "MEMORY.md"
 INDEX_LINES = 200
@@ -97,7 +97,7 @@ class MemoryDirectory:
     def read(self, relative: str) -> str:
         """The text of one memory file (cut at ``FILE_BYTES``, with a note saying so)."""
         path = self.locate(relative)
-        data = _read_regular(path, FILE_BYTES + 1, relative)
+        data = _read_regular(path, FILE_BYTES, relative)
         if data is None:
             raise Refused(f"{relative!r} does not exist in the memory directory")
         text = data[:FILE_BYTES].decode("utf-8", errors="replace")
@@ -150,7 +150,7 @@ class MemoryDirectory:
 
     def index_head(self) -> IndexHead:
         """The first ``INDEX_LINES`` lines of ``MEMORY.md`` (reading at most ``INDEX_BYTES``)."""
-        data = _read_regular(self.locate(INDEX), INDEX_BYTES + 1, INDEX)
+        data = _read_regular(self.locate(INDEX), INDEX_BYTES, INDEX)
         if data is None:
             return IndexHead()
         text = data[:INDEX_BYTES].decode("utf-8", errors="replace")
@@ -172,17 +172,9 @@ class MemoryDirectory:
 
 
 def _read_regular(path: Path, limit: int, shown: str) -> bytes | None:
-    """At most ``limit`` bytes of the regular file ``path``; None if there is none."""
+    """The regular file ``path`` up to ``limit + 1`` bytes (more than ``limit``: it is longer);
+    None if there is none. Anything else is ``Refused`` (``host.project_files``)."""
     try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            raise Refused(f"{shown!r} is not a regular file")
-        with path.open("rb") as handle:
-            return handle.read(limit)
-    except FileNotFoundError:
-        return None
-    except NotADirectoryError:
-        return None
-    except OSError as error:
-        raise Refused(f"cannot read {shown}: {error.strerror or error}") from None
-
+        return read_regular(path, limit, cut=True)
+    except FileRefused as refused:
+        raise Refused(f"{shown!r} {refused.reason}") from None

@@ -13,27 +13,45 @@ from pathlib import Path
 from typing import Any
 
 from host.errors import ConfigError
+from host.project_files import FileRefused, read_regular
 from host.tools.schema import schema_for, validate
 
 CONFIG_FILE = "agent-host.toml"
+CONFIG_BYTES = 1024 * 1024
+"""The largest ``agent-host.toml`` read (the project's, the user's, ``--config``)."""
 
 
-def read_config_file(path: Path | None, *, explicit: bool) -> dict[str, Any]:
-    """The parsed TOML at ``path``; a missing default file is an empty config."""
-    if path is None or not path.exists():
+def read_config_file(
+    path: Path | None, *, explicit: bool, refused: list[str] | None = None
+) -> dict[str, Any]:
+    """The parsed TOML at ``path``; a missing default file is an empty config.
+
+    The file is read as ``host.project_files`` reads a project's files: a regular file of at
+    most ``CONFIG_BYTES``. One that is refused is a ``ConfigError`` — or, when ``refused`` is
+    given (the project's own file), a line added to it, and an empty config: only the
+    project's settings are skipped, never the user's.
+    """
+    try:
+        data = None if path is None else read_regular(path, CONFIG_BYTES)
+    except FileRefused as error:
+        if refused is None:
+            raise ConfigError(f"cannot read config file {error}") from None
+        refused.append(f"config file {error}; its settings are ignored")
+        return {}
+    if data is None:
         if explicit:
             raise ConfigError(f"config file {path} does not exist")
         return {}
     import tomllib  # only when there is a file to read: it is not free at start-up
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        parsed = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"cannot read config file {path}: {error}") from None
-    plugins = data.get("plugins", {})
+    plugins = parsed.get("plugins", {})
     if not isinstance(plugins, dict) or not all(isinstance(v, dict) for v in plugins.values()):
         raise ConfigError(f"{path}: [plugins] must hold one table per plugin")
-    return data
+    return parsed
 
 
 def plugin_tables(data: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -7,14 +7,16 @@ so). A plugin's profiles are named ``<plugin>:<name>`` and so never override any
 also reachable by its bare name when no other profile has that name. Within one directory the
 files are read in name order: a second file defining a name already defined there is a
 diagnostic (the first stays). Only ``*.md`` / ``*.markdown`` entries directly in the directory
-are read; hidden files are ignored. A file that is a directory, unreadable, too large, not
-UTF-8 or malformed is one diagnostic; the rest load. A project-level profile (ours or Claude
+are read; hidden files are ignored. A file that is not a regular file (a directory, a device,
+a FIFO: ``host.project_files``), unreadable, larger than ``MAX_FILE_BYTES``, not UTF-8 or
+malformed is one diagnostic; the rest load. A project-level profile (ours or Claude
 Code's) may not name tools the deployment denies, and a profile's memory is checked
 (``host.profiles.memory``): either failure is a diagnostic and the profile is not loaded.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Mapping
@@ -36,6 +38,7 @@ from host.profiles.model import (
     shown,
 )
 from host.profiles.parsing import Invalid, check_name, parse_profile
+from host.project_files import FileRefused, read_regular
 from host.subagents.descriptors import ToolFilterSpec
 from host.tools.globs import matches
 
@@ -44,6 +47,7 @@ MAX_FILE_BYTES = 256 * 1024
 CLAUDE_SOURCES: tuple[Source, ...] = ("claude-user", "claude-project")
 OUR_FILES: tuple[Source, ...] = ("user", "project")
 RECENT_NS = 2_000_000_000
+_MISSING = f"cannot be read: {os.strerror(errno.ENOENT)}"
 
 GENERAL_PURPOSE_PERSONA = (
     "You are a general-purpose subagent: another agent delegated a task to you. Do the whole "
@@ -76,15 +80,11 @@ def read_file(
     is a diagnostic naming the file."""
     where = shown(path)
     try:
-        if path.is_dir():
-            return None, [Diagnostic(where, "is a directory, not a profile file", source=source)]
-        with path.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as error:
-        problem = f"cannot be read: {error.strerror or error}"
-        return None, [Diagnostic(where, problem, source=source)]
-    if len(data) > MAX_FILE_BYTES:
-        return None, [Diagnostic(where, f"larger than {MAX_FILE_BYTES} bytes", source=source)]
+        data = read_regular(path, MAX_FILE_BYTES)
+    except FileRefused as refused:
+        return None, [Diagnostic(where, refused.reason, source=source)]
+    if data is None:  # listed a moment ago: a dangling link, or deleted since
+        return None, [Diagnostic(where, _MISSING, source=source)]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -14,8 +14,10 @@ an entry ending in ``-`` is a file that was read and is no session log.
 Nothing read here is served on trust: ``HeaderCache`` uses an entry only for a file the
 directory lists now, only when its inode (directory unchanged) or its stat key (directory
 changed) is the one recorded, and a stored header line must decode as a log's header line does
-and name that very file. A file that is not a regular file, is larger than ``BYTES_PER_ENTRY``
-per listed file, or lacks the first line is ignored whole; a damaged entry line is skipped.
+and name that very file. The file is read as ``host.project_files`` reads a project's files: one
+that is not a regular file (a link to one is followed) or is larger than ``BYTES_PER_ENTRY``
+per listed file is refused with a warning and ignored whole, as is one that lacks the first
+line; a damaged entry line is skipped.
 Either way the listing reads those headers from their logs and writes the file anew. (Whoever
 can write this file can write the logs themselves: it is trusted as far as the directory is.)
 
@@ -35,6 +37,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from host.atomic import replace_file
+from host.project_files import FileRefused, read_regular
 from host.sessions.codec import decode_header
 from host.sessions.jsonl_writer import SUFFIX
 from host.sessions.model import SessionHeader
@@ -94,28 +97,13 @@ def _dir_key(fields: list[bytes]) -> DirKey | None:
 
 
 def _read(path: Path, limit: int) -> bytes | None:
-    """The whole file if it is a regular file of at most ``limit`` bytes, else ``None``."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)  # a FIFO does not block
+    """The whole file if it is a regular file of at most ``limit`` bytes, else ``None`` (a file
+    that is there but refused is one warning line)."""
     try:
-        fd = os.open(path, flags)
-    except OSError:
+        return read_regular(path, limit)
+    except FileRefused as refused:
+        log.warning("header cache %s; the listing reads the logs' headers", refused)
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        chunks = []
-        total = 0
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > limit:  # it grew while read: not the file fstat saw
-                return None
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _entry(line: bytes) -> tuple[str, Cached] | None:

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from host.cancel import CancelSignal, raise_if_cancelled
+from host.project_files import FileRefused, open_regular
 from host.sessions import header_cache_file, workers
 from host.sessions.codec import (
     CodecError,
@@ -151,12 +152,15 @@ class JsonlPersistence:
         return PersistenceError.already_stored(session_id)
 
     def _open(self, path: Path, flags: int) -> int:
+        """The log at ``path``, only if it is a regular file (``host.project_files``: the data
+        directory may lie in a project, and a FIFO or a device there must not hang or flood)."""
         try:
-            return os.open(path, flags)
-        except FileNotFoundError:
-            raise PersistenceError.not_found(path.stem) from None
-        except OSError as exc:
-            raise PersistenceError.failed(f"cannot open session {path.stem!r}", exc) from exc
+            fd = open_regular(path, flags)
+        except FileRefused as refused:
+            raise PersistenceError.failed(f"cannot open session {path.stem!r}", refused) from None
+        if fd is None:
+            raise PersistenceError.not_found(path.stem)
+        return fd
 
     def _reopen(self, path: Path, header: SessionHeader) -> JsonlWriter:
         fd = self._open(path, os.O_RDWR | os.O_APPEND)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from host.atomic import replace_file
+from host.project_files import FileRefused, open_regular
 from host.sessions.model import SessionHeader
 from host.subagents.identity import (
     IDENTITY_UNIT_VERSION,
@@ -105,6 +106,7 @@ class IdentityIndex:
         self._rows: dict[str, Row] = {}
         self._stat: tuple[int, int] | None = None  # (inode, bytes consumed)
         self._lines = 0
+        self._problem: str | None = None
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -130,9 +132,17 @@ class IdentityIndex:
     def refresh(self) -> None:
         """Bring the in-memory rows up to date with the file (only what was appended since the
         last read, unless the file was replaced or shrank); never raises."""
+        try:  # only a regular file: the data directory may lie in a project (host.project_files)
+            fd = open_regular(self.path)
+        except FileRefused as refused:
+            self._reset(str(refused))
+            return
+        if fd is None:
+            self._reset(None)
+            return
         try:
-            with open(self.path, "rb") as file:
-                stat = os.fstat(file.fileno())
+            with os.fdopen(fd, "rb") as file:
+                stat = os.fstat(fd)
                 cached = self._stat
                 if cached is not None and cached[0] == stat.st_ino and cached[1] <= stat.st_size:
                     if cached[1] == stat.st_size:
@@ -144,13 +154,19 @@ class IdentityIndex:
                 self._lines = 0
                 self._consume(file.read(), stat.st_ino, 0)
         except OSError as exc:
-            if not isinstance(exc, FileNotFoundError):
-                log.warning("identity index %s is unreadable: %s", self.path, exc)
-            self._rows = {}
-            self._stat = None
-            self._lines = 0
+            self._reset(f"{self.path} is unreadable: {exc}")
             return
         self._maybe_compact()
+
+    def _reset(self, problem: str | None) -> None:
+        """No rows (the file is missing, or ``problem`` says why it was not read: logged once
+        while it stays the same)."""
+        if problem is not None and problem != self._problem:
+            log.warning("identity index %s", problem)
+        self._problem = problem
+        self._rows = {}
+        self._stat = None
+        self._lines = 0
 
     def _consume(self, data: bytes, inode: int, offset: int) -> None:
         end = data.rfind(b"\n") + 1  # a torn last line is read again once it is complete
@@ -212,7 +228,8 @@ class IdentityIndex:
         data = (line + "\n").encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK  # a FIFO: no wait
+            fd = os.open(self.path, flags, 0o644)
             try:
                 os.write(fd, data)
             finally:

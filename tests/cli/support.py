@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import resource
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from agent_host_openai.testing import ENV_VARS
@@ -13,11 +15,34 @@ from agent_host_openai.testing import ENV_VARS
 AGENT_HOST = str(Path(sys.executable).parent / "agent-host")
 
 
+MEMORY_CAP = 1 << 30
+"""Address space for a capped CLI: plenty for the host, far less than an endless read takes."""
+
+
+def _capped() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
 def agent_host(
     *args: str, cwd: Path, stdin: str | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
     """``agent-host --data-dir CWD/data ARGS`` in ``cwd``, without the caller's model settings
     (``AGENT_HOST_*``, ``OPENAI_*``) and with ``env`` added; colour off."""
+    return _run(args, cwd, stdin, env, None)
+
+
+def capped_agent_host(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``agent_host`` with at most ``MEMORY_CAP`` bytes of address space."""
+    return _run(args, cwd, None, env, _capped)
+
+
+def _run(
+    args: tuple[str, ...],
+    cwd: Path,
+    stdin: str | None,
+    env: dict[str, str],
+    preexec: Callable[[], None] | None,
+) -> subprocess.CompletedProcess[str]:
     environ = {
         k: v for k, v in os.environ.items() if not k.startswith("AGENT_HOST_") and k not in ENV_VARS
     }
@@ -31,6 +56,7 @@ def agent_host(
         cwd=cwd,
         input=stdin,
         timeout=120,
+        preexec_fn=preexec,
     )
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from host.agents.scripted import call, say
 from host.sessions.model import SessionHeader
 from host.testing import build_host
+from tests.cli.support import capped_agent_host
 
 AGENT_HOST = str(Path(sys.executable).parent / "agent-host")
 
@@ -136,3 +137,23 @@ def test_a_data_dir_that_is_a_file_is_one_line(tmp_path):
         f"agent-host: error: data directory {not_a_dir} is not a directory\n",
     )
     assert not_a_dir.read_text() == "x"
+
+
+def test_a_log_that_is_a_device_or_a_fifo_is_one_line(tmp_path):
+    data_dir = tmp_path / "data"  # where capped_agent_host keeps sessions: in the project
+    data_dir.mkdir()
+    (data_dir / "zero.jsonl").symlink_to("/dev/zero")  # an endless read would take all memory
+    os.mkfifo(data_dir / "fifo.jsonl")  # nobody writes: a blocking open waits forever
+    expected = {
+        "zero": "is a character device (a link to /dev/zero), not a regular file",
+        "fifo": "is a FIFO, not a regular file",
+    }
+    for session_id, why in expected.items():
+        shown = capped_agent_host("sessions", "show", session_id, cwd=tmp_path)
+        assert (shown.returncode, shown.stderr) == (
+            2,
+            f"agent-host: error: cannot open session {session_id!r}: "
+            f"{data_dir / session_id}.jsonl: {why}\n",
+        )
+    listed = capped_agent_host("sessions", "list", cwd=tmp_path)
+    assert (listed.returncode, listed.stdout, listed.stderr) == (0, "(no sessions)\n", "")

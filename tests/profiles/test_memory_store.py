@@ -4,6 +4,7 @@ section, and the descriptor key that carries a memory across a cold resume."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,6 +21,7 @@ from host.memory.store import (
 from host.memory.tools import LIST_MAX, ListArgs, memory_tools, section_text
 from host.subagents.descriptors import ContinuableDescriptor, Corrupt, MemorySpec, parse_descriptor
 from host.tools.tool import ToolExec
+from tests.test_project_files import swapped_after_the_check
 
 
 @pytest.fixture
@@ -97,6 +99,23 @@ def test_the_index_head_keeps_200_lines(memory):
     assert head.truncated and head.lines[-1] == "line 200" and len(head.lines) == 200
     (memory.root / "MEMORY.md").write_text("".join(f"line {n}\n" for n in range(1, 201)))
     assert memory.index_head() == IndexHead(tuple(f"line {n}" for n in range(1, 201)), False)
+
+
+def test_a_fifo_swapped_in_after_the_check_never_blocks_a_read(memory, monkeypatch):
+    memory.write("notes.md", "notes")
+    os.mkfifo(memory.root / "pipe.md")  # nobody writes: a blocking open waits forever
+    swapped_after_the_check(monkeypatch, memory.root / "pipe.md", memory.root / "notes.md")
+    outcome: list[str] = []
+
+    def read() -> None:
+        with pytest.raises(Refused) as refused:
+            memory.read("pipe.md")
+        outcome.append(str(refused.value))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    assert outcome == ["'pipe.md' is a FIFO, not a regular file"]
 
 
 def test_oversized_files_special_files_and_a_root_that_is_a_file(memory, tmp_path):

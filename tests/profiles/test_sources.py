@@ -89,7 +89,7 @@ def test_bad_files_are_diagnostics_and_the_rest_load(tmp_path):
         f"{user}/binary.md: is not UTF-8 text",
         f"{user}/broken.md: cannot be read: No such file or directory",
         f"{user}/c.md: model: expected string, got array",
-        f"{user}/dir.md: is a directory, not a profile file",
+        f"{user}/dir.md: is a directory, not a regular file",
         f"{user}/huge.md: larger than 262144 bytes",
     ]
     assert {d.source for d in loaded.diagnostics} == {"user"}

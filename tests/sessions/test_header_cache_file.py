@@ -42,15 +42,16 @@ LISTER = textwrap.dedent(
 )
 
 
-def list_in_subprocess(data_dir: Path, mode: str = "") -> list[list[object]]:
-    """The ``(id, created_at)`` pairs a new process lists; it must succeed and print nothing else."""
+def list_in_subprocess(data_dir: Path, mode: str = "", warning: str = "") -> list[list[object]]:
+    """The ``(id, created_at)`` pairs a new process lists; it must succeed and print nothing
+    else (but the ``warning`` line, when given)."""
     done = subprocess.run(
         [sys.executable, "-c", LISTER, str(data_dir), mode],
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.returncode == 0 and done.stderr == (warning and warning + "\n"), done.stderr
     result: list[list[object]] = json.loads(done.stdout)
     return result
 
@@ -228,7 +229,7 @@ def outside(tmp_path: Path) -> Path:
     return place
 
 
-@pytest.mark.parametrize("kind", ["directory", "fifo", "symlink", "index-symlink"])
+@pytest.mark.parametrize("kind", ["directory", "fifo", "device", "symlink", "index-symlink"])
 async def test_the_cache_path_taken_by_something_else(
     tmp_path: Path, outside: Path, kind: str
 ) -> None:
@@ -237,18 +238,25 @@ async def test_the_cache_path_taken_by_something_else(
     path = data_dir / CACHE
     good = path.read_bytes()
     path.unlink()
+    refused = f"header cache {path}: is %s, not a regular file; the listing reads the logs' headers"
+    warnings = ["", ""]  # the first listing replaces what it refused: the second is silent
     if kind == "directory":
         path.mkdir()
+        warnings = [refused % "a directory"] * 2  # a directory is not replaced
     elif kind == "fifo":
         os.mkfifo(path)  # an open without O_NONBLOCK would wait for a writer forever
+        warnings[0] = refused % "a FIFO"
+    elif kind == "device":
+        path.symlink_to("/dev/zero")  # an unbounded read would take all memory
+        warnings[0] = refused % "a character device (a link to /dev/zero)"
     elif kind == "symlink":
         (outside / "headers").write_bytes(good)
         path.symlink_to(outside / "headers")
     else:
         shutil.rmtree(path.parent)
         path.parent.symlink_to(outside, target_is_directory=True)
-    for _ in range(2):
-        assert list_in_subprocess(data_dir) == [[i, t] for i, t in truth]
+    for warning in warnings:
+        assert list_in_subprocess(data_dir, warning=warning) == [[i, t] for i, t in truth]
     assert sorted(p.name for p in outside.iterdir()) == (["headers"] if kind == "symlink" else [])
     if kind == "symlink":
         assert (outside / "headers").read_bytes() == good  # replaced the link, not its target

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import resource
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -135,3 +138,45 @@ def test_superseded_rows_are_compacted(path: Path) -> None:
     assert os.path.getsize(path) < size / 10
     assert len(path.read_text().splitlines()) == 2
     assert IdentityIndex(path).lookup(header("b")) == Identity("one-shot", None, "spawn", 1)
+
+
+LOOKUPS = """
+import logging, sys
+from pathlib import Path
+from host.sessions.model import SessionHeader
+from host.subagents.index import IdentityIndex
+from tests.subagents.conftest import continuable
+logging.basicConfig(format="%(message)s")
+index = IdentityIndex(Path(sys.argv[1]))
+child = SessionHeader(id="c1", parent_session="p", created_at=10, origin="subagent")
+assert [index.lookup(child) for _ in range(3)] == [None] * 3
+index.record(child, continuable(), 0)
+"""
+
+
+def lookups_in_subprocess(path: Path) -> list[str]:
+    """What three lookups and a record on ``path`` log, in a process with 1 GiB of address
+    space and a minute: an endless read or a blocked open would fail it."""
+    done = subprocess.run(
+        [sys.executable, "-c", LOOKUPS, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).parents[2],
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stderr.splitlines()
+
+
+def test_an_index_that_is_a_device_or_a_fifo_is_one_warning(path: Path) -> None:
+    path.parent.mkdir(parents=True)
+    path.symlink_to("/dev/zero")
+    assert lookups_in_subprocess(path) == [
+        f"identity index {path}: is a character device (a link to /dev/zero), not a regular file"
+    ]
+    path.unlink()
+    os.mkfifo(path)  # nobody reads or writes it: a blocking open waits forever
+    [refused, unwritten] = lookups_in_subprocess(path)
+    assert refused == f"identity index {path}: is a FIFO, not a regular file"
+    assert unwritten.startswith(f"cannot write identity index {path}: ")

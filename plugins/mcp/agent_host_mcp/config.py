@@ -1,6 +1,6 @@
 """MCP server definitions from ``[plugins.mcp.servers.<name>]`` and the project's ``.mcp.json``.
 
-Stdlib and attrs only: this runs at plugin load, before (and without) the MCP SDK.
+Stdlib, attrs and the host only: this runs at plugin load, before (and without) the MCP SDK.
 
 ``load_servers`` reads both sources and returns every valid definition as a ``ServerSpec``
 (agent-host.toml first, then .mcp.json, each in written order), one ``ServerProblem`` line per
@@ -11,7 +11,9 @@ warning lines. Decisions:
   warning and the server is skipped.
 - A name in both sources: agent-host.toml wins, with a warning, even if its definition is bad.
 - A ``.mcp.json`` that cannot be read, is not JSON or has no ``mcpServers`` object is one
-  problem with ``name=None`` naming the file; no server from it loads.
+  problem with ``name=None`` naming the file; no server from it loads. It is read as
+  ``host.project_files`` reads a project's files: a regular file (a link to one is followed)
+  of at most ``MCP_JSON_BYTES``; a device, FIFO or socket is never read.
 - ``${VAR}`` and ``${VAR:-default}`` (default also when VAR is empty) expand from the
   environment in ``command``, ``args``, ``env``, ``cwd``, ``url`` and, in .mcp.json, header
   values (as Claude Code does); an unset VAR without a default is the server's problem.
@@ -32,11 +34,15 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from host.project_files import FileRefused, read_regular
+
 TOML_SOURCE = "agent-host.toml"
 JSON_SOURCE = ".mcp.json"
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 DEFAULT_STARTUP_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 300.0
+MCP_JSON_BYTES = 1024 * 1024
+"""The largest ``.mcp.json`` read; a larger one (or one that is no regular file) is refused."""
 
 Transport = Literal["stdio", "http"]
 
@@ -183,12 +189,17 @@ def _add(
 
 def _read_mcp_json(path: Path | None, found: Servers) -> Mapping[str, Any]:
     """The ``mcpServers`` object of ``path``; {} if there is none or the file is bad."""
-    if path is None or not path.exists():
+    try:
+        raw = None if path is None else read_regular(path, MCP_JSON_BYTES)
+    except FileRefused as exc:
+        found.problems.append(ServerProblem(None, f"{exc}; no MCP server from it loads"))
+        return {}
+    if raw is None:
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as exc:
-        message = f"cannot read it: {exc.strerror if isinstance(exc, OSError) else exc}"
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        message = f"cannot read it: {exc}"
     except json.JSONDecodeError as exc:
         message = f"not valid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})"
     else:

@@ -280,7 +280,9 @@ def test_unreadable_mcp_json_is_one_problem(tmp_path):
     assert found.specs == []
     [bad] = found.problems
     assert bad.name is None
-    assert bad.message.startswith(f"{tmp_path / '.mcp.json'}: cannot read it: ")
+    assert bad.message == (
+        f"{tmp_path / '.mcp.json'}: is a directory, not a regular file; no MCP server from it loads"
+    )
 
 
 def test_missing_mcp_json_or_none_is_no_servers(tmp_path):

@@ -1,0 +1,118 @@
+"""``host.project_files.read_regular``: a regular file of bounded size, or one line saying why
+not — with real devices, FIFOs, sockets and links."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from host.project_files import FileRefused, read_regular
+
+
+def refusal(path: Path, limit: int = 100) -> str:
+    with pytest.raises(FileRefused) as caught:
+        read_regular(path, limit)
+    assert str(caught.value) == f"{path}: {caught.value.reason}"
+    return caught.value.reason
+
+
+def test_a_regular_file_and_a_link_to_one_are_read(tmp_path: Path) -> None:
+    (tmp_path / "real.json").write_bytes(b"{}")
+    (tmp_path / "link.json").symlink_to(tmp_path / "real.json")
+    assert read_regular(tmp_path / "real.json", 100) == b"{}"
+    assert read_regular(str(tmp_path / "link.json"), 2) == b"{}"  # exactly the limit
+    assert read_regular(tmp_path / "real.json", 0, cut=True) == b"{"
+
+
+def test_nothing_there_is_none(tmp_path: Path) -> None:
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "file").write_text("x")
+    assert read_regular(tmp_path / "missing", 100) is None
+    assert read_regular(tmp_path / "dangling", 100) is None
+    assert read_regular(tmp_path / "file" / "below", 100) is None
+
+
+def test_devices_are_refused_without_reading(tmp_path: Path) -> None:
+    (tmp_path / ".mcp.json").symlink_to("/dev/zero")
+    (tmp_path / "random").symlink_to("/dev/urandom")
+    assert refusal(tmp_path / ".mcp.json") == (
+        "is a character device (a link to /dev/zero), not a regular file"
+    )
+    assert refusal(tmp_path / "random") == (
+        "is a character device (a link to /dev/urandom), not a regular file"
+    )
+    assert refusal(Path("/dev/null")) == "is a character device, not a regular file"
+
+
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "dir.md").mkdir()
+    assert refusal(tmp_path / "dir.md") == "is a directory, not a regular file"
+
+
+@pytest.fixture
+def no_writer_fifo(tmp_path: Path) -> Iterator[Path]:
+    """A FIFO nobody writes to: a blocking open of it would wait forever."""
+    path = tmp_path / ".mcp.json"
+    os.mkfifo(path)
+    yield path
+
+
+def refusal_in_a_thread(path: Path) -> list[str]:
+    """``[refusal(path)]`` from a thread given 30 s: ``[]`` if it is still blocked by then."""
+    outcome: list[str] = []
+    reader = threading.Thread(target=lambda: outcome.append(refusal(path)), daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    return outcome
+
+
+def test_a_fifo_is_refused_and_never_blocks(no_writer_fifo: Path) -> None:
+    assert refusal_in_a_thread(no_writer_fifo) == ["is a FIFO, not a regular file"]
+
+
+def test_a_socket_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.md"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        assert refusal(path) == "is a socket, not a regular file"
+
+
+def test_a_file_over_the_limit_is_refused_unless_cut(tmp_path: Path) -> None:
+    path = tmp_path / "big.json"
+    path.write_bytes(b"x" * 101)
+    assert refusal(path, 100) == "larger than 100 bytes"
+    assert read_regular(path, 100, cut=True) == b"x" * 101  # one more: the caller sees the cut
+    assert read_regular(path, 10, cut=True) == b"x" * 11
+
+
+def test_a_file_that_cannot_be_opened_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "loop.toml"
+    path.symlink_to(path)
+    assert refusal(path) == "cannot be read: Too many levels of symbolic links"
+
+
+def swapped_after_the_check(monkeypatch: pytest.MonkeyPatch, path: Path, seen: Path) -> None:
+    """Make the check before the open see ``seen`` (a regular file) where ``path`` is: as if
+    ``path`` were swapped for what it is now right after that check."""
+    real = os.stat
+    looks = real(seen)
+
+    def stat(target: str | Path, *args: Any, **kwargs: Any) -> os.stat_result:
+        return looks if str(target) == str(path) else real(target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+
+
+def test_a_fifo_swapped_in_after_the_check_is_refused_without_blocking(
+    no_writer_fifo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "regular").write_text("{}")
+    swapped_after_the_check(monkeypatch, no_writer_fifo, tmp_path / "regular")
+    # what was opened is what counts, and opening it did not wait for a writer
+    assert refusal_in_a_thread(no_writer_fifo) == ["is a FIFO, not a regular file"]
