@@ -26,13 +26,20 @@ def read_config_file(
 ) -> dict[str, Any]:
     """The parsed TOML at ``path``; a missing default file is an empty config.
 
-    The file is read as ``host.project_files`` reads a project's files: a regular file of at
-    most ``CONFIG_BYTES``. One that is refused is a ``ConfigError`` — or, when ``refused`` is
-    given (the project's own file), a line added to it, and an empty config: only the
-    project's settings are skipped, never the user's.
+    A file the user named (``explicit``: ``--config``) is read whatever it is, a pipe such as
+    ``--config <(…)`` included, up to ``CONFIG_BYTES``. Any other is read as
+    ``host.project_files`` reads a project's files: a regular file of at most ``CONFIG_BYTES``.
+    One that is refused is a ``ConfigError`` — or, when ``refused`` is given (the project's own
+    file), a line added to it, and an empty config: only the project's settings are skipped,
+    never the user's.
     """
     try:
-        data = None if path is None else read_regular(path, CONFIG_BYTES)
+        if path is None:
+            data = None
+        elif explicit:
+            data = _read_named(path)
+        else:
+            data = read_regular(path, CONFIG_BYTES)
     except FileRefused as error:
         if refused is None:
             raise ConfigError(f"cannot read config file {error}") from None
@@ -52,6 +59,21 @@ def read_config_file(
     if not isinstance(plugins, dict) or not all(isinstance(v, dict) for v in plugins.values()):
         raise ConfigError(f"{path}: [plugins] must hold one table per plugin")
     return parsed
+
+
+def _read_named(path: Path) -> bytes | None:
+    """Up to ``CONFIG_BYTES`` of the file the user named, whatever kind of file it is; None
+    when there is none; ``FileRefused`` when it cannot be read or is larger."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read(CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise FileRefused(str(path), f"cannot be read: {error.strerror or error}") from None
+    if len(data) > CONFIG_BYTES:
+        raise FileRefused(str(path), f"larger than {CONFIG_BYTES} bytes")
+    return data
 
 
 def plugin_tables(data: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -65,7 +65,7 @@ def test_a_link_to_a_regular_file_is_read(tmp_path: Path) -> None:
 def test_the_users_own_file_refused_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "mine.toml").symlink_to("/dev/zero")
     given = run(tmp_path, "--config", str(tmp_path / "mine.toml"), "plugins")
-    why = "is a character device (a link to /dev/zero), not a regular file"
+    why = f"larger than {CONFIG_BYTES} bytes"  # named by the user: read, but only so far
     assert (given.returncode, given.stderr) == (
         2,
         f"agent-host: error: cannot read config file {tmp_path / 'mine.toml'}: {why}\n",
@@ -78,3 +78,16 @@ def test_the_users_own_file_refused_is_an_error(tmp_path: Path) -> None:
         f"agent-host: error: cannot read config file {tmp_path / 'home' / 'agent-host.toml'}: "
         "is a FIFO, not a regular file\n",
     )
+
+
+def test_a_config_the_user_pipes_in_is_read(tmp_path: Path) -> None:
+    """``--config <(…)``: a file the user names may be a pipe; only the project's may not."""
+    pipe = tmp_path / "piped.toml"
+    os.mkfifo(pipe)
+    text = '[plugins.mcp.servers.time]\\ncommand = "true"\\n'
+    with subprocess.Popen(["sh", "-c", f"printf '{text}' > '{pipe}'"]) as writer:
+        result = run(tmp_path, "--config", str(pipe), "mcp", "trust", "time")
+        if writer.poll() is None:  # nobody opened the pipe: the writer would wait for ever
+            writer.kill()
+    assert (result.returncode, result.stderr) == (0, "")
+    assert 'MCP server "time" comes from your own configuration: trusted already' in result.stdout
