@@ -118,7 +118,7 @@ class JsonlPersistence:
             raise
         finally:
             tmp.unlink(missing_ok=True)
-        return JsonlWriter(fd, str(path), header.id, self.fsync, len(events))
+        return JsonlWriter(fd, header.id, self.fsync, len(events))
 
     def _fill_and_link(self, fd: int, tmp: Path, path: Path, data: bytes) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh inode: cannot be held
@@ -170,7 +170,7 @@ class JsonlPersistence:
         except BaseException:
             os.close(fd)
             raise
-        return JsonlWriter(fd, str(path), header.id, self.fsync, next_seq)
+        return JsonlWriter(fd, header.id, self.fsync, next_seq)
 
     def _check_reopen(self, fd: int, header: SessionHeader) -> int:
         """Verify the stored header and the clean tail; return the next ``seq``."""
@@ -256,8 +256,7 @@ class JsonlPersistence:
         except BaseException:
             os.close(fd)
             raise
-        writer = JsonlWriter(fd, str(path), path.stem, self.fsync, len(stored.events))
-        return Resumed(stored, writer)
+        return Resumed(stored, JsonlWriter(fd, path.stem, self.fsync, len(stored.events)))
 
     def _repair(self, fd: int, parsed: ParsedLog) -> StoredSession:
         events = parsed.events
@@ -267,7 +266,7 @@ class JsonlPersistence:
                 os.ftruncate(fd, parsed.valid_bytes)
             turn = open_turn(events)
             if turn is not None:
-                writer = JsonlWriter(fd, "", sid, "never", len(events))  # never closed
+                writer = JsonlWriter(fd, sid, "never", len(events))
                 closing = Event(len(events), TurnEnd(turn_id=turn, stop_reason="interrupted"))
                 writer.append([closing])
                 events = [*events, closing]

@@ -74,8 +74,8 @@ class PersistenceError(HostError):
         """``LOCKED``: a message on behalf of a session another writer took over (``Voice``)."""
         return cls(
             cls.LOCKED,
-            f"session {session_id!r} was taken over by another host since this host held it; "
-            "nothing is sent on its behalf",
+            f'session "{session_id}" was taken over by another host since this host held it; '
+            "nothing was sent on its behalf",
         )
 
 
@@ -189,30 +189,38 @@ class QueuedWriter(SessionWriter, Protocol):
         ...
 
 
+def _unfenced() -> None:
+    return None
+
+
 @attrs.frozen
 class Voice:
     """The right to send messages on behalf of a session, given by its writer (``voice``).
 
-    It holds while no other writer has taken the session since that writer held it: through
-    the writer's own close (a settled child's notice is sent after its release), never across
-    a takeover. Every message a host sends on behalf of a session checks it (``holds``); a
-    backend that queues messages itself checks ``epoch`` in the statement that queues them.
+    It ends only when another writer took the session over while that writer held it; its
+    writer's orderly close ends nothing (a settled child's notice is sent after its release,
+    and whoever takes the session after that takes it in order). Every message a host sends
+    on behalf of a session checks it (``holds``); a backend that queues messages itself checks
+    ``fence()`` in the statement that queues them.
 
-    ``epoch`` is the writer's lease epoch on backends with leases (PostgreSQL), else None;
-    ``check`` is the check ``holds`` runs: on a worker thread when it is ``blocking`` (a
-    database round trip), else on the caller's (a local file's ``stat``), so that a check
-    that need not wait lets nothing else run between it and the delivery.
+    ``known`` answers without waiting: True or False, or None when only storage can tell;
+    then ``holds`` runs ``read`` (a database round trip) on a worker thread. ``fence`` is the
+    lease epoch the queueing statement must still find (PostgreSQL), or None when there is
+    nothing left to check (the voice holds for good, or the backend has no leases).
     """
 
     session_id: str
-    epoch: int | None
-    check: Callable[[], bool] = attrs.field(repr=False)
-    blocking: bool = True
+    known: Callable[[], bool | None] = attrs.field(repr=False)
+    read: Callable[[], bool] | None = attrs.field(default=None, repr=False)
+    fence: Callable[[], int | None] = attrs.field(default=_unfenced, repr=False)
 
     async def holds(self) -> bool:
-        """True while no other writer took the session since (reads storage);
+        """True while no other writer took the session over (may read storage);
         ``PersistenceError`` when storage cannot tell."""
-        return await workers.run(self.check) if self.blocking else self.check()
+        known = self.known()
+        if known is not None or self.read is None:
+            return bool(known)
+        return await workers.run(self.read)
 
 
 @runtime_checkable

@@ -110,7 +110,7 @@ class Session:
         self._observers: Sequence[AppendObserver] = ()
         self.published = False
         self.released = False
-        self._persistent = False  # attached to a writer that gives a voice
+        self._voice: Voice | None = None  # its writer's, kept after the release
 
     @property
     def id(self) -> str:
@@ -239,15 +239,10 @@ class Session:
             self._writer.commit(durable)
 
     def voice(self) -> Voice | None:
-        """The right to send messages on behalf of this session, from its writer (``Voice``):
-        None when the session is stored nowhere (or by a backend whose writers give none);
-        once released, a voice that never holds (take it while the writer is open)."""
-        writer = self._writer
-        if isinstance(writer, VoicedWriter):
-            return writer.voice()
-        if self.released and self._persistent:
-            return Voice(self.id, None, _never, blocking=False)
-        return None
+        """The right to send messages on behalf of this session, from its writer (``Voice``),
+        also once released (the release ends no voice): None when the session is stored
+        nowhere (or by a backend whose writers give none)."""
+        return self._voice
 
     def projection(self, key: str) -> object:
         """The current state of the registered unit ``key`` (a ``ProjectionFailure`` if it
@@ -319,7 +314,7 @@ class Session:
 
     def _attach(self, writer: SessionWriter | None, observers: Sequence[AppendObserver]) -> None:
         self._writer = writer
-        self._persistent = isinstance(writer, VoicedWriter)
+        self._voice = writer.voice() if isinstance(writer, VoicedWriter) else None
         self._queued = writer if isinstance(writer, QueuedWriter) else None
         self._observers = observers
         self.published = True
@@ -338,10 +333,6 @@ class Session:
 
     def __repr__(self) -> str:
         return f"Session({self.id!r}, events={len(self._events)}, published={self.published})"
-
-
-def _never() -> bool:
-    return False
 
 
 def _summary_message(seq: int, body: Compaction) -> MessageEvent:

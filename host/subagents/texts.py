@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from host.sessions.persistence import PersistenceError
 from host.subagents.errors import SubagentError
 
 if TYPE_CHECKING:
@@ -59,12 +60,10 @@ def locked(child_id: str) -> SubagentError:
 
 
 def sender_fenced(session_id: str) -> SubagentError:
-    """Another host took over the session a message would be sent on behalf of."""
-    return SubagentError(
-        "LOCKED",
-        f'session "{session_id}" was taken over by another host since this host held it; '
-        "nothing was sent on its behalf",
-    )
+    """Another host took over the session a message would be sent on behalf of: ``session
+    "<id>" was taken over by another host since this host held it; nothing was sent on its
+    behalf`` (the words of ``PersistenceError.fenced``, whichever check refused)."""
+    return SubagentError("LOCKED", PersistenceError.fenced(session_id).message)
 
 
 def cancelled() -> SubagentError:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from host.cancel import CancelSignal
+from host.sessions import jsonl_writer
 from host.sessions.codec import encode_event, encode_header
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import (
@@ -336,3 +337,25 @@ def test_construction_prepares_reads_off_the_request_path(tmp_path: Path) -> Non
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["prepared"]
+
+
+async def test_a_writer_whose_fsync_failed_still_speaks_for_its_session(
+    persistence: JsonlPersistence, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer made unusable by a failed fsync held the lock until its close, so nobody took
+    the session from it: its voice (a settled child's notice) holds, open and closed."""
+    header = write_session(persistence, "s1", turn_bodies())
+    writer = persistence.open_writer(header, create=False)
+    voice = writer.voice()
+
+    def failing(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(jsonl_writer, "sync_fd", failing)
+    with pytest.raises(PersistenceError):
+        writer.commit(durable=True)
+    with pytest.raises(PersistenceError, match="unusable"):
+        writer.append([])
+    assert await voice.holds()
+    writer.close()
+    assert await voice.holds()

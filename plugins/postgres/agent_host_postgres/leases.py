@@ -22,7 +22,9 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -37,6 +39,7 @@ from host.sessions.remote import QUEUED_PREFIX
 log = logging.getLogger(__name__)
 
 Connect = Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
+Released = Callable[[], None]
 
 ACQUIRE = """
 WITH stored AS (
@@ -119,10 +122,12 @@ UPDATE leases SET expires_at = now() + make_interval(secs => %(ttl)s)
         WHERE owner = %(owner)s
           AND (session_id, epoch) IN (SELECT * FROM unnest(%(sids)s::text[], %(epochs)s::bigint[]))
           FOR NO KEY UPDATE SKIP LOCKED)
+RETURNING session_id
 """
 """Renews the held leases, skipping rows another statement has locked: a group of appends
 renews its own rows and locks several at once, so a renewal that waited for them could
-deadlock with it (each holding a row the other wants); one that never waits cannot."""
+deadlock with it (each holding a row the other wants); one that never waits cannot. Returns
+the sessions renewed."""
 
 SPEAKS = """
 SELECT 1 FROM leases
@@ -130,7 +135,8 @@ SELECT 1 FROM leases
 """
 """Whether a lease ``epoch`` this host held is still the session's last: held by this host, or
 released by it, and not acquired since (an acquisition takes the next epoch). An expired
-lease nobody took yet still counts, as it does for appends."""
+lease nobody took yet still counts, as it does for appends. (A release in order is final,
+whoever acquires after it: the writer knows it gave the lease up and reads nothing.)"""
 
 RESIDENCY = """
 SELECT session_id, status FROM leases
@@ -282,15 +288,27 @@ def _inserted(row: tuple[Any, ...] | None, plan: dict[str, Any]) -> bool:
     return row is not None and row[0] == len(plan["seqs"])
 
 
-def release(conn: psycopg.Connection[Any], session_id: str, owner: str, epoch: int) -> None:
-    """Give the lease up (no-op when it was already taken over)."""
-    conn.execute(RELEASE, (session_id, owner, epoch))
+def release(conn: psycopg.Connection[Any], session_id: str, owner: str, epoch: int) -> bool:
+    """Give the lease up: True if it was, in order (this owner, this epoch); False (no-op)
+    when it was already taken over."""
+    return conn.execute(RELEASE, (session_id, owner, epoch)).rowcount == 1
 
 
-def renew(conn: psycopg.Connection[Any], owner: str, ttl: float, held: dict[str, int]) -> int:
-    """Extend the leases ``held`` (session id → epoch) if ``owner`` still holds them."""
+def renew(
+    conn: psycopg.Connection[Any], owner: str, ttl: float, held: dict[str, int]
+) -> set[str]:
+    """Extend the leases ``held`` (session id → epoch) if ``owner`` still holds them; the
+    sessions whose lease was extended."""
     params = {"ttl": ttl, "owner": owner, "sids": list(held), "epochs": list(held.values())}
-    return conn.execute(RENEW, params).rowcount
+    return {str(row[0]) for row in conn.execute(RENEW, params).fetchall()}
+
+
+def clock() -> float:
+    """Seconds on a clock that never goes back and runs on while the machine is suspended
+    (as a lease does): ``CLOCK_BOOTTIME`` on Linux, else the monotonic clock."""
+    if sys.platform == "linux":
+        return time.clock_gettime(time.CLOCK_BOOTTIME)
+    return time.monotonic()
 
 
 class LeaseHolder:
@@ -299,6 +317,10 @@ class LeaseHolder:
 
     Only leases of open writers are renewed, so a lease whose release failed still expires.
     Thread-safe: the heartbeat thread calls ``beat``.
+
+    A renewal extends a lease to the database's ``now()`` plus the TTL, and that ``now()`` is
+    not earlier than this host's clock when the renewal was sent; so for a TTL after that
+    moment nobody can have taken the lease (``fresh``), and this host need not ask.
     """
 
     def __init__(self, connect: Connect, owner: str, ttl: float) -> None:
@@ -306,7 +328,8 @@ class LeaseHolder:
         self.owner = owner
         self.ttl = ttl
         self._held: dict[str, int] = {}
-        self._unreleased: dict[str, int] = {}
+        self._renewed: dict[str, tuple[int, float]] = {}  # → (epoch, ``clock`` when sent)
+        self._unreleased: dict[str, tuple[int, Released | None]] = {}
         self._lock = threading.Lock()
 
     def acquire(
@@ -321,18 +344,30 @@ class LeaseHolder:
         with self._lock:
             self._held[session_id] = epoch
 
-    def release(self, session_id: str, epoch: int) -> None:
+    def release(self, session_id: str, epoch: int, released: Released | None = None) -> None:
         """Stop renewing and give the lease up; never raises (a failed release is retried by
-        the next ``beat``, and the lease expires meanwhile)."""
+        the next ``beat``, and the lease expires meanwhile). ``released`` is called once the
+        lease is given up in order — now or at a retry — never when it was taken over."""
         with self._lock:
             if self._held.get(session_id) == epoch:
                 del self._held[session_id]
+                self._renewed.pop(session_id, None)
         try:
             with self.connect() as conn:
-                release(conn, session_id, self.owner, epoch)
+                done = release(conn, session_id, self.owner, epoch)
         except Exception:
             with self._lock:
-                self._unreleased[session_id] = epoch
+                self._unreleased[session_id] = (epoch, released)
+            return
+        if done and released is not None:
+            released()
+
+    def fresh(self, session_id: str, epoch: int) -> bool:
+        """True while the last renewal of the held lease ``epoch`` was sent less than the TTL
+        ago (see the class docstring): nobody can have taken it since."""
+        with self._lock:
+            renewed = self._renewed.get(session_id)
+        return renewed is not None and renewed[0] == epoch and clock() - renewed[1] < self.ttl
 
     def speaks(self, session_id: str, epoch: int) -> bool:
         """True while the lease ``epoch`` of ``session_id`` was not taken over (``SPEAKS``)."""
@@ -348,12 +383,19 @@ class LeaseHolder:
             return
         with self.connect() as conn:
             if held:
-                renew(conn, self.owner, self.ttl, held)
-            for session_id, epoch in unreleased.items():
-                release(conn, session_id, self.owner, epoch)
+                sent = clock()
+                renewed = renew(conn, self.owner, self.ttl, held)
                 with self._lock:
-                    if self._unreleased.get(session_id) == epoch:
+                    for session_id in renewed:
+                        if self._held.get(session_id) == held[session_id]:
+                            self._renewed[session_id] = (held[session_id], sent)
+            for session_id, (epoch, released) in unreleased.items():
+                done = release(conn, session_id, self.owner, epoch)
+                with self._lock:
+                    if self._unreleased.get(session_id, (None, None))[0] == epoch:
                         del self._unreleased[session_id]
+                if done and released is not None:
+                    released()
 
 
 def residency(conn: psycopg.Connection[Any], session_ids: Sequence[str]) -> dict[str, str]:

@@ -81,7 +81,9 @@ def send(
     voice: Voice | None,
 ) -> bool:
     """Queue and notify if another host holds the message's session; False when none does.
-    ``PersistenceError`` ``LOCKED`` (nothing queued) when ``voice``'s session was taken over."""
+    ``PersistenceError`` ``LOCKED`` (nothing queued) when ``voice``'s session was taken over.
+    A voice whose writer released its lease in order has nothing left to check (``fence``)."""
+    epoch = None if voice is None else voice.fence()
     row = conn.execute(
         SEND,
         {
@@ -92,9 +94,9 @@ def send(
             "content": message.content,
             "source": None if message.source is None else json.dumps(message.source),
             "sender": message.sender_session,
-            "fenced": voice is not None,
+            "fenced": epoch is not None,
             "speaker": None if voice is None else voice.session_id,
-            "sender_epoch": None if voice is None else voice.epoch,
+            "sender_epoch": epoch,
             "channel": CHANNEL,
             "schema": schema,
         },

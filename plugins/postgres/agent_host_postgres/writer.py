@@ -74,6 +74,7 @@ class PostgresWriter:
         self._unsure = False  # the last append's outcome is unknown: clear from _next_seq
         self._queued = 0  # submitted appends not yet resolved
         self._failure: PersistenceError | None = None  # the last failed append's error
+        self._released = False  # its close gave the lease up in order: the voice holds for good
 
     @property
     def session_id(self) -> str:
@@ -176,20 +177,35 @@ class PostgresWriter:
             raise PersistenceError(self._broken.code, self._broken.message)
 
     def voice(self) -> Voice:
-        """The right to send messages on behalf of the session (``Voice``): it holds while
-        this writer's lease epoch is the session's last (held or released by this host, not
-        taken over since); ``send_remote`` checks the same in the statement that queues."""
-        return Voice(self._session_id, self._epoch, self._speaks)
+        """The right to send messages on behalf of the session (``Voice``): it ends only when
+        another host took the lease over while this writer held it. After a release in order
+        it holds for good and costs nothing; while the lease was renewed less than its TTL ago
+        it holds without a read; else it reads the lease row (``leases.SPEAKS``), and
+        ``send_remote`` checks the same in the statement that queues."""
+        return Voice(self._session_id, self._known, self._read, self._fence)
 
-    def _speaks(self) -> bool:
+    def _known(self) -> bool | None:
         if self._broken is not None and self._broken.code == PersistenceError.LOCKED:
             return False
+        if self._released:
+            return True
+        if not self._closed and self._holder.fresh(self._session_id, self._epoch):
+            return True
+        return None
+
+    def _read(self) -> bool:
         try:
             return self._holder.speaks(self._session_id, self._epoch)
         except psycopg.Error as exc:
             raise PersistenceError.failed(
                 f"cannot read the lease of session {self._session_id!r}", exc
             ) from exc
+
+    def _fence(self) -> int | None:
+        return None if self._released else self._epoch
+
+    def _gave_up(self) -> None:
+        self._released = True
 
     def close(self) -> None:
         """Release the lease (unless it was lost); idempotent. Never raises.
@@ -198,7 +214,7 @@ class PostgresWriter:
         if self._closed:
             return
         self._closed = True
-        self._holder.release(self._session_id, self._epoch)
+        self._holder.release(self._session_id, self._epoch, self._gave_up)
 
     def __enter__(self) -> PostgresWriter:
         return self

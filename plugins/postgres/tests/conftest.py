@@ -1,18 +1,23 @@
 """Fixtures: a fresh PostgreSQL schema per test on the server named by
 ``AGENT_HOST_TEST_POSTGRES_DSN`` (skipped without it on a developer machine; an error under
 ``CI=true``), a server with ``fsync=on`` for the slow profile, a clean environment, and
-appends grouped on purpose (``held_commits``)."""
+appends grouped on purpose (``held_commits``), a database that can be cut and restored
+(``proxy``)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import selectors
+import socket
 import subprocess
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -131,3 +136,97 @@ class HeldCommits:
 def held_commits(monkeypatch: pytest.MonkeyPatch) -> HeldCommits:
     """``HeldCommits`` for the test (the statements are restored after it)."""
     return HeldCommits(monkeypatch)
+
+
+class Proxy:
+    """A TCP forwarder to the test server that can be cut (every connection dropped, new
+    ones refused) and restored on the same port: the database 'goes away' and comes back."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        self.port = probe.getsockname()[1]
+        probe.close()
+        self._listener: socket.socket | None = None
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._cut_at: bytes | None = None
+
+    def start(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen()
+        with self._lock:
+            self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            with self._lock:  # a cut while this connection was being made drops it too
+                current = self._listener is listener
+                if current:
+                    self._open += [client, server]
+            if not current:
+                client.close()
+                server.close()
+                return
+            threading.Thread(target=self._pump, args=(client, server), daemon=True).start()
+
+    def cut_at_answer(self, answer: bytes) -> None:
+        """Cut when the server answers with bytes containing ``answer``, before they reach
+        the client: what it answered happened, and the client never learns of it."""
+        self._cut_at = answer
+
+    def _pump(self, a: socket.socket, b: socket.socket) -> None:
+        sel = selectors.DefaultSelector()
+        try:  # a cut may already have closed the pair
+            sel.register(a, selectors.EVENT_READ, b)
+            sel.register(b, selectors.EVENT_READ, a)
+            while True:
+                for key, _ in sel.select():
+                    data = key.fileobj.recv(65536)
+                    if not data:
+                        return
+                    answer = self._cut_at
+                    if key.fileobj is b and answer is not None and answer in data:
+                        self._cut_at = None
+                        self.cut()
+                        return
+                    key.data.sendall(data)
+        except (OSError, ValueError):
+            return
+        finally:
+            a.close()
+            b.close()
+
+    def cut(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+            dropped, self._open = self._open, []
+        if listener is not None:
+            with contextlib.suppress(OSError):  # wakes the thread blocked in accept()
+                listener.shutdown(socket.SHUT_RDWR)
+            listener.close()
+        for conn in dropped:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
+
+
+@pytest.fixture
+def proxy(dsn: str) -> Iterator[tuple[Proxy, str]]:
+    parts = urlsplit(dsn)
+    proxy = Proxy((parts.hostname or "127.0.0.1", parts.port or 5432))
+    proxy.start()
+    netloc = (
+        f"{parts.username}@127.0.0.1:{proxy.port}" if parts.username else f"127.0.0.1:{proxy.port}"
+    )
+    yield proxy, urlunsplit(parts._replace(netloc=netloc))
+    proxy.cut()

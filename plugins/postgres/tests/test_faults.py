@@ -5,16 +5,11 @@ clear error, and no acknowledged event is lost."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import select
-import selectors
-import socket
-import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import agent_host_postgres
 import psycopg
@@ -43,100 +38,6 @@ def user(text: str) -> MessageEvent:
 
 def contents(session: Session) -> list[str]:
     return [e.body.content for e in session.events if isinstance(e.body, MessageEvent)]
-
-
-class Proxy:
-    """A TCP forwarder to the test server that can be cut (every connection dropped, new
-    ones refused) and restored on the same port: the database 'goes away' and comes back."""
-
-    def __init__(self, target: tuple[str, int]) -> None:
-        self.target = target
-        probe = socket.socket()
-        probe.bind(("127.0.0.1", 0))
-        self.port = probe.getsockname()[1]
-        probe.close()
-        self._listener: socket.socket | None = None
-        self._open: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._cut_at: bytes | None = None
-
-    def start(self) -> None:
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen()
-        with self._lock:
-            self._listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
-
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return
-            server = socket.create_connection(self.target)
-            with self._lock:  # a cut while this connection was being made drops it too
-                current = self._listener is listener
-                if current:
-                    self._open += [client, server]
-            if not current:
-                client.close()
-                server.close()
-                return
-            threading.Thread(target=self._pump, args=(client, server), daemon=True).start()
-
-    def cut_at_answer(self, answer: bytes) -> None:
-        """Cut when the server answers with bytes containing ``answer``, before they reach
-        the client: what it answered happened, and the client never learns of it."""
-        self._cut_at = answer
-
-    def _pump(self, a: socket.socket, b: socket.socket) -> None:
-        sel = selectors.DefaultSelector()
-        try:  # a cut may already have closed the pair
-            sel.register(a, selectors.EVENT_READ, b)
-            sel.register(b, selectors.EVENT_READ, a)
-            while True:
-                for key, _ in sel.select():
-                    data = key.fileobj.recv(65536)
-                    if not data:
-                        return
-                    answer = self._cut_at
-                    if key.fileobj is b and answer is not None and answer in data:
-                        self._cut_at = None
-                        self.cut()
-                        return
-                    key.data.sendall(data)
-        except (OSError, ValueError):
-            return
-        finally:
-            a.close()
-            b.close()
-
-    def cut(self) -> None:
-        with self._lock:
-            listener, self._listener = self._listener, None
-            dropped, self._open = self._open, []
-        if listener is not None:
-            with contextlib.suppress(OSError):  # wakes the thread blocked in accept()
-                listener.shutdown(socket.SHUT_RDWR)
-            listener.close()
-        for conn in dropped:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-            conn.close()
-
-
-@pytest.fixture
-def proxy(dsn: str) -> Iterator[tuple[Proxy, str]]:
-    parts = urlsplit(dsn)
-    proxy = Proxy((parts.hostname or "127.0.0.1", parts.port or 5432))
-    proxy.start()
-    netloc = (
-        f"{parts.username}@127.0.0.1:{proxy.port}" if parts.username else f"127.0.0.1:{proxy.port}"
-    )
-    yield proxy, urlunsplit(parts._replace(netloc=netloc))
-    proxy.cut()
 
 
 async def eventually(call: Callable[[], Awaitable[T]], timeout: float = 30.0) -> T:

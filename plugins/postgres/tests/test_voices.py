@@ -3,26 +3,28 @@
 The queueing statement itself checks the sender's lease epoch (two ``PostgresPersistence``
 instances are two hosts); in-process deliveries check it before they accept (one host, whose
 lease another host — here a row rewritten as a takeover writes it, so that no heartbeat can
-race the test — took over). The real paused process is in ``test_multi_host.py``.
+race the test — took over). A real takeover comes only once the lease expired, after the TTL
+on the paused host's clock too; ``take_over`` moves this host's lease clock on as far. The
+real paused process is in ``test_multi_host.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import agent_host_postgres
 import psycopg
 import pytest
 import tool_subagent_report.plugin as report_plugin
-from agent_host_postgres import DSN_ENV
+from agent_host_postgres import DSN_ENV, leases
 from agent_host_postgres.persistence import PostgresPersistence
 
 from host.agents import ModelRequest, say
 from host.agents.models import ModelResponse
 from host.errors import HostError
-from host.sessions.model import SessionHeader
+from host.sessions.model import Event, SessionHeader, TurnStart
 from host.sessions.persistence import PersistenceError
 from host.sessions.remote import RemoteMessage
 from host.subagents.types import ChildRequest
@@ -37,9 +39,17 @@ UPDATE {schema}.leases
 """Another host took the session's lease: the row as its acquisition leaves it."""
 
 
-def take_over(dsn: str, schema: str, session_id: str) -> None:
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(TAKE_OVER.format(schema=schema), (session_id,))
+@pytest.fixture
+def take_over(dsn: str, schema: str, monkeypatch) -> Callable[[str], None]:
+    """Another host takes ``session_id`` over, after this host's clock passed the TTL."""
+    clock = leases.clock
+
+    def taken(session_id: str) -> None:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(TAKE_OVER.format(schema=schema), (session_id,))
+        monkeypatch.setattr(leases, "clock", lambda: clock() + 3600)
+
+    return taken
 
 
 def queued(dsn: str, schema: str) -> list[str]:
@@ -52,40 +62,106 @@ def note(message_id: str, sender: str) -> RemoteMessage:
     return RemoteMessage(message_id, "target", "followup", "hi", None, sender)
 
 
-async def test_a_sender_taken_over_queues_nothing(dsn, schema) -> None:
-    """The statement that queues a message checks the sender's lease epoch: held or released
-    in order by this host, it queues; taken over since (even while this host's writer is
-    still open and unaware), it queues nothing and says LOCKED."""
+@pytest.fixture
+def hosts(dsn: str, schema: str) -> Iterator[tuple[PostgresPersistence, PostgresPersistence]]:
+    """Two hosts over one schema; the second holds session ``target``."""
     a, b = PostgresPersistence(dsn, schema=schema), PostgresPersistence(dsn, schema=schema)
+    target = b.open_writer(SessionHeader(id="target"), create=True)
+    yield a, b
+    target.close()
+    a.close()
+    b.close()
+
+
+async def test_a_sender_taken_over_queues_nothing(hosts, dsn, schema, take_over) -> None:
+    """The statement that queues a message checks the sender's lease epoch: held by this
+    host, it queues; taken over since (even while this host's writer is still open and
+    unaware), it queues nothing and says LOCKED — also once that writer closed."""
+    a, _ = hosts
+    sender = a.open_writer(SessionHeader(id="sender"), create=True)
+    voice = sender.voice()
+    assert await a.send_remote(note("rmsg_1", "sender"), voice) is True
+    take_over("sender")
+    for _ in range(2):  # open, then closed (its release matches nothing)
+        with pytest.raises(PersistenceError) as err:
+            await a.send_remote(note("rmsg_2", "sender"), voice)
+        assert (err.value.code, err.value.message) == (
+            "LOCKED",
+            'session "sender" was taken over by another host since this host held it; '
+            "nothing was sent on its behalf",
+        )
+        assert not await voice.holds()
+        sender.close()
+    assert queued(dsn, schema) == ["rmsg_1"]
+
+
+async def test_a_release_in_order_is_final(hosts, dsn, schema) -> None:
+    """A writer that released its lease in order keeps its voice whoever acquires the session
+    after it: the child that settled here and was cold-resumed by another host before its
+    notice left still sends it (in the statement, and in process)."""
+    a, b = hosts
+    sender = a.open_writer(SessionHeader(id="sender"), create=True)
+    voice = sender.voice()
+    sender.close()
+    resumed = await b.resume("sender")  # a later, legitimate acquisition: the next epoch
+    resumed.writer.append([Event(0, TurnStart(turn_id="t1"))])
+    assert await voice.holds()
+    assert await a.send_remote(note("rmsg_1", "sender"), voice) is True
+    assert queued(dsn, schema) == ["rmsg_1"]
+    resumed.writer.close()
+
+
+async def test_a_release_retried_by_the_heartbeat_is_final(proxy, dsn, schema) -> None:
+    """The database is away when the writer closes; once the heartbeat's retry gave the
+    lease up in order, the voice holds for good, also after another host acquired it."""
+    gate, via_proxy = proxy
+    a = PostgresPersistence(via_proxy, schema=schema, connect_timeout=1, lease_ttl=600)
+    b = PostgresPersistence(dsn, schema=schema)
     try:
-        await sender_fenced(a, b, dsn, schema)
+        writer = a.open_writer(SessionHeader(id="s1", created_at=1), create=True)
+        voice = writer.voice()
+        gate.cut()
+        writer.close()  # the release cannot reach the database
+        gate.start()
+        deadline = asyncio.get_running_loop().time() + 30
+        while True:  # a beat (the heartbeat's, called here) retries the release
+            try:
+                a._holder.beat()
+                break
+            except Exception:
+                assert asyncio.get_running_loop().time() < deadline, "never released"
+                await asyncio.sleep(0.1)
+        b.open_writer(SessionHeader(id="s1", created_at=1), create=False).close()
+        assert await voice.holds()
     finally:
         a.close()
         b.close()
 
 
-async def sender_fenced(a: PostgresPersistence, b: PostgresPersistence, dsn, schema) -> None:
-    target = b.open_writer(SessionHeader(id="target"), create=True)  # b holds the target
-    sender = a.open_writer(SessionHeader(id="sender"), create=True)
-    released = a.open_writer(SessionHeader(id="released"), create=True)
-    voice, released_voice = sender.voice(), released.voice()
-    released.close()
+async def test_a_freshly_renewed_lease_is_not_read(dsn, schema, monkeypatch) -> None:
+    """While the last renewal of an open writer's lease was sent less than the TTL ago, its
+    voice holds without a round trip; past that, it reads the lease row again."""
+    reads: list[str] = []
+    speaks = leases.LeaseHolder.speaks
 
-    assert await a.send_remote(note("rmsg_1", "sender"), voice) is True
-    assert await a.send_remote(note("rmsg_2", "released"), released_voice) is True
-    take_over(dsn, schema, "sender")
-    with pytest.raises(PersistenceError) as err:
-        await a.send_remote(note("rmsg_3", "sender"), voice)
-    assert err.value.code == "LOCKED"
-    assert err.value.message == (
-        "session 'sender' was taken over by another host since this host held it; "
-        "nothing is sent on its behalf"
-    )
-    assert queued(dsn, schema) == ["rmsg_1", "rmsg_2"]
-    assert not await voice.holds()
-    assert await released_voice.holds()
-    sender.close()
-    target.close()
+    def counted(holder: leases.LeaseHolder, session_id: str, epoch: int) -> bool:
+        reads.append(session_id)
+        return speaks(holder, session_id, epoch)
+
+    monkeypatch.setattr(leases.LeaseHolder, "speaks", counted)
+    a = PostgresPersistence(dsn, schema=schema, lease_ttl=600)  # no beat of its own
+    try:
+        writer = a.open_writer(SessionHeader(id="s1"), create=True)
+        voice = writer.voice()
+        assert await voice.holds() and reads == ["s1"]  # not renewed yet: read
+        a._holder.beat()
+        assert await voice.holds() and reads == ["s1"]
+        clock = leases.clock
+        monkeypatch.setattr(leases, "clock", lambda: clock() + 600)
+        assert await voice.holds() and reads == ["s1", "s1"]
+        writer.close()
+    finally:
+        a.close()
 
 
 @pytest.fixture
@@ -122,7 +198,7 @@ async def held_child(host: HostHarness, parent_id: str) -> tuple[str, asyncio.Ev
 
 
 async def test_a_child_taken_over_neither_reports_nor_notifies_its_parent_here(
-    host: HostHarness, dsn, schema, caplog
+    host: HostHarness, take_over, caplog
 ) -> None:
     """The parent is still this host's; the child was taken over: its report is refused, its
     failed turn settles it here, but its settlement notice is one log line, not a message."""
@@ -131,7 +207,7 @@ async def test_a_child_taken_over_neither_reports_nor_notifies_its_parent_here(
     child = host.agents.get(child_id)
     assert child is not None
     before = list(root.session.events)
-    take_over(dsn, schema, child_id)
+    take_over(child_id)
 
     with pytest.raises(HostError) as err:
         await host.subagents.report_from(child, "from a lost child", delivery="quiet")
@@ -151,14 +227,14 @@ async def test_a_child_taken_over_neither_reports_nor_notifies_its_parent_here(
     assert await host.stored_events(root.id) == before
 
 
-async def test_a_parent_taken_over_cannot_send_to_its_child(host: HostHarness, dsn, schema) -> None:
+async def test_a_parent_taken_over_cannot_send_to_its_child(host: HostHarness, take_over) -> None:
     """``send_message`` from a parent another host took over reaches no child here."""
     root = await host.root()
     child_id, release = await held_child(host, root.id)
     child = host.agents.get(child_id)
     assert child is not None
     before = list(child.session.events)
-    take_over(dsn, schema, root.id)
+    take_over(root.id)
     with pytest.raises(HostError) as err:
         await host.subagents.followup(root, child_id, "from a lost parent", source=None)
     assert err.value.code == "LOCKED" and f'session "{root.id}"' in err.value.message
