@@ -242,6 +242,7 @@ class ContinuationManager:
                         )
                         if queued is not None:
                             return queued
+                    await ensure_voice(parent.session.voice())  # before it takes the child
                     resident = await self._materialize(parent, child_id, descriptor, signal)
                     try:
                         return await self._deliver(resident, parent, content, source, message_id)

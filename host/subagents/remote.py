@@ -28,6 +28,7 @@ from host.subagents import texts
 from host.subagents.residency import settlement
 
 if TYPE_CHECKING:
+    from host.agents.agent import Agent
     from host.subagents.activation import Activation
     from host.subagents.manager import ContinuationManager
 
@@ -43,6 +44,7 @@ class RemoteSender:
         self._manager = manager
         self._inbox = inbox
         self._backoff: dict[str, tuple[float, float]] = {}  # message id → (retry at, delay)
+        self._dropped: dict[str, float] = {}  # message id → last seen: its sender was fenced
 
     async def send(
         self,
@@ -87,7 +89,9 @@ class RemoteSender:
         """Resume an orphan's target here and give it the message (see module docstring).
 
         A failing attempt (say the target cannot be resumed) is retried with a growing delay
-        (1 s doubling up to a minute) rather than at every poll.
+        (1 s doubling up to a minute) rather than at every poll. Once another host took the
+        sender over (its voice no longer holds) the message is this host's no more: one log
+        line, and it waits for whoever resumes its target.
         """
         now = time.monotonic()
         self._forget_stale(now)
@@ -97,9 +101,11 @@ class RemoteSender:
         if parent is None or parent.closed or message.delivery != "followup":
             return
         retry_at, delay = self._backoff.get(message.message_id, (now, 0.5))
-        if now < retry_at:
+        if now < retry_at or self._is_dropped(message.message_id, now):
             return
         try:
+            if await self._fenced(parent, message.message_id, now):
+                return
             await manager.followup(
                 parent,
                 message.session_id,
@@ -114,12 +120,34 @@ class RemoteSender:
             raise
         self._backoff.pop(message.message_id, None)
 
+    async def _fenced(self, sender: Agent, message_id: str, now: float) -> bool:
+        """Whether another host took ``sender`` over: then ``message_id`` is dropped here
+        (one log line). ``PersistenceError`` when that cannot be read."""
+        voice = sender.session.voice()
+        if voice is None or await voice.holds():
+            return False
+        error = texts.sender_fenced(voice.session_id)
+        log.warning("queued message %s not delivered: %s (LOCKED)", message_id, error.message)
+        self._dropped[message_id] = now
+        self._backoff.pop(message_id, None)
+        return True
+
     def _forget_stale(self, now: float) -> None:
         """Drop the delays of messages no pass has come back to for two maximal delays.
 
         Orphans are seen at every pass (at least once a second), so such a message is no longer
-        queued: another host delivered it, or its target was resumed elsewhere.
+        queued: another host delivered it, or its target was resumed elsewhere. The same for
+        the messages dropped.
         """
         horizon = now - 2 * MAX_RETRY_DELAY
         for message_id in [m for m, (retry_at, _) in self._backoff.items() if retry_at < horizon]:
             del self._backoff[message_id]
+        for message_id in [m for m, seen in self._dropped.items() if seen < horizon]:
+            del self._dropped[message_id]
+
+    def _is_dropped(self, message_id: str, now: float) -> bool:
+        """Whether ``message_id`` was dropped (its sender fenced); seen again at ``now``."""
+        if message_id not in self._dropped:
+            return False
+        self._dropped[message_id] = now
+        return True

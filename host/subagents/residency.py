@@ -23,6 +23,7 @@ report.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
@@ -43,6 +44,8 @@ from host.subagents.types import MessageSource
 from host.subagents.voices import ensure_voice
 
 log = logging.getLogger(__name__)
+
+FIRST_RETRY, MAX_RETRY = 1.0, 60.0  # seconds: a notice waiting for storage asks again
 
 
 def settlement(activation: Activation) -> tuple[str, dict[str, str]]:
@@ -70,6 +73,7 @@ class Residency:
         self._residents: dict[str, Activation] = {}
         self._draining: Counter[str] = Counter()
         self._closed = False
+        self._stopping = asyncio.Event()  # set by aclose: a notice waiting for storage stops
         self._tasks: set[asyncio.Task[None]] = set()
 
     def activation(self, child_id: str) -> Activation | None:
@@ -202,7 +206,7 @@ class Residency:
         except Exception:
             log_failure(log, "disposing subagent %s failed", activation.id)
         # Still a child of its parent here meanwhile, so that the parent cannot settle first.
-        notice = notify and activation.last is not None and await self._speaks(activation)
+        notice = notify and activation.last is not None and not await self._fenced(activation)
         if self._residents.get(activation.id) is activation:
             del self._residents[activation.id]
         parent_activation = self._residents.get(activation.parent_id or "")
@@ -218,17 +222,35 @@ class Residency:
             if parent_activation is not None:
                 self.schedule_check(parent_activation)
 
-    @staticmethod
-    async def _speaks(activation: Activation) -> bool:
-        """Whether this host may still speak for the settled child (``host.subagents.voices``):
-        not when another host took its session over meanwhile (the child lives on there),
-        nor when that cannot be read. Each refusal is one log line."""
-        try:
-            await ensure_voice(activation.voice)
-        except Exception:
-            log_failure(log, "settlement notice of subagent %s not sent", activation.id)
-            return False
-        return True
+    async def _fenced(self, activation: Activation) -> bool:
+        """Whether another host took the settled child's session over meanwhile (the child
+        lives on there): then no notice, one log line. Checked for a parent live here only;
+        for one elsewhere, the statement that queues the notice checks it. When storage cannot
+        tell, retried with a growing delay while that parent is live here, until shutdown."""
+        delay = FIRST_RETRY
+        while self._live_parent(activation) is not None:
+            try:
+                await ensure_voice(activation.voice)
+                return False
+            except PersistenceError:  # the database is away: the notice waits for it
+                if self._closed:
+                    log_failure(log, "settlement notice of subagent %s not sent", activation.id)
+                    return True
+                if delay == FIRST_RETRY:
+                    log_failure(log, "settlement notice of subagent %s waits", activation.id)
+            except Exception:  # another host took the child over (LOCKED)
+                log_failure(log, "settlement notice of subagent %s not sent", activation.id)
+                return True
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), delay)
+            delay = min(delay * 2, MAX_RETRY)
+        return False
+
+    def _live_parent(self, activation: Activation) -> Agent | None:
+        """The settled ``activation``'s parent if it is live here."""
+        parent_id = activation.parent_id
+        parent = self.agents.get(parent_id) if parent_id is not None else None
+        return None if parent is None or parent.closed else parent
 
     async def _notify_parent(
         self, activation: Activation, parent_activation: Activation | None
@@ -236,10 +258,8 @@ class Residency:
         """Give the live parent here the settlement notice; False when it is not live here,
         or another host took its session over (then the notice goes where it lives now). A
         refused notice is one log line, never a failed task."""
-        last = activation.last
-        parent_id = activation.parent_id
-        parent = self.agents.get(parent_id) if parent_id is not None else None
-        if last is None or parent is None or parent.closed:
+        parent = self._live_parent(activation)
+        if activation.last is None or parent is None:
             return False
         text, source = settlement(activation)
         owner = (
@@ -256,7 +276,7 @@ class Residency:
                     log,
                     "settlement notice of subagent %s to its parent %s failed",
                     activation.id,
-                    parent_id,
+                    parent.id,
                 )
                 return error.code != PersistenceError.LOCKED  # LOCKED: it lives elsewhere now
         return True
@@ -287,6 +307,7 @@ class Residency:
     async def aclose(self) -> None:
         """Shutdown: close admission for good and release every resident child, child-first."""
         self._closed = True
+        self._stopping.set()
         await self._release_all(lambda a: True)
         for task in list(self._tasks):
             task.cancel()

@@ -1,4 +1,5 @@
-"""RemoteSender's orphan retries: a growing delay, and no memory of messages gone elsewhere."""
+"""RemoteSender's orphan retries: a growing delay, none once the sender was taken over, and no
+memory of messages gone elsewhere."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 
 from host.errors import HostError
+from host.sessions.persistence import Voice
 from host.sessions.remote import RemoteMessage
 from host.subagents import remote
 from host.subagents.remote import MAX_RETRY_DELAY, RemoteSender
@@ -17,8 +19,9 @@ from host.subagents.remote import MAX_RETRY_DELAY, RemoteSender
 class Manager:
     """What ``deliver_orphan`` uses of the continuation manager: live agents and followup."""
 
-    def __init__(self) -> None:
-        self.agents = {"parent": SimpleNamespace(closed=False)}
+    def __init__(self, voice: Voice | None = None) -> None:
+        session = SimpleNamespace(voice=lambda: voice)
+        self.agents = {"parent": SimpleNamespace(closed=False, session=session)}
         self.attempts: list[str] = []
         self.fail = True
 
@@ -71,3 +74,19 @@ async def test_a_message_no_longer_queued_is_forgotten(clock: list[float]) -> No
     clock[0] += 2 * MAX_RETRY_DELAY + 2
     assert await attempt(sender, manager, "rmsg_other")
     assert set(sender._backoff) == {"rmsg_other"}
+
+
+async def test_an_orphan_of_a_sender_taken_over_is_dropped_then_forgotten(
+    clock: list[float],
+) -> None:
+    """Another host took the sender over: no attempt, now or at later passes; once no pass
+    comes back to the message, it is forgotten."""
+    manager = Manager(Voice("parent", lambda: False))
+    sender = RemoteSender(manager, inbox=None)  # type: ignore[arg-type]
+    assert not await attempt(sender, manager, "rmsg_lost")
+    clock[0] += MAX_RETRY_DELAY
+    assert not await attempt(sender, manager, "rmsg_lost")
+    assert set(sender._dropped) == {"rmsg_lost"}
+    clock[0] += 2 * MAX_RETRY_DELAY + 2
+    await attempt(sender, manager, "rmsg_other")
+    assert set(sender._dropped) == {"rmsg_other"}

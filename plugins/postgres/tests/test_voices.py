@@ -240,3 +240,78 @@ async def test_a_parent_taken_over_cannot_send_to_its_child(host: HostHarness, t
     assert err.value.code == "LOCKED" and f'session "{root.id}"' in err.value.message
     assert list(child.session.events) == before
     release.set()
+
+
+def lease_of(dsn: str, schema: str, session_id: str) -> tuple[object, ...] | None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        query = f"SELECT owner, epoch FROM {schema}.leases WHERE session_id = %s"
+        return conn.execute(query, (session_id,)).fetchone()
+
+
+async def test_a_parent_taken_over_resumes_no_child(
+    host: HostHarness, dsn, schema, take_over, caplog
+) -> None:
+    """A followup this host would deliver itself (an orphan it queued) from a parent another
+    host took over is refused before the child is resumed: the child's lease stays as it
+    was. The orphan itself is dropped here after one log line, not retried."""
+    root = await host.root()
+    child_id, release = await held_child(host, root.id)
+    release.set()
+    await host.settled(child_id, root)
+    lease = lease_of(dsn, schema, child_id)
+    take_over(root.id)
+    manager = host.subagents.manager()
+    with pytest.raises(HostError) as err:
+        await manager.followup(
+            root, child_id, "late", source=None, signal=None, message_id="rmsg_1"
+        )
+    assert err.value.code == "LOCKED" and f'session "{root.id}"' in err.value.message
+    assert lease_of(dsn, schema, child_id) == lease
+
+    assert manager.remote is not None
+    orphan = RemoteMessage("rmsg_2", child_id, "followup", "late", None, root.id)
+    caplog.set_level(logging.WARNING)
+    for _ in range(3):  # later passes find it dropped
+        await manager.remote.deliver_orphan(orphan)
+    assert [r.getMessage() for r in caplog.records if "rmsg_2" in r.getMessage()] == [
+        f"queued message rmsg_2 not delivered: {err.value.message} (LOCKED)"
+    ]
+    assert lease_of(dsn, schema, child_id) == lease
+
+
+async def test_a_notice_waits_for_the_database_rather_than_being_lost(
+    proxy, schema, tmp_path, monkeypatch, caplog
+) -> None:
+    """The database is away when a child settles: its notice cannot check the child's voice,
+    so it waits (one log line) and reaches the parent once the database is back."""
+    gate, via_proxy = proxy
+    monkeypatch.setenv(DSN_ENV, via_proxy)
+    settings = {"schema": schema, "connect_timeout": 1, "lease_ttl": 600}
+    host = HostHarness(
+        ("postgres", agent_host_postgres),
+        ("subagent_control", control_root),
+        data_dir=tmp_path / "a",
+        config={"plugins": {"postgres": settings}},
+    )
+    try:
+        root = await host.root()
+        child_id, release = await held_child(host, root.id)
+        caplog.set_level(logging.WARNING)
+        gate.cut()
+        release.set()  # the child's turn cannot be stored: it fails and settles
+        waits = f"settlement notice of subagent {child_id} waits"
+        await until(lambda: any(r.getMessage().startswith(waits) for r in caplog.records))
+        gate.start()
+        await host.settled(child_id)
+        notices = [r for r in caplog.records if r.getMessage().startswith(waits)]
+        assert len(notices) == 1
+        await until(lambda: any(child_id in str(e.body) for e in root.session.events))
+    finally:
+        await host.close()
+
+
+async def until(done: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not done():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.05)
