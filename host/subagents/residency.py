@@ -13,8 +13,8 @@ report.
   children → ``waiting``; otherwise settle: final durable checkpoint, dispose (which releases
   the session), then the settlement notice to the live direct parent (a followup when it is
   idle, a steer when it is running) — unless another host took the child's session over
-  meanwhile (its voice no longer holds: one log line, no notice). The parent's own Activation
-  then re-checks its settlement.
+  meanwhile (its voice no longer holds: one log line, no notice; while storage cannot tell,
+  the notice waits for it). The parent's own Activation then re-checks its settlement.
 * **Drain** — ``drain`` closes admission below a parent (``DRAINING``) and releases its
   resident descendants child-first, quietly (no notice); ``aclose`` does it for every resident
   child and keeps admission closed for good.
