@@ -74,8 +74,9 @@ def handling_sigterm() -> Iterator[None]:
 
 def run(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)``; a SIGTERM meanwhile cancels ``main`` and, once ``main`` has
-    closed and the loop with it, raises ``Terminated``."""
-    state = _state
+    closed and the loop with it, raises ``Terminated``. Off the main thread (whose command the
+    handler serves) it is plain ``asyncio.run``."""
+    state = _state if threading.current_thread() is threading.main_thread() else None
     if state is None:
         return asyncio.run(main)
     result = asyncio.run(_cancellable(main, state))

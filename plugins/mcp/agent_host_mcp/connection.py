@@ -430,9 +430,9 @@ class ServerConnection:
             read, write = await stack.enter_async_context(transport)
         except OSError as error:
             reason = error.strerror or str(error)
-            raise McpError(
-                f'MCP server "{self.name}" could not start: {reason}: {spec.command}'
-            ) from None
+            command = spec.as_written().command  # as written: a ${VAR} in it may be a secret
+            message = f'MCP server "{self.name}" could not start: {reason}: {command}'
+            raise McpError(message) from None
         except ValueError as error:
             raise McpError(f'MCP server "{self.name}" could not start: {error}') from None
         finally:

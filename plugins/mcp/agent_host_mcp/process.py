@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import functools
 import logging
 import os
 import signal
@@ -154,11 +155,8 @@ def parent_death_hook() -> Callable[[], None] | None:
     server (the MCP loop's). A host that died before the hook ran is noticed (the child was
     adopted by another process): the child exits at once instead of running the server.
     """
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
+    prctl = _prctl()
+    if prctl is None:
         return None
     parent = os.getpid()
     number = int(signal.SIGTERM)
@@ -169,6 +167,18 @@ def parent_death_hook() -> Callable[[], None] | None:
             os._exit(1)
 
     return hook
+
+
+@functools.cache
+def _prctl() -> Callable[..., int] | None:
+    """libc's ``prctl`` on Linux, looked up once; None elsewhere or when it cannot be found."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return prctl
 
 
 class ServerLoop(asyncio.SelectorEventLoop):

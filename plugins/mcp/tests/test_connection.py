@@ -468,6 +468,19 @@ def test_a_failed_connection_names_the_url_as_written_never_a_secret_in_it(mcp_l
     connection.close()
 
 
+def test_a_command_that_cannot_start_is_named_as_written_never_a_secret_in_it(mcp_loop):
+    command = "/nonexistent/${ACC_SECRET}/server"
+    found = load_servers({"gone": {"command": command}}, None, {"ACC_SECRET": "acc-secret-value"},
+                         toml_project=False, mcp_json_project=False)  # fmt: skip
+    connection = ServerConnection(found.specs[0], mcp_loop)
+    with pytest.raises(McpError) as raised:
+        connection.wait_ready(10)
+    assert raised.value.message == (
+        f'MCP server "gone" could not start: No such file or directory: {command}'
+    )
+    connection.close()
+
+
 # -- the loop ----------------------------------------------------------------------------------
 
 
