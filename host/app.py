@@ -226,8 +226,17 @@ def open_host(
     host.add_plugins(builtin_candidates())
     host.add_plugins(discover())
     host.start()
-    host.warnings += policy.unmatched(list(host.tools), list(host.plugins.records))
+    host.warnings += _unmatched_globs(host, policy)
     return host
+
+
+def _unmatched_globs(host: Host, policy: Policy) -> list[str]:
+    """The start-up warnings of the policy's globs that match no tool (``Policy.unmatched``)."""
+    from host.tools.globs import registered_by
+
+    tools = {name: registered_by(host.tools, name) for name in host.tools}
+    plugins = {name: r.state == "active" for name, r in host.plugins.records.items()}
+    return policy.unmatched(tools, plugins)
 
 
 def _approval_policy(

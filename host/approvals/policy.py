@@ -11,9 +11,9 @@
 
 A call is judged by the first rule that matches its tool: ``deny``, then ``ask``, then
 ``allow``; a tool no list names runs unless it declares ``needs_approval``, which ``mode``
-then decides. A glob matches a tool's name or the plugin that registered it
-(``host.tools.globs``: ``mcp.*`` is every MCP server's tools). The user-level policy
-(``$AGENT_HOST_HOME/agent-host.toml``, else ``~/.agent-host/agent-host.toml``, and a
+then decides. A glob matches a tool's name or the plugin that registered it, nothing else
+(``host.tools.globs``: ``mcp.*`` is every MCP server's tools; ``mcp`` none). The user-level
+policy (``$AGENT_HOST_HOME/agent-host.toml``, else ``~/.agent-host/agent-host.toml``, and a
 ``--config`` file) is the base; the project's own ``agent-host.toml`` may only narrow it: a
 stricter ``mode``, more ``deny`` and ``ask`` globs, a shorter ``timeout``. Its ``allow`` globs,
 and a ``mode`` less strict than the user's, are ignored, with a warning.
@@ -21,7 +21,7 @@ and a ``mode`` less strict than the user's, are ignored, with a warning.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
@@ -150,14 +150,15 @@ class Policy:
             table["timeout"] = self.timeout
         return table
 
-    def unmatched(self, tool_names: Sequence[str], plugins: Sequence[str] = ()) -> list[str]:
-        """One warning per glob that matches none of ``tool_names`` and none of the plugins
-        (whatever their state: a blocked or failed server's plugin ``mcp.<name>`` is still
-        a name the user may mean)."""
+    def unmatched(self, tools: Mapping[str, str | None], plugins: Mapping[str, bool]) -> list[str]:
+        """One warning per glob that matches none of ``tools`` (each name → the plugin that
+        registered it), by ``host.tools.globs.unmatched``: it matches no plugin either, or only
+        running plugins that register no tool (``plugins``: each name → whether it runs; one
+        that does not, a blocked or failed server ``mcp.<name>``, is a name the user may mean)."""
         return [
-            f'[approvals] {key} glob "{glob}" matches no tool and no plugin'
+            f'[approvals] {key} glob "{glob}" {why}'
             for key in ("deny", "ask", "allow")
-            for glob in unmatched(getattr(self, key), tool_names, plugins)
+            for glob, why in unmatched(getattr(self, key), tools, plugins)
         ]
 
 

@@ -3,44 +3,65 @@ name.
 
 A glob is an ``fnmatch`` pattern (case-sensitive; a plain name is a glob matching itself). It
 matches a tool when it matches the tool's name **or** the name of the plugin that registered
-it, or of a plugin that one is a sub-plugin of: the MCP server ``git`` is the plugin
-``mcp.git`` (a sub-plugin of ``mcp``) and registers ``git__status``, so ``git__status``,
-``git__*``, ``mcp.git``, ``mcp.*`` and ``mcp`` all match that tool. A tool registered by no
-plugin (an agent's own, a test's) is matched by its name only.
+it, and nothing else: the MCP server ``git`` is the plugin ``mcp.git`` and registers
+``git__status``, so ``git__status``, ``git__*``, ``mcp.git`` and ``mcp.*`` match that tool;
+``mcp`` (the plugin that runs the servers, which registers no tool itself) does not, nor does
+``git``. A tool registered by no plugin (an agent's own, a test's) is matched by its name only.
 
 Every list of tool globs in the host goes through ``matches``; ``unmatched`` names the globs
-that match no tool and no plugin at all (the start-up warnings).
+that match no tool (the start-up warnings).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
 from host.naming import NamedRegistry, owning_plugin
 
 
-def plugin_and_parents(plugin: str | None) -> list[str]:
-    """``mcp.git`` → ``["mcp.git", "mcp"]``; None → ``[]``."""
-    if not plugin:
-        return []
-    parts = plugin.split(".")
-    return [".".join(parts[:end]) for end in range(len(parts), 0, -1)]
-
-
 def matches(globs: Iterable[str], tool: str, plugin: str | None = None) -> bool:
     """Whether any of ``globs`` matches the tool ``tool`` registered by ``plugin`` (None: not
     by a plugin, or not known)."""
-    names = [tool, *plugin_and_parents(plugin)]
+    names = [tool, plugin] if plugin else [tool]
     return any(fnmatchcase(name, glob) for glob in globs for name in names)
 
 
-def unmatched(globs: Iterable[str], tools: Iterable[str], plugins: Iterable[str]) -> list[str]:
-    """The globs that match none of the names ``tools`` and ``plugins``, in order (every
-    plugin that registered a tool is among ``plugins``, so such a glob matches no tool)."""
-    names = [*tools, *plugins]
-    return [glob for glob in globs if not any(fnmatchcase(name, glob) for name in names)]
+def unmatched(
+    globs: Iterable[str], tools: Mapping[str, str | None], plugins: Mapping[str, bool]
+) -> list[tuple[str, str]]:
+    """The globs that match no tool of ``tools`` (each tool's name → the plugin that registered
+    it, None: none), in order, each with why, for a warning: ``matches no tool and no plugin``,
+    or the running plugins it matches, which register no tool (``mcp``, with the glob of its
+    sub-plugins). ``plugins`` maps each plugin's name to whether it runs; a glob matching one
+    that does not (a blocked or failed server: it may register tools once it runs) is left
+    out."""
+    found: list[tuple[str, str]] = []
+    for glob in globs:
+        if any(matches([glob], tool, plugin) for tool, plugin in tools.items()):
+            continue
+        named = [name for name in plugins if fnmatchcase(name, glob)]
+        if not named:
+            found.append((glob, "matches no tool and no plugin"))
+        elif all(plugins[name] for name in named):
+            found.append((glob, _plugins_of_no_tool(named, plugins)))
+    return found
+
+
+def _plugins_of_no_tool(named: list[str], plugins: Iterable[str]) -> str:
+    """``matches plugin "mcp", which registers no tool; "mcp.*" matches its sub-plugins'
+    tools``."""
+    one = len(named) == 1
+    listed = ", ".join(f'"{name}"' for name in named)
+    why = f"matches plugin{'' if one else 's'} {listed}, which register{'s' if one else ''} no tool"
+    present = list(plugins)
+    parents = [name for name in named if any(p.startswith(f"{name}.") for p in present)]
+    if parents:
+        subs = ", ".join(f'"{name}.*"' for name in parents)
+        verb = "matches" if len(parents) == 1 else "match"
+        why += f"; {subs} {verb} {'its' if one else 'their'} sub-plugins' tools"
+    return why
 
 
 def registered_by(registry: NamedRegistry[Any], name: str, item: object = None) -> str | None:

@@ -92,10 +92,20 @@ def test_a_bad_table_is_one_line_naming_the_file_and_key(table: object, message:
 
 def test_globs_that_match_no_tool_and_no_plugin_are_named() -> None:
     policy = Policy(deny=("shel*", "nothing*"), allow=("git__*", "approvals"))
-    assert policy.unmatched(["shell", "word_count"], ["approvals"]) == [
+    tools = {"shell": "builtins", "word_count": None}
+    assert policy.unmatched(tools, {"builtins": True, "approvals": True}) == [
         '[approvals] deny glob "nothing*" matches no tool and no plugin',
         '[approvals] allow glob "git__*" matches no tool and no plugin',
+        '[approvals] allow glob "approvals" matches plugin "approvals", which registers no tool',
     ]
+
+
+def test_a_plugin_glob_allows_its_own_tools_only_not_a_sub_plugins() -> None:
+    policy = Policy("ask", allow=("mcp", "shell"))
+    assert policy.verdict("git__push", needs_approval=True, plugin="mcp.git") == "ask"
+    assert policy.verdict("run", needs_approval=True, plugin="shell.remote") == "ask"
+    assert policy.verdict("shell", needs_approval=True, plugin="builtins") == "run"
+    assert Policy(deny=("mcp",)).verdict("git__push", False, plugin="mcp.git") == "run"
 
 
 def agent_host(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
@@ -138,13 +148,16 @@ def test_a_bad_user_file_is_one_error_line(tmp_path: Path) -> None:
 
 def test_a_dotted_glob_is_a_warning_unless_a_plugin_has_that_name() -> None:
     policy = Policy(ask=("mcp.*", "nothing*"))
-    assert policy.unmatched(["shell"], ["mcp", "openai"]) == [
+    assert policy.unmatched({"shell": None}, {"mcp": True, "openai": True}) == [
         '[approvals] ask glob "mcp.*" matches no tool and no plugin',
         '[approvals] ask glob "nothing*" matches no tool and no plugin',
     ]
-    assert policy.unmatched(["shell"], ["mcp", "mcp.git"]) == [
+    assert policy.unmatched({"shell": None, "git__log": "mcp.git"}, {"mcp.git": True}) == [
         '[approvals] ask glob "nothing*" matches no tool and no plugin'
     ]
+    assert policy.unmatched({"shell": None}, {"mcp": True, "mcp.git": False}) == [
+        '[approvals] ask glob "nothing*" matches no tool and no plugin'
+    ]  # a server that does not run (blocked, failed) may yet register tools
 
 
 def test_the_cli_warns_of_a_glob_that_matches_no_tool(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """Tool globs and MCP servers: the approval policy's over a real server at the real command
-line (``mcp.*`` is every MCP tool: the plugin ``mcp.<server>`` registered it; a glob matching no
-tool and no plugin is a warning at start), and a server's own ``allow``/``deny``."""
+line (``mcp.*`` is every MCP tool: the plugin ``mcp.<server>`` registered it; ``mcp``, which
+registers none, matches none; a glob matching no tool is a warning at start), and a server's own
+``allow``/``deny``."""
 
 from __future__ import annotations
 
@@ -65,12 +66,22 @@ def test_a_glob_matching_no_tool_and_no_plugin_is_a_warning_at_start(tmp_path: P
     assert "  ✗ the user denied time__get_current_time: no terminal to ask" in log
 
 
+def test_a_glob_naming_the_mcp_plugin_denies_nothing_and_is_a_warning(tmp_path: Path) -> None:
+    stderr, log = run_calling_time(tmp_path, 'deny = ["mcp"]')
+    assert stderr.splitlines() == [
+        'agent-host: warning: [approvals] deny glob "mcp" matches plugin "mcp", which registers '
+        'no tool; "mcp.*" matches its sub-plugins\' tools'
+    ]
+    assert any("datetime" in line for line in log)  # the server ran it
+
+
 def test_a_servers_allow_and_deny_match_its_tools_names_or_its_plugin() -> None:
     def spec(allow: tuple[str, ...] | None = None, deny: tuple[str, ...] = ()) -> ServerSpec:
         return ServerSpec(name="git", transport="stdio", command="c", allow=allow, deny=deny)
 
     assert not spec(deny=("mcp.git",)).allows("git_status")
-    assert not spec(deny=("mcp",)).allows("git_status")
+    assert spec(deny=("mcp",)).allows("git_status")  # the plugin running the servers: no tool
+    assert not spec(allow=("mcp",)).allows("git_status")
     assert spec(deny=("mcp.time",)).allows("git_status")
     assert spec(allow=("mcp.*",)).allows("git_status")
     assert not spec(allow=("git__*",)).allows("git_status")  # its MCP name, not the host's

@@ -297,6 +297,14 @@ async def test_the_delegation_tools_allow_names_a_server_by_its_plugin(tmp_path:
         await host.aclose()
 
 
+async def test_the_delegation_tools_allow_of_mcp_gives_no_mcp_tool(tmp_path: Path):
+    host, _ = make(tmp_path, ("mcp", FakeMcp), config=tools_config(allow=["mcp", "read_file"]))
+    try:  # ``mcp`` is the plugin that runs the servers; their tools are ``mcp.*``
+        assert await run_child(host, "limited", "c") == ["read_file"]
+    finally:
+        await host.aclose()
+
+
 async def test_a_profiles_tools_and_disallowed_tools_are_globs_too(tmp_path: Path):
     host, agents = make(tmp_path, ("mcp", FakeMcp))
     try:
@@ -316,12 +324,14 @@ async def test_a_profile_within_a_deployments_globs_gets_what_both_allow(tmp_pat
     host, agents = make(tmp_path, ("mcp", FakeMcp), config=config)
     try:
         write(agents, "wide", tools="time__get_current_time, git__status, shell, read_file")
-        write(agents, "servers", tools="mcp")
+        write(agents, "servers", tools="mcp.*")
+        write(agents, "parent", tools="mcp")
         assert await run_child(host, "limited", "a", "wide") == [
             "read_file",
             "time__get_current_time",
         ]
         assert await run_child(host, "limited", "b", "servers") == TIME
+        assert await run_child(host, "limited", "c", "parent") == []
     finally:
         await host.aclose()
 
