@@ -4,14 +4,31 @@ what of its ``structuredContent`` the session log keeps: data, not media, and no
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from typing import Any
 
 import mcp_types as types
 
-_MEDIA_TYPES = ("image/", "audio/", "video/")
-_DATA_URI = re.compile(r"data:([\w.+-]+/[\w.+-]+)(?:;[\w.+=-]*)*?;base64,")
+MEDIA_CHARS = 1024
+"""The shortest string of base64 that the log takes for media (768 bytes once decoded)."""
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+_HEX = re.compile(r"[0-9A-Fa-f]+")
+_DATA_URI = re.compile(r"data:([\w.+-]+/[\w.+-]+)(?:;[\w.+=-]*)*?;base64,([A-Za-z0-9+/]*={0,2})")
+_TEXTUAL = re.compile(
+    r"text/.*|application/(?:[\w.-]+\+)?(?:json|xml|javascript|ecmascript|yaml)", re.IGNORECASE
+)
+_SIGNATURES = (
+    (b"\x89PNG", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF8", "image/gif"),
+    (b"%PDF", "application/pdf"),
+    (b"PK\x03\x04", "application/zip"),
+    (b"\x1f\x8b", "application/gzip"),
+    (b"ID3", "audio/mpeg"),
+    (b"OggS", "audio/ogg"),
+)
 
 
 def render_content(blocks: list[types.ContentBlock]) -> str:
@@ -43,44 +60,75 @@ def render_content(blocks: list[types.ContentBlock]) -> str:
 
 
 def logged_structured(text: str, structured: Any) -> Any:
-    """What the log keeps of a result's ``structured`` next to its rendered ``text``: its media
-    as placeholders (``without_media``); None when it then only repeats the text (``repeats``)."""
-    if structured is None:
+    """What the log keeps of a result's ``structured`` next to its rendered ``text``: None when
+    it only repeats the text (``repeats``, as sent or without its media), else it without its
+    media (``without_media``)."""
+    if structured is None or repeats(text, structured):
         return None
     kept = without_media(structured)
     return None if repeats(text, kept) else kept
 
 
 def without_media(value: Any) -> Any:
-    """``value`` with each base64 media string replaced by the placeholder a content block of it
-    gets (``[image/png, 12345 bytes]``): a ``data`` next to an image, audio or video
-    ``mimeType`` (an image or audio block's shape), a resource's ``blob``, and a whole
-    ``data:<mime>;base64,`` URI."""
+    """``value`` with its media replaced by the placeholder a content block of it gets
+    (``[image/png, 12345 bytes]``): each ``data:<mime>;base64,…`` URI within a string whose mime
+    is not textual (``text/*`` and JSON, XML, JavaScript, YAML ``application/*`` stay), and each
+    string of at least ``MEDIA_CHARS`` characters of strict base64 (``is_base64_media``) under
+    any key, named by its object's ``mimeType`` under ``data`` or ``blob``, else by its first
+    bytes (``binary`` when unknown). Shorter strings, URLs and hex digests stay as they are."""
     if isinstance(value, list):
         return [without_media(item) for item in value]
     if isinstance(value, str):
-        uri = _DATA_URI.match(value)
-        return value if uri is None else _media_line(uri.group(1), value[uri.end() :])
+        return _without_media_text(value, None)
     if not isinstance(value, dict):
         return value
     mime = value.get("mimeType")
-    mime = mime if isinstance(mime, str) else None
-    media = mime is not None and mime.startswith(_MEDIA_TYPES)
+    named = mime if isinstance(mime, str) and mime else None
     return {
-        key: _media_line(mime or "binary", item)
-        if isinstance(item, str) and (key == "blob" or (key == "data" and media))
+        key: _without_media_text(item, named if key in ("data", "blob") else None)
+        if isinstance(item, str)
         else without_media(item)
         for key, item in value.items()
     }
 
 
+def is_base64_media(text: str) -> bool:
+    """Whether ``text`` is at least ``MEDIA_CHARS`` characters of strict base64 (the standard
+    alphabet, no whitespace, padded to a multiple of 4) and not hexadecimal digits only."""
+    return (
+        len(text) >= MEDIA_CHARS
+        and len(text) % 4 == 0
+        and _BASE64.fullmatch(text) is not None
+        and _HEX.fullmatch(text) is None
+    )
+
+
+def _without_media_text(text: str, mime: str | None) -> str:
+    """``text`` as ``without_media`` keeps it; ``mime``: its object's, for ``data``/``blob``."""
+    if is_base64_media(text):
+        return _media_line(mime or _sniffed(text), text)
+    return _DATA_URI.sub(_uri_placeholder, text) if "data:" in text else text
+
+
+def _uri_placeholder(uri: re.Match[str]) -> str:
+    mime = uri.group(1)
+    return uri.group(0) if _TEXTUAL.fullmatch(mime) else _media_line(mime, uri.group(2))
+
+
+def _sniffed(data: str) -> str:
+    """The media type the first bytes of base64 ``data`` show, else ``binary``."""
+    head = base64.b64decode(data[:16])
+    return next((mime for magic, mime in _SIGNATURES if head.startswith(magic)), "binary")
+
+
 def repeats(text: str, structured: Any) -> bool:
-    """Whether ``structured`` says nothing ``text`` does not: it is the JSON value the text
-    holds, or an object of one entry whose value is the text or its JSON value (SDK servers
-    send ``{"result": <the text>}``, the filesystem server ``{"content": <the text>}``)."""
+    """Whether ``structured`` says nothing ``text`` does not: it is the text, or the JSON value
+    the text holds, or an object of the one entry ``result`` or ``content`` whose value is
+    either (SDK servers send ``{"result": <the text>}``, the filesystem server ``{"content":
+    <the text>}``); any other key says something."""
     candidates = [structured]
     if isinstance(structured, dict) and len(structured) == 1:
-        candidates.extend(structured.values())
+        candidates.extend(v for k, v in structured.items() if k in ("result", "content"))
     if any(candidate == text for candidate in candidates if isinstance(candidate, str)):
         return True
     try:

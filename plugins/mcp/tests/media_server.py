@@ -9,8 +9,12 @@ SDK sends its JSON as text and the dict as structured); ``counted`` answers data
 
 import argparse
 import base64
+import hashlib
+import json
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(3000)).decode()
+PDF = base64.b64encode(b"%PDF-1.7\n" + bytes(3000)).decode()
+MANIFEST = base64.b64encode(json.dumps({"pages": 3}).encode()).decode()
 
 
 def main() -> None:
@@ -54,6 +58,34 @@ def main() -> None:
         return CallToolResult(
             content=[TextContent(type="text", text="2 files")],
             structured_content={"files": ["a.txt", "b.txt"], "total": 2},
+        )
+
+    @server.tool()
+    def document() -> CallToolResult:
+        """A PDF as structured data, with a preview, an image URL and a digest."""
+        return CallToolResult(
+            content=[TextContent(type="text", text="report.pdf, 3 pages")],
+            structured_content={
+                "name": "report.pdf",
+                "mimeType": "application/pdf",
+                "data": PDF,
+                "screenshot": PNG,
+                "cover": {"mimeType": "image/png", "data": "https://example.org/cover.png"},
+                "sha256": hashlib.sha256(base64.b64decode(PDF)).hexdigest(),
+                "head_hex": base64.b64decode(PDF)[:640].hex(),  # 1,280 hex digits
+            },
+        )
+
+    @server.tool()
+    def page() -> CallToolResult:
+        """HTML holding an image as a data URI, and a JSON manifest as another."""
+        html = f'<p>A cat:</p><img src="data:image/png;base64,{PNG}" alt="cat"><p>The end.</p>'
+        return CallToolResult(
+            content=[TextContent(type="text", text="a page")],
+            structured_content={
+                "html": html,
+                "manifest": f"data:application/json;base64,{MANIFEST}",
+            },
         )
 
     server.run()
