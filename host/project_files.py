@@ -8,9 +8,11 @@ files of the data directory that grow with use and have no limit (session logs, 
 index), ``open_regular``:
 
 - a link is followed only to a regular file; a directory, device, FIFO or socket is refused
-  before it is opened (opening a device can have effects of its own), and what was opened is
-  checked again (``fstat``), so a file swapped in between is refused too. The open is
-  non-blocking, so a FIFO swapped in never blocks it;
+  before it is opened (opening a device can have effects of its own). On Linux the check is
+  made on an ``O_PATH`` handle and the file opened through it, so a file swapped in between
+  is never opened; elsewhere what was opened is checked again (``fstat``), so a file swapped
+  in between the check and the open is opened, then refused. The open is non-blocking, so a
+  FIFO swapped in never blocks it;
 - each kind of file ``read_regular`` reads has its limit, kept by its reader and listed in
   docs/project-files.md: a larger file is refused without being read, unless the caller reads
   only its head (``cut``).
@@ -27,6 +29,8 @@ from pathlib import Path
 
 _FLAGS = os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CHUNK = 1 << 16
+_PROC_FD = "/proc/self/fd/"
+_BY_HANDLE = hasattr(os, "O_PATH") and os.path.isdir(_PROC_FD)
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISCHR, "a character device"),
@@ -71,9 +75,16 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> int | None:
     """A descriptor of the regular file at ``path`` (a link to one is followed), opened with
     ``flags`` and ``O_NONBLOCK`` (no effect on a regular file); None when there is no file
     there. ``FileRefused`` for anything else, with no limit on the size: for files that grow
-    with use, such as session logs. The caller closes the descriptor."""
+    with use, such as session logs. The caller closes the descriptor.
+
+    On Linux the name is opened with ``O_PATH`` (a handle that opens nothing: no device or
+    FIFO open runs), that handle is checked, and only a regular file is then opened, through
+    ``/proc/self/fd``: the very file checked. Elsewhere the name is checked (``stat``), opened,
+    and what was opened checked again: a device swapped in between is opened, then refused."""
     name = os.fspath(path)
     try:
+        if _BY_HANDLE:
+            return _open_by_handle(name, flags)
         _check(name, os.stat(name))  # what a link leads to, before opening it
         fd = os.open(name, flags | _FLAGS)
     except (FileNotFoundError, NotADirectoryError):
@@ -86,6 +97,16 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> int | None:
         os.close(fd)
         raise
     return fd
+
+
+def _open_by_handle(name: str, flags: int) -> int:
+    """``name`` opened with ``flags`` if an ``O_PATH`` handle on it shows a regular file."""
+    handle = os.open(name, os.O_PATH | os.O_CLOEXEC)
+    try:
+        _check(name, os.fstat(handle))
+        return os.open(f"{_PROC_FD}{handle}", flags | _FLAGS)
+    finally:
+        os.close(handle)
 
 
 def _check(name: str, info: os.stat_result) -> None:

@@ -116,3 +116,44 @@ def test_a_fifo_swapped_in_after_the_check_is_refused_without_blocking(
     swapped_after_the_check(monkeypatch, no_writer_fifo, tmp_path / "regular")
     # what was opened is what counts, and opening it did not wait for a writer
     assert refusal_in_a_thread(no_writer_fifo) == ["is a FIFO, not a regular file"]
+
+
+def opens_recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Every ``os.open`` from now on, as (path, flags)."""
+    opened: list[tuple[str, int]] = []
+    real = os.open
+
+    def record(target: str | Path, flags: int, *args: Any, **kwargs: Any) -> int:
+        opened.append((os.fspath(target), flags))
+        return real(target, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", record)
+    return opened
+
+
+def test_a_fifo_or_device_swapped_in_is_never_opened_for_reading(
+    no_writer_fifo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "regular").write_text("{}")
+    (tmp_path / "zero").symlink_to("/dev/zero")  # Linux: the open goes through O_PATH
+    for swapped in (no_writer_fifo, tmp_path / "zero"):
+        swapped_after_the_check(monkeypatch, swapped, tmp_path / "regular")
+        opened = opens_recorded(monkeypatch)
+        refusal(swapped)
+        # only a handle on the name (O_PATH: no open effects), never the FIFO or device itself
+        assert opened == [(str(swapped), os.O_PATH | os.O_CLOEXEC)]
+
+
+def test_a_regular_file_is_opened_with_the_callers_flags(tmp_path: Path) -> None:
+    from host.project_files import open_regular
+
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b"one\n")
+    fd = open_regular(path, os.O_RDWR | os.O_APPEND)
+    assert fd is not None
+    try:
+        os.write(fd, b"two\n")
+        assert os.fstat(fd).st_ino == path.stat().st_ino
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == b"one\ntwo\n"
