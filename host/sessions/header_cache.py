@@ -16,7 +16,9 @@ and it cannot be a stale header:
   then necessarily carries a later timestamp (a file being appended to is simply read again);
 * the stat comes before the header is read, so a file replaced in between is cached under its
   old key and read again next time. Files that are no session log are re-checked by stat every
-  time, and read again once they change; a file that cannot be read is not cached at all.
+  time, and read again once they change; a file that cannot be read is not cached at all, and
+  one that is no regular file (a device, a FIFO: the data directory may lie in a cloned
+  repository) is never opened.
 
 Given a ``file``, the cache also outlives the process: the first list of a new one starts from
 what the last list of any process wrote there (``host.sessions.header_cache_file``), checked by
@@ -31,6 +33,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from stat import S_ISREG
 
 from host.cancel import CancelSignal, raise_if_cancelled
 from host.sessions import header_cache_file
@@ -139,6 +142,8 @@ class HeaderCache:
         try:
             st = entry.stat()  # before the read: a file replaced in between is re-read
         except OSError:
+            return None, _READ
+        if not S_ISREG(st.st_mode):  # a device or FIFO is never opened: unreadable, skipped
             return None, _READ
         key = (st.st_ino, st.st_ctime_ns, st.st_size)
         if cached is not None and cached[0] == key:

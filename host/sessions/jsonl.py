@@ -23,6 +23,7 @@ Nothing is ever written outside ``data_dir``; hostile ids are refused first. Log
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 from collections.abc import Sequence
@@ -290,8 +291,16 @@ class JsonlPersistence:
         stem = name[: -len(SUFFIX)]
         if SESSION_ID_PATTERN.fullmatch(stem) is None:
             return None
-        # No Path per file; O_NONBLOCK: a FIFO named like a log fails to read, not blocks.
-        fd = os.open(os.path.join(self._dir_name, name), os.O_RDONLY | os.O_NONBLOCK)
+        # No Path per file. The caller skipped what was no regular file at its stat; the open
+        # follows no link (one swapped in since is opened, and refused, by host.project_files),
+        # and O_NONBLOCK: a FIFO swapped in fails to read, not blocks.
+        path = os.path.join(self._dir_name, name)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError as error:
+            if error.errno != errno.ELOOP:
+                raise
+            fd = self._open_link(path)
         try:
             head = read_head(fd)
         finally:
@@ -301,6 +310,18 @@ class JsonlPersistence:
         except CodecError:
             return None
         return (header, head[: length - 1]) if header.id == stem else None
+
+    @staticmethod
+    def _open_link(path: str) -> int:
+        """The log a link at ``path`` leads to, only if it is a regular file (else ``OSError``:
+        the listing skips it)."""
+        try:
+            fd = open_regular(path)
+        except FileRefused as refused:
+            raise OSError(errno.EINVAL, refused.reason) from None
+        if fd is None:
+            raise FileNotFoundError(errno.ENOENT, "a dangling link", path)
+        return fd
 
     async def list(self, *, signal: CancelSignal | None = None) -> list[SessionHeader]:
         """See ``SessionPersistence.list``: headers only; unreadable entries are skipped."""

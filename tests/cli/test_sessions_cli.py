@@ -6,9 +6,13 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from host.agents.scripted import call, say
+from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import SessionHeader
 from host.testing import build_host
 from tests.cli.support import capped_agent_host
@@ -157,3 +161,40 @@ def test_a_log_that_is_a_device_or_a_fifo_is_one_line(tmp_path):
         )
     listed = capped_agent_host("sessions", "list", cwd=tmp_path)
     assert (listed.returncode, listed.stdout, listed.stderr) == (0, "(no sessions)\n", "")
+
+
+@contextmanager
+def waiting_writer(fifo: Path) -> Iterator[threading.Event]:
+    """A thread opening ``fifo`` for writing, which waits until someone opens it for reading:
+    the event is set once that happened. Released (by a reader of our own) on exit."""
+    started, opened = threading.Event(), threading.Event()
+
+    def write() -> None:
+        started.set()
+        os.close(os.open(fifo, os.O_WRONLY))
+        opened.set()
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    started.wait()
+    try:
+        yield opened
+    finally:
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        writer.join(timeout=30)
+        os.close(reader)
+
+
+def test_a_listing_opens_no_device_or_fifo_named_like_a_log(tmp_path):
+    data_dir = tmp_path / "data"  # where capped_agent_host keeps sessions: in the project
+    header = SessionHeader(id="real", created_at=1)
+    JsonlPersistence(data_dir, fsync="never").open_writer(header, create=True).close()
+    (data_dir / "abc.jsonl").symlink_to("/dev/zero")  # an endless read would take all memory
+    (data_dir / "rnd.jsonl").symlink_to("/dev/urandom")
+    os.mkfifo(data_dir / "fifo.jsonl")
+    with waiting_writer(data_dir / "fifo.jsonl") as opened:
+        for _ in range(2):  # the second from the header cache file
+            listed = capped_agent_host("sessions", "list", cwd=tmp_path)
+            assert (listed.returncode, listed.stderr) == (0, "")
+            assert [line.split()[0] for line in listed.stdout.splitlines()[2:]] == ["real"]
+        assert not opened.is_set()  # the listing never opened the FIFO

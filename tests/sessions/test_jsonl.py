@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -224,6 +225,43 @@ async def test_list_headers_sorted_and_skips_non_sessions(
     (data_dir / "junk.jsonl").write_bytes(b"junk\n")
     os.mkdir(data_dir / "dir.jsonl")
     assert [h.id for h in await persistence.list()] == ["c", "a", "b"]
+
+
+def opens_recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Every ``os.open`` from now on: (the file's name, flags)."""
+    opened: list[tuple[str, int]] = []
+    real_open = os.open
+
+    def recording(path: str, flags: int, *args: Any, **kwargs: Any) -> int:
+        opened.append((os.path.basename(path), flags))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", recording)
+    return opened
+
+
+async def test_list_never_opens_a_device_or_fifo_named_like_a_log(
+    persistence: JsonlPersistence, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_session(persistence, "real", [], created_at=1)
+    write_session(JsonlPersistence(tmp_path / "elsewhere"), "linked", [], created_at=2)
+    (data_dir / "linked.jsonl").symlink_to(tmp_path / "elsewhere" / "linked.jsonl")
+    (data_dir / "abc.jsonl").symlink_to("/dev/zero")  # opening a device can do anything
+    (data_dir / "rnd.jsonl").symlink_to("/dev/urandom")
+    os.mkfifo(data_dir / "fifo.jsonl")
+    os.mkdir(data_dir / "dir.jsonl")
+    opened = opens_recorded(monkeypatch)
+    for _ in range(2):  # the second from the header cache
+        assert [h.id for h in await persistence.list()] == ["real", "linked"]
+    names = {name for name, _ in opened}
+    assert {"abc.jsonl", "rnd.jsonl", "fifo.jsonl", "dir.jsonl"}.isdisjoint(names), opened
+    assert {"real.jsonl", "linked.jsonl"} <= names  # what was recorded is what it opens
+    # a link swapped in after the listing's stat: unreadable (skipped), its device not opened
+    opened.clear()
+    with pytest.raises(OSError):
+        persistence._read_header("abc.jsonl")
+    tried = [flags & (os.O_NOFOLLOW | os.O_PATH) for _, flags in opened]
+    assert tried == [os.O_NOFOLLOW, os.O_PATH], opened  # a link is no log; then a handle only
 
 
 async def test_list_of_missing_dir_is_empty(tmp_path: Path) -> None:
