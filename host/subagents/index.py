@@ -48,6 +48,12 @@ Row = tuple[str, int, int, Identity | IdentityProblem]
 
 _COMPACT_MIN_LINES = 256
 
+INDEX_BYTES = 64 << 20
+"""The largest index file read. A row takes about 130 to 250 bytes and compaction keeps at
+most about two lines per child, so a real index stays far below (over 100,000 children). A
+larger file (a repository may commit a sparse one of many GB) is not read: it is treated as
+an unreadable index, one warning and listings inspect the children's logs."""
+
 
 def fingerprint(header: SessionHeader) -> str:
     """A stable hash of every field of ``header`` (the same header always gives the same)."""
@@ -143,16 +149,19 @@ class IdentityIndex:
         try:
             with os.fdopen(fd, "rb") as file:
                 stat = os.fstat(fd)
+                if stat.st_size > INDEX_BYTES:
+                    self._reset(f"{self.path}: larger than {INDEX_BYTES} bytes")
+                    return
                 cached = self._stat
                 if cached is not None and cached[0] == stat.st_ino and cached[1] <= stat.st_size:
                     if cached[1] == stat.st_size:
                         return
                     file.seek(cached[1])
-                    self._consume(file.read(), stat.st_ino, cached[1])
+                    self._consume(file.read(stat.st_size - cached[1]), stat.st_ino, cached[1])
                     return
                 self._rows = {}
                 self._lines = 0
-                self._consume(file.read(), stat.st_ino, 0)
+                self._consume(file.read(stat.st_size), stat.st_ino, 0)  # what grew: next time
         except OSError as exc:
             self._reset(f"{self.path} is unreadable: {exc}")
             return

@@ -13,7 +13,7 @@ import pytest
 
 from host.sessions.model import SessionHeader
 from host.subagents.identity import Identity, IdentityProblem
-from host.subagents.index import IdentityIndex, fingerprint
+from host.subagents.index import INDEX_BYTES, IdentityIndex, fingerprint
 from tests.subagents.conftest import continuable, one_shot
 
 
@@ -180,3 +180,20 @@ def test_an_index_that_is_a_device_or_a_fifo_is_one_warning(path: Path) -> None:
     [refused, unwritten] = lookups_in_subprocess(path)
     assert refused == f"identity index {path}: is a FIFO, not a regular file"
     assert unwritten.startswith(f"cannot write identity index {path}: ")
+
+
+def test_an_oversized_index_is_one_warning_and_never_read(path: Path) -> None:
+    IdentityIndex(path).record(header(), continuable(), 0)  # the row the lookups look for
+    with path.open("r+b") as file:
+        file.truncate(4 << 30)  # sparse: a repository can commit it; read whole, 4 GiB
+    assert lookups_in_subprocess(path) == [
+        f"identity index {path}: larger than {INDEX_BYTES} bytes"
+    ]
+
+
+def test_an_index_at_its_limit_is_read(path: Path) -> None:
+    IdentityIndex(path).record(header(), continuable(), 0)
+    os.truncate(path, INDEX_BYTES)  # sparse: NULs after the row, a torn last line
+    assert IdentityIndex(path).lookup(header()) == Identity("continuable", "worker", "spawn", 0)
+    os.truncate(path, INDEX_BYTES + 1)
+    assert IdentityIndex(path).lookup(header()) is None  # a miss: the child's log is read
