@@ -24,10 +24,12 @@ rewrite may be lost, which again costs only speed. The index is never fsynced.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -237,14 +239,19 @@ class IdentityIndex:
         data = (line + "\n").encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK  # a FIFO: no wait
+            # Never through a link (a repository may commit the data directory), never into a
+            # FIFO or device: the index is a regular file of ours or nothing is written.
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW
             fd = os.open(self.path, flags, 0o644)
             try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise OSError(errno.EINVAL, "not a regular file")
                 os.write(fd, data)
             finally:
                 os.close(fd)
         except OSError as exc:
-            log.warning("cannot write identity index %s: %s", self.path, exc)
+            why = "it is a link" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
+            log.warning("cannot write identity index %s: %s", self.path, why)
 
     def _maybe_compact(self) -> None:
         """Rewrite the file when most of its lines are superseded; never raises."""

@@ -173,7 +173,8 @@ def test_an_index_that_is_a_device_or_a_fifo_is_one_warning(path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.symlink_to("/dev/zero")
     assert lookups_in_subprocess(path) == [
-        f"identity index {path}: is a character device (a link to /dev/zero), not a regular file"
+        f"identity index {path}: is a character device (a link to /dev/zero), not a regular file",
+        f"cannot write identity index {path}: it is a link",
     ]
     path.unlink()
     os.mkfifo(path)  # nobody reads or writes it: a blocking open waits forever
@@ -197,3 +198,17 @@ def test_an_index_at_its_limit_is_read(path: Path) -> None:
     assert IdentityIndex(path).lookup(header()) == Identity("continuable", "worker", "spawn", 0)
     os.truncate(path, INDEX_BYTES + 1)
     assert IdentityIndex(path).lookup(header()) is None  # a miss: the child's log is read
+
+
+def test_an_index_that_is_a_link_is_never_written_through(path: Path, tmp_path: Path) -> None:
+    """A repository may commit the data directory: an index linked to one of the user's files
+    must not get rows appended to that file."""
+    victim = tmp_path / "bashrc"
+    victim.write_text("export PATH\n")
+    path.parent.mkdir(parents=True)
+    path.symlink_to(victim)
+    index = IdentityIndex(path)
+    index.record(header(), continuable(), 0)
+    index.invalidate("c1")
+    assert victim.read_text() == "export PATH\n"
+    assert IdentityIndex(path).lookup(header()) is None  # nothing was recorded through it
