@@ -97,7 +97,8 @@ async def measure_delivery(dsn: str, schema: str, count: int) -> dict[str, list[
                     content="please continue with the next file " * 3,
                     source=None,
                     sender_session=None,
-                )
+                ),
+                None,  # sent on behalf of no session: nothing to fence
             )
             sent = time.perf_counter()
             assert queued, "the target was not held by another host"
