@@ -9,11 +9,45 @@ from __future__ import annotations
 import json
 from typing import Any, TypeVar
 
+import attrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter
 
 T = TypeVar("T")
 
 converter = make_converter(forbid_extra_keys=True, omit_if_default=False)
+
+_CAMEL: set[type] = set()
+
+
+def camel(name: str) -> str:
+    """``snake_case`` → ``camelCase``."""
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def camel_case(cls: type[T]) -> type[T]:
+    """Class decorator: ``cls`` crosses the boundary with camelCase keys (the client protocol's
+    convention), unknown keys refused. The hooks are made on first use, so fields may name
+    classes defined further down."""
+    _CAMEL.add(cls)
+    return cls
+
+
+def _renames(cls: type) -> dict[str, Any]:
+    return {field.name: override(rename=camel(field.name)) for field in attrs.fields(cls)}
+
+
+converter.register_unstructure_hook_factory(
+    lambda cls: cls in _CAMEL,
+    lambda cls: make_dict_unstructure_fn(cls, converter, **_renames(cls)),
+)
+converter.register_structure_hook_factory(
+    lambda cls: cls in _CAMEL,
+    lambda cls: make_dict_structure_fn(
+        cls, converter, _cattrs_forbid_extra_keys=True, **_renames(cls)
+    ),
+)
 
 
 def unstructure(value: Any) -> Any:

@@ -40,8 +40,8 @@ from host.cli.style import Style
 from host.cli.terminal.asker import PromptAsker
 from host.cli.terminal.completion import SlashCompleter
 from host.cli.terminal.lines import StreamLines, event_lines
-from host.cli.terminal.tree import Tree
 from host.cli.transcript import render_message
+from host.clients.tree import Tree
 from host.errors import HostError
 from host.sessions.model import Event, MessageEvent, TurnEnd, TurnStart
 
@@ -151,7 +151,7 @@ class TerminalFront:
 
     def _appended(self, session: Session, events: Sequence[Event]) -> None:
         assert self.root is not None and self._tree is not None
-        changed = self._tree.observe(session.id, session.header.parent_session, events)
+        changed = bool(self._tree.observe(session.id, session.header.parent_session, events))
         if session.id == self.root.id:
             names = self._names()
             for event in events:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from host.agents import say
-from host.cli.terminal.tree import Tree
+from host.clients.tree import Tree
 from host.sessions.model import (
     Event,
     EventBody,
