@@ -69,27 +69,29 @@ class Commands:
             return self._root(live)
         header = await self.header(thread_id)
         if header.parent_session is not None:
-            raise ClientError("NOT_A_ROOT", f'"{thread_id}" is a subagent\'s session, not a thread')
+            raise _not_a_root(thread_id)
         try:
             agent: Agent = await self._host.services.agents.resume(thread_id, label=ROOT_LABEL)
         except PersistenceError as error:
             if error.code == PersistenceError.LOCKED:
-                raise ClientError("LOCKED", f'thread "{thread_id}" is in use by another process')
+                message = f'thread "{thread_id}" is in use by another process'
+                raise ClientError("LOCKED", message) from None
             raise
         return agent
 
-    def live_root(self, thread_id: str) -> Agent:
+    async def live_root(self, thread_id: str) -> Agent:
         """The live root agent of ``thread_id``."""
         agent = self._host.services.agents.get(thread_id)
         if agent is None:
-            known = self._host.services.sessions.get(thread_id) is not None
-            code, why = ("NOT_A_ROOT", "is not a thread") if known else ("NOT_LIVE", "is not live")
-            raise ClientError(code, f'"{thread_id}" {why} here (thread/start or thread/resume)')
+            header = await self.header(thread_id)
+            if header.parent_session is not None:
+                raise _not_a_root(thread_id)
+            raise ClientError("NOT_LIVE", f'thread "{thread_id}" is not live here: resume it first')
         return self._root(agent)
 
     def _root(self, agent: Agent) -> Agent:
         if agent.session.header.parent_session is not None:
-            raise ClientError("NOT_A_ROOT", f'"{agent.id}" is a subagent\'s session, not a thread')
+            raise _not_a_root(agent.id)
         return agent
 
     async def threads(self) -> list[SessionHeader]:
@@ -109,17 +111,17 @@ class Commands:
 
     # -- turns -----------------------------------------------------------------------------
 
-    def followup(self, thread_id: str, text: str) -> str:
+    async def followup(self, thread_id: str, text: str) -> str:
         """Queue ``text`` as the root's next turn; the accepted message's id."""
-        return self.live_root(thread_id).followup(text)
+        return (await self.live_root(thread_id)).followup(text)
 
-    def steer(self, thread_id: str, text: str) -> str:
+    async def steer(self, thread_id: str, text: str) -> str:
         """Join the root's running turn at its next step (or start one); the message's id."""
-        return self.live_root(thread_id).steer(text)
+        return (await self.live_root(thread_id)).steer(text)
 
-    def interrupt(self, thread_id: str) -> None:
+    async def interrupt(self, thread_id: str) -> None:
         """Stop the root's current turn (queued messages stay parked)."""
-        self.live_root(thread_id).interrupt()
+        (await self.live_root(thread_id)).interrupt()
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -159,7 +161,7 @@ class Commands:
 
     async def subagents(self, thread_id: str, scope: Scope) -> tuple[str, list[dict[str, Any]]]:
         """The root's subagents as ``list_agents`` shows them: its text and its rows."""
-        root = self.live_root(thread_id)
+        root = await self.live_root(thread_id)
         service = self._subagents()
         if scope == "children":
             entries = await service.list_children(root.id)
@@ -175,7 +177,7 @@ class Commands:
         id. A failure's message is ``send_message``'s error text."""
         from host.subagents.types import MessageSource
 
-        root = self.live_root(thread_id)
+        root = await self.live_root(thread_id)
         source = MessageSource("coordinator", root.id).as_dict()
         try:
             message_id: str = await self._subagents().followup(
@@ -185,9 +187,9 @@ class Commands:
             raise ClientError(error.code, NOT_DELIVERED + error.message) from None
         return message_id
 
-    def interrupt_subagent(self, thread_id: str, subagent_id: str) -> None:
+    async def interrupt_subagent(self, thread_id: str, subagent_id: str) -> None:
         """Stop a descendant's current turn, as ``interrupt_agent`` would."""
-        root = self.live_root(thread_id)
+        root = await self.live_root(thread_id)
         self._subagents().interrupt(subagent_id, caller=root)
 
     def _subagents(self) -> Any:
@@ -195,3 +197,7 @@ class Commands:
         if service is None:
             raise ClientError("SERVICE_UNAVAILABLE", "no subagent service (is it blocked?)")
         return service
+
+
+def _not_a_root(session_id: str) -> ClientError:
+    return ClientError("NOT_A_ROOT", f'"{session_id}" is a subagent\'s session, not a thread')

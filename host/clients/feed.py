@@ -54,22 +54,23 @@ if TYPE_CHECKING:
 Listener = Callable[[ClientEvent], None]
 
 
+REPLAYED = (
+    TurnStarted, TurnCompleted, ItemCompleted, ApprovalRequestedEvent, ApprovalDecidedEvent
+)
+"""The events a replay makes (from the thread's own log); the others are live only."""
+
+
 @attrs.define(eq=False)
 class _Follower:
     listener: Listener
-    last_seq: int = -1
+    covered: int = -1  # the last seq of the thread's log the replay covered
     waiting: list[ClientEvent] | None = attrs.field(factory=list)  # None once live
 
-    def deliver(self, thread_id: str, event: ClientEvent) -> None:
+    def deliver(self, event: ClientEvent) -> None:
         if self.waiting is not None:
             self.waiting.append(event)
-            return
-        seq = getattr(event, "seq", None)
-        if getattr(event, "session_id", None) == thread_id and seq is not None:
-            if seq <= self.last_seq:
-                return  # the replay covered it
-            self.last_seq = seq
-        self.listener(event)
+        elif not (isinstance(event, REPLAYED) and event.seq <= self.covered):
+            self.listener(event)
 
 
 class _Thread:
@@ -186,14 +187,13 @@ class Feed:
             raise
         replay = _Thread(thread_id, lambda _id: None).fold(stored)
         thread.fold(stored)
-        start = -1 if after_seq is None else after_seq
-        follower.last_seq = stored[-1].seq if after_seq is None and stored else start
+        follower.covered = stored[-1].seq if stored else -1
         for event in replay:
-            if after_seq is not None and getattr(event, "seq", -1) > start:
+            if after_seq is not None and isinstance(event, REPLAYED) and event.seq > after_seq:
                 follower.listener(event)
         waiting, follower.waiting = follower.waiting or [], None
         for event in waiting:
-            follower.deliver(thread_id, event)
+            follower.deliver(event)
         self._attach_stream(thread)
 
         def stop() -> None:
@@ -245,4 +245,4 @@ class Feed:
     def _send(self, thread: _Thread, made: Sequence[ClientEvent]) -> None:
         for event in made:
             for follower in list(thread.followers):
-                follower.deliver(thread.id, event)
+                follower.deliver(event)

@@ -1,0 +1,159 @@
+"""A test client driving a real ``agent-host app-server`` subprocess over stdio.
+
+A thread reads stdout (one JSON message per line) into a queue; ``request`` sends and waits
+for the response, keeping the notifications and server requests that come meanwhile in
+``seen``; ``expect`` waits for the next message a predicate accepts. Server requests are
+answered by ``answer`` (None: left unanswered). Every message read is validated against the
+protocol's JSON Schema (``validator``) when one is given.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.cli.support import AGENT_HOST
+
+TIMEOUT = 60.0
+
+Message = dict[str, Any]
+
+
+def environment(home: Path) -> dict[str, str]:
+    """The caller's environment without model settings, ``AGENT_HOST_HOME`` at ``home``."""
+    from agent_host_openai.testing import ENV_VARS
+
+    environ = {
+        k: v for k, v in os.environ.items() if not k.startswith("AGENT_HOST_") and k not in ENV_VARS
+    }
+    environ["AGENT_HOST_HOME"] = str(home)
+    return environ
+
+
+class Client:
+    """One app-server subprocess and the messages it wrote."""
+
+    def __init__(
+        self,
+        cwd: Path,
+        *args: str,
+        script: Path | None = None,
+        validate: Callable[[Message], None] | None = None,
+    ) -> None:
+        command = [AGENT_HOST, "--data-dir", str(cwd / "data"), "app-server", *args]
+        if script is not None:
+            command += ["--script", str(script)]
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=environment(cwd / "home"),
+        )
+        self.validate = validate
+        self.seen: list[Message] = []
+        self.answer: Callable[[Message], Any] | None = None
+        self._inbox: queue.Queue[Message | None] = queue.Queue()
+        self._next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._inbox.put(json.loads(line))
+        self._inbox.put(None)
+
+    def send_raw(self, data: bytes) -> None:
+        """Write bytes to the server's stdin."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def send(self, message: Message) -> None:
+        """Write one message."""
+        self.send_raw(json.dumps(message).encode() + b"\n")
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification."""
+        self.send({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
+
+    def request(self, method: str, params: Any = None) -> Message:
+        """Send a request; its response (``result`` or ``error``)."""
+        self._next_id += 1
+        request_id = self._next_id
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}})
+        return self.expect(lambda m: m.get("id") == request_id and "method" not in m)
+
+    def call(self, method: str, params: Any = None) -> Any:
+        """``request`` that must succeed: its result."""
+        response = self.request(method, params)
+        assert "result" in response, response
+        return response["result"]
+
+    def initialize(self, **capabilities: bool) -> Message:
+        """The handshake."""
+        result = self.call(
+            "initialize",
+            {"clientInfo": {"name": "tests", "version": "1"}, "capabilities": capabilities},
+        )
+        self.notify("initialized")
+        return result
+
+    def expect(self, accepts: Callable[[Message], bool], timeout: float = TIMEOUT) -> Message:
+        """The next message ``accepts`` takes; every message read is kept in ``seen``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                message = self._inbox.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no such message within {timeout}s") from None
+            if message is None:
+                raise AssertionError("the server closed its stdout")
+            if self.validate is not None:
+                self.validate(message)
+            self.seen.append(message)
+            if "method" in message and "id" in message and self.answer is not None:
+                reply = self.answer(message)
+                if reply is not None:
+                    self.send({"jsonrpc": "2.0", "id": message["id"], "result": reply})
+            if accepts(message):
+                return message
+
+    def notification(self, method: str, **where: Any) -> Message:
+        """The next notification ``method`` whose params (or their item) match ``where``."""
+
+        def accepts(message: Message) -> bool:
+            if message.get("method") != method or "id" in message:
+                return False
+            params = message["params"]
+            return all(params.get(k, params.get("item", {}).get(k)) == v for k, v in where.items())
+
+        return self.expect(accepts)
+
+    def notifications(self, method: str | None = None) -> list[Message]:
+        """The notifications seen so far (of ``method``)."""
+        return [
+            m for m in self.seen
+            if "id" not in m and "method" in m and (method is None or m["method"] == method)
+        ]
+
+    def close(self) -> tuple[int, str]:
+        """Close stdin; the exit code and stderr."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        code = self.process.wait(timeout=TIMEOUT)
+        assert self.process.stderr is not None
+        return code, self.process.stderr.read().decode()
+
+    def kill(self) -> None:
+        """SIGKILL the server."""
+        self.process.kill()
+        self.process.wait(timeout=TIMEOUT)

@@ -1,0 +1,74 @@
+"""Fixtures of the app-server tests: a project directory with a script and an approval policy,
+and clients of real ``agent-host app-server`` subprocesses (closed after the test)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.appserver.client import Client
+
+TREE_SCRIPT = {
+    "user": [
+        {
+            "text": "Starting research.",
+            "tool_calls": [
+                {"name": "subagent", "arguments": {"description": "research", "prompt": "Look."}}
+            ],
+        },
+        "Research is running.",
+    ],
+    "research": [
+        {
+            "tool_calls": [
+                {
+                    "name": "subagent",
+                    "arguments": {
+                        "description": "deep",
+                        "prompt": "Dig.",
+                        "run_in_background": False,
+                    },
+                }
+            ]
+        },
+        {"tool_calls": [{"name": "report", "arguments": {"output": "Found it."}}]},
+        "Research done.",
+    ],
+    "deep": [{"tool_calls": [{"name": "list_agents", "arguments": {}}]}, "Dug."],
+}
+"""The root starts a background child, which starts a foreground grandchild (depth 2) whose
+``list_agents`` call the policy sends to the user; the child then reports and settles."""
+
+ASKING_ROOT_SCRIPT = {
+    "user": [{"tool_calls": [{"name": "list_agents", "arguments": {}}]}, "Listed."],
+}
+"""The root itself calls a tool the policy asks about."""
+
+
+def project(path: Path, script: dict[str, Any]) -> Path:
+    """``path`` with ``script.json`` and an ``agent-host.toml`` asking for ``list_agents``."""
+    (path / "script.json").write_text(json.dumps(script))
+    (path / "agent-host.toml").write_text('[approvals]\nask = ["list_agents"]\n')
+    (path / "home").mkdir(exist_ok=True)
+    return path / "script.json"
+
+
+@pytest.fixture
+def clients(tmp_path: Path) -> Iterator[Callable[..., Client]]:
+    """Start clients in ``tmp_path`` (``client(script=…)``); each is killed after the test."""
+    started: list[Client] = []
+
+    def start(*args: str, script: dict[str, Any] | None = None) -> Client:
+        path = project(tmp_path, script or TREE_SCRIPT)
+        made = Client(tmp_path, *args, script=path)
+        started.append(made)
+        return made
+
+    yield start
+    for client in started:
+        if client.process.poll() is None:
+            client.kill()
