@@ -35,7 +35,7 @@ class AppServer:
         self.connections: set[Connection] = set()
         self.asker = Asker(self.connections)
         self.methods: dict[str, tuple[type, Handler]] = {
-            name: (kind, getattr(self, attribute)) for name, (kind, attribute) in METHODS.items()
+            name: (kind, getattr(self, attribute)) for name, (kind, _, attribute) in METHODS.items()
         }
         self._stops: list[Disposer] = []
         approvals = host.services.find("approvals")
@@ -169,24 +169,27 @@ class AppServer:
         return p.ModelsResult(list(models.names()), models.default_name)
 
 
-METHODS: dict[str, tuple[type, str]] = {
-    "thread/start": (p.ThreadStartParams, "thread_start"),
-    "thread/resume": (p.ThreadResumeParams, "thread_resume"),
-    "thread/list": (p.ThreadListParams, "thread_list"),
-    "thread/read": (p.ThreadReadParams, "thread_read"),
-    "thread/subscribe": (p.ThreadSubscribeParams, "thread_subscribe"),
-    "thread/unsubscribe": (p.ThreadIdParams, "thread_unsubscribe"),
-    "turn/start": (p.TurnParams, "turn_start"),
-    "turn/steer": (p.TurnParams, "turn_steer"),
-    "turn/interrupt": (p.ThreadIdParams, "turn_interrupt"),
-    "subagent/list": (p.SubagentListParams, "subagent_list"),
-    "subagent/send": (p.SubagentSendParams, "subagent_send"),
-    "subagent/interrupt": (p.SubagentInterruptParams, "subagent_interrupt"),
-    "plugins/list": (p.NoParams, "plugins_list"),
-    "tools/list": (p.NoParams, "tools_list"),
-    "models/list": (p.NoParams, "models_list"),
+METHODS: dict[str, tuple[type, type, str]] = {
+    "thread/start": (p.ThreadStartParams, p.ThreadResult, "thread_start"),
+    "thread/resume": (p.ThreadResumeParams, p.ThreadResult, "thread_resume"),
+    "thread/list": (p.ThreadListParams, p.ThreadListResult, "thread_list"),
+    "thread/read": (p.ThreadReadParams, p.ThreadReadResult, "thread_read"),
+    "thread/subscribe": (p.ThreadSubscribeParams, p.Empty, "thread_subscribe"),
+    "thread/unsubscribe": (p.ThreadIdParams, p.Empty, "thread_unsubscribe"),
+    "turn/start": (p.TurnParams, p.TurnResult, "turn_start"),
+    "turn/steer": (p.TurnParams, p.TurnResult, "turn_steer"),
+    "turn/interrupt": (p.ThreadIdParams, p.Empty, "turn_interrupt"),
+    "subagent/list": (p.SubagentListParams, p.SubagentListResult, "subagent_list"),
+    "subagent/send": (p.SubagentSendParams, p.SubagentSendResult, "subagent_send"),
+    "subagent/interrupt": (
+        p.SubagentInterruptParams, p.SubagentInterruptResult, "subagent_interrupt"
+    ),
+    "plugins/list": (p.NoParams, p.RowsResult, "plugins_list"),
+    "tools/list": (p.NoParams, p.RowsResult, "tools_list"),
+    "models/list": (p.NoParams, p.ModelsResult, "models_list"),
 }
-"""Each method's params class and handler."""
+"""Each method's params class, result class and handler (``initialize`` is the
+connection's own: ``host.appserver.connection``)."""
 
 
 def _text(params: p.TurnParams) -> str:

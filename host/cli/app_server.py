@@ -28,9 +28,15 @@ def add_parser(commands: Any) -> None:
 
 
 def command(host: Host, args: argparse.Namespace) -> int:
-    """Serve until the client leaves (exit 0)."""
+    """Serve until the client leaves (exit 0), or write the schema files."""
     from host.cli import termination
 
+    if args.app_server_action == "schema":
+        from host.appserver.schema import write
+
+        written = write(args.out)
+        print(f"wrote {len(written)} schema files to {args.out}")
+        return 0
     if args.listen != "stdio://":
         raise HostError("BAD_LISTEN", f"cannot listen on {args.listen!r}: use stdio://")
     return termination.run(_serve(host, args))

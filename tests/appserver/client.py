@@ -3,8 +3,8 @@
 A thread reads stdout (one JSON message per line) into a queue; ``request`` sends and waits
 for the response, keeping the notifications and server requests that come meanwhile in
 ``seen``; ``expect`` waits for the next message a predicate accepts. Server requests are
-answered by ``answer`` (None: left unanswered). Every message read is validated against the
-protocol's JSON Schema (``validator``) when one is given.
+answered by ``answer`` (None: left unanswered). Every message read, and every answer to a
+server request, is checked against the protocol's JSON Schema (``Schemas``) when one is given.
 """
 
 from __future__ import annotations
@@ -37,6 +37,33 @@ def environment(home: Path) -> dict[str, str]:
     return environ
 
 
+class Schemas:
+    """The JSON Schema files ``agent-host app-server schema`` wrote, as validators."""
+
+    def __init__(self, directory: Path) -> None:
+        from jsonschema import Draft202012Validator
+
+        self.validators = {
+            path.name.removesuffix(".json"): Draft202012Validator(json.loads(path.read_text()))
+            for path in directory.glob("*.json")
+        }
+        self.checked: set[str] = set()
+
+    def check(self, name: str, value: Any) -> None:
+        """Validate ``value`` against the document ``name`` (raises when it does not fit)."""
+        self.validators[name.replace("/", ".")].validate(value)
+        self.checked.add(name)
+
+    def message(self, message: Message, methods: dict[Any, str]) -> None:
+        """Validate a message the server wrote (``methods``: request ids → methods)."""
+        if "method" in message:
+            self.check(f"{message['method']}.params", message["params"])
+        elif "error" in message:
+            self.check("error", message["error"])
+        else:
+            self.check(f"{methods[message['id']]}.result", message["result"])
+
+
 class Client:
     """One app-server subprocess and the messages it wrote."""
 
@@ -45,7 +72,7 @@ class Client:
         cwd: Path,
         *args: str,
         script: Path | None = None,
-        validate: Callable[[Message], None] | None = None,
+        schemas: Schemas | None = None,
     ) -> None:
         command = [AGENT_HOST, "--data-dir", str(cwd / "data"), "app-server", *args]
         if script is not None:
@@ -58,7 +85,8 @@ class Client:
             cwd=cwd,
             env=environment(cwd / "home"),
         )
-        self.validate = validate
+        self.schemas = schemas
+        self.methods: dict[Any, str] = {}
         self.seen: list[Message] = []
         self.answer: Callable[[Message], Any] | None = None
         self._inbox: queue.Queue[Message | None] = queue.Queue()
@@ -89,6 +117,7 @@ class Client:
         """Send a request; its response (``result`` or ``error``)."""
         self._next_id += 1
         request_id = self._next_id
+        self.methods[request_id] = method
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}})
         return self.expect(lambda m: m.get("id") == request_id and "method" not in m)
 
@@ -117,13 +146,13 @@ class Client:
                 raise AssertionError(f"no such message within {timeout}s") from None
             if message is None:
                 raise AssertionError("the server closed its stdout")
-            if self.validate is not None:
-                self.validate(message)
+            if self.schemas is not None:
+                self.schemas.message(message, self.methods)
             self.seen.append(message)
             if "method" in message and "id" in message and self.answer is not None:
                 reply = self.answer(message)
                 if reply is not None:
-                    self.send({"jsonrpc": "2.0", "id": message["id"], "result": reply})
+                    self.reply(message, reply)
             if accepts(message):
                 return message
 
@@ -137,6 +166,12 @@ class Client:
             return all(params.get(k, params.get("item", {}).get(k)) == v for k, v in where.items())
 
         return self.expect(accepts)
+
+    def reply(self, request: Message, result: Any) -> None:
+        """Answer the server's ``request`` with ``result`` (checked against its schema)."""
+        if self.schemas is not None:
+            self.schemas.check(f"{request['method']}.result", result)
+        self.send({"jsonrpc": "2.0", "id": request["id"], "result": result})
 
     def notifications(self, method: str | None = None) -> list[Message]:
         """The notifications seen so far (of ``method``)."""

@@ -4,13 +4,15 @@ and clients of real ``agent-host app-server`` subprocesses (closed after the tes
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.appserver.client import Client
+from tests.appserver.client import Client, Schemas
+from tests.cli.support import AGENT_HOST
 
 TREE_SCRIPT = {
     "user": [
@@ -57,14 +59,26 @@ def project(path: Path, script: dict[str, Any]) -> Path:
     return path / "script.json"
 
 
+@pytest.fixture(scope="session")
+def schemas(tmp_path_factory: pytest.TempPathFactory) -> Schemas:
+    """The schema files ``agent-host app-server schema --out DIR`` writes, as validators."""
+    out = tmp_path_factory.mktemp("schema")
+    subprocess.run(
+        [AGENT_HOST, "--data-dir", str(out / "data"), "app-server", "schema", "--out", str(out)],
+        check=True, capture_output=True, timeout=60, cwd=out,
+    )
+    return Schemas(out)
+
+
 @pytest.fixture
-def clients(tmp_path: Path) -> Iterator[Callable[..., Client]]:
-    """Start clients in ``tmp_path`` (``client(script=…)``); each is killed after the test."""
+def clients(tmp_path: Path, schemas: Schemas) -> Iterator[Callable[..., Client]]:
+    """Start clients in ``tmp_path`` (``client(script=…)``), every message they read checked
+    against the protocol's schema; each is killed after the test."""
     started: list[Client] = []
 
     def start(*args: str, script: dict[str, Any] | None = None) -> Client:
         path = project(tmp_path, script or TREE_SCRIPT)
-        made = Client(tmp_path, *args, script=path)
+        made = Client(tmp_path, *args, script=path, schemas=schemas)
         started.append(made)
         return made
 

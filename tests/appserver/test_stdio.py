@@ -162,7 +162,7 @@ def test_sigkill_then_resume_asks_the_open_request_again_and_reads_the_stored_lo
     assert resumed["thread"]["id"] == thread_id
     again = second.expect(lambda m: m.get("method") == "approval/request")
     assert again["params"]["requestId"] == asked["params"]["requestId"]
-    second.send({"jsonrpc": "2.0", "id": again["id"], "result": {"decision": "approve"}})
+    second.reply(again, {"decision": "approve"})
     second.notification("turn/completed")
     after = second.call("thread/read", {"threadId": thread_id, "afterSeq": before["lastSeq"]})
     kinds = [item["type"] for item in after["items"]]
