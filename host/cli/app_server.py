@@ -1,10 +1,12 @@
-"""``agent-host app-server [--listen stdio://] [--script FILE]`` and ``app-server schema --out
-DIR``: the host driven by another program over JSON-RPC 2.0 (``host.appserver``; see
-docs/app-server.md). stdout carries protocol messages only; diagnostics go to stderr."""
+"""``agent-host app-server [--listen stdio:// | ws://HOST:PORT] [--allow-remote] [--script
+FILE]`` and ``app-server schema --out DIR``: the host driven by other programs over JSON-RPC
+2.0 (``host.appserver``; see docs/app-server.md). stdout carries protocol messages only (on
+stdio); diagnostics go to stderr. Only ``ws://`` imports the WebSocket library."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,9 +17,13 @@ from host.errors import HostError
 
 def add_parser(commands: Any) -> None:
     """Register ``app-server`` and its ``schema`` action."""
-    server = commands.add_parser("app-server", help="serve JSON-RPC to other programs (stdio)")
+    server = commands.add_parser("app-server", help="serve JSON-RPC to other programs")
     server.add_argument(
-        "--listen", default="stdio://", metavar="URL", help="stdio:// (the default)"
+        "--listen", default="stdio://", metavar="URL",
+        help="stdio:// (the default) or ws://127.0.0.1:PORT",
+    )
+    server.add_argument(
+        "--allow-remote", action="store_true", help="let ws:// bind to a non-loopback address"
     )
     server.add_argument(
         "--script", type=Path, metavar="FILE", help="the scripted model answers from FILE"
@@ -37,20 +43,35 @@ def command(host: Host, args: argparse.Namespace) -> int:
         written = write(args.out)
         print(f"wrote {len(written)} schema files to {args.out}")
         return 0
+    where = None
     if args.listen != "stdio://":
-        raise HostError("BAD_LISTEN", f"cannot listen on {args.listen!r}: use stdio://")
-    return termination.run(_serve(host, args))
+        if not args.listen.startswith("ws://"):
+            raise HostError(
+                "BAD_LISTEN", f"cannot listen on {args.listen!r}: use stdio:// or ws://HOST:PORT"
+            )
+        from host.appserver.websocket import address
+
+        where = address(args.listen, args.allow_remote)
+    return termination.run(_serve(host, args, where))
 
 
-async def _serve(host: Host, args: argparse.Namespace) -> int:
+async def _serve(host: Host, args: argparse.Namespace, where: tuple[str, int] | None) -> int:
     from host.appserver.server import AppServer
-    from host.appserver.stdio import serve
     from host.cli.chat import choose_model
 
     choose_model(host, args.script, sys.stderr)
     server = AppServer(host)
     try:
-        await serve(server, sys.stdin.buffer, sys.stdout.buffer)
+        if where is None:
+            from host.appserver.stdio import serve
+
+            await serve(server, sys.stdin.buffer, sys.stdout.buffer)
+        else:
+            from host.approvals.policy import user_config_file
+            from host.appserver.websocket import serve_websocket
+
+            home = user_config_file(os.environ).parent
+            await serve_websocket(server, *where, home)
     finally:
         server.close()
         await host.aclose()

@@ -64,50 +64,35 @@ class Schemas:
             self.check(f"{methods[message['id']]}.result", message["result"])
 
 
-class Client:
-    """One app-server subprocess and the messages it wrote."""
+def start_server(cwd: Path, *args: str, script: Path | None = None) -> subprocess.Popen[bytes]:
+    """``agent-host --data-dir CWD/data app-server ARGS [--script SCRIPT]`` in ``cwd``."""
+    command = [AGENT_HOST, "--data-dir", str(cwd / "data"), "app-server", *args]
+    if script is not None:
+        command += ["--script", str(script)]
+    return subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=environment(cwd / "home"),
+    )
 
-    def __init__(
-        self,
-        cwd: Path,
-        *args: str,
-        script: Path | None = None,
-        schemas: Schemas | None = None,
-    ) -> None:
-        command = [AGENT_HOST, "--data-dir", str(cwd / "data"), "app-server", *args]
-        if script is not None:
-            command += ["--script", str(script)]
-        self.process = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=environment(cwd / "home"),
-        )
+
+class Peer:
+    """The client side of one connection: requests, answers, and the messages read."""
+
+    def __init__(self, schemas: Schemas | None) -> None:
         self.schemas = schemas
         self.methods: dict[Any, str] = {}
         self.seen: list[Message] = []
         self.answer: Callable[[Message], Any] | None = None
         self._inbox: queue.Queue[Message | None] = queue.Queue()
         self._next_id = 0
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self._inbox.put(json.loads(line))
-        self._inbox.put(None)
-
-    def send_raw(self, data: bytes) -> None:
-        """Write bytes to the server's stdin."""
-        assert self.process.stdin is not None
-        self.process.stdin.write(data)
-        self.process.stdin.flush()
 
     def send(self, message: Message) -> None:
         """Write one message."""
-        self.send_raw(json.dumps(message).encode() + b"\n")
+        raise NotImplementedError
 
     def notify(self, method: str, params: Any = None) -> None:
         """Send a notification."""
@@ -179,6 +164,38 @@ class Client:
             m for m in self.seen
             if "id" not in m and "method" in m and (method is None or m["method"] == method)
         ]
+
+
+
+class Client(Peer):
+    """One app-server subprocess over stdio and the messages it wrote."""
+
+    def __init__(
+        self,
+        cwd: Path,
+        *args: str,
+        script: Path | None = None,
+        schemas: Schemas | None = None,
+    ) -> None:
+        super().__init__(schemas)
+        self.process = start_server(cwd, *args, script=script)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._inbox.put(json.loads(line))
+        self._inbox.put(None)
+
+    def send_raw(self, data: bytes) -> None:
+        """Write bytes to the server's stdin."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def send(self, message: Message) -> None:
+        """Write one message (a line)."""
+        self.send_raw(json.dumps(message).encode() + b"\n")
 
     def close(self) -> tuple[int, str]:
         """Close stdin; the exit code and stderr."""

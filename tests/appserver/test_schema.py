@@ -4,6 +4,8 @@ classes the server encodes with, and as strict about params as the server is."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import jsonschema
 import pytest
@@ -43,3 +45,12 @@ def test_a_notification_fits_its_schema(schemas: Schemas) -> None:
     schemas.check("item/agentMessage/delta.params", delta)
     with pytest.raises(jsonschema.ValidationError):
         schemas.check("item/agentMessage/delta.params", {**delta, "delta": 3})
+
+
+def test_only_the_websocket_transport_imports_the_websocket_library() -> None:
+    code = (
+        "import sys, host.cli.main, host.appserver.server, host.appserver.stdio, "
+        "host.appserver.schema; print('websockets' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout == "False\n"
