@@ -222,7 +222,10 @@ def test_the_subagent_commands_answer_as_the_tools_do(clients) -> None:
     refused = client.request(
         "subagent/send", {"threadId": thread_id, "subagentId": deep, "text": "more"}
     )["error"]
-    assert refused["message"].startswith(f'message was not delivered: subagent "{deep}" ')
+    assert refused["message"] == (
+        f'message was not delivered: subagent "{deep}" belongs to another parent session'
+    )
+    assert (refused["code"], refused["data"]["code"]) == (-32014, "UNAUTHORIZED")
     itself = client.request(
         "subagent/interrupt", {"threadId": thread_id, "subagentId": thread_id}
     )["error"]
