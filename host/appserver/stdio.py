@@ -61,7 +61,18 @@ async def serve(server: AppServer, stdin: IO[bytes], stdout: IO[bytes]) -> None:
 
 
 async def _write(connection: Connection, stdout: IO[bytes]) -> None:
-    while (message := await connection.outbox.get()) is not None:
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        stdout.write(text.encode("utf-8") + b"\n")
-        stdout.flush()
+    """Write what the connection queues, everything queued so far in one write."""
+    while True:
+        batch = [await connection.outbox.get()]
+        while not connection.outbox.empty():
+            batch.append(connection.outbox.get_nowait())
+        lines = [_line(message) for message in batch if message is not None]
+        if lines:
+            stdout.write(b"".join(lines))
+            stdout.flush()
+        if None in batch:
+            return
+
+
+def _line(message: dict[str, object]) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
