@@ -64,8 +64,11 @@ class Schemas:
             self.check(f"{methods[message['id']]}.result", message["result"])
 
 
-def start_server(cwd: Path, *args: str, script: Path | None = None) -> subprocess.Popen[bytes]:
-    """``agent-host --data-dir CWD/data app-server ARGS [--script SCRIPT]`` in ``cwd``."""
+def start_server(
+    cwd: Path, *args: str, script: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """``agent-host --data-dir CWD/data app-server ARGS [--script SCRIPT]`` in ``cwd`` (with
+    ``env`` added to the environment)."""
     command = [AGENT_HOST, "--data-dir", str(cwd / "data"), "app-server", *args]
     if script is not None:
         command += ["--script", str(script)]
@@ -75,7 +78,7 @@ def start_server(cwd: Path, *args: str, script: Path | None = None) -> subproces
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=cwd,
-        env=environment(cwd / "home"),
+        env={**environment(cwd / "home"), **(env or {})},
     )
 
 
@@ -176,9 +179,10 @@ class Client(Peer):
         *args: str,
         script: Path | None = None,
         schemas: Schemas | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         super().__init__(schemas)
-        self.process = start_server(cwd, *args, script=script)
+        self.process = start_server(cwd, *args, script=script, env=env)
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:

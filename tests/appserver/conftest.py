@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_host_openai.testing import FakeServer
 
 from tests.appserver.client import Client, Schemas
 from tests.cli.support import AGENT_HOST
@@ -59,6 +60,15 @@ def project(path: Path, script: dict[str, Any]) -> Path:
     return path / "script.json"
 
 
+@pytest.fixture
+def model_server() -> Iterator[FakeServer]:
+    """A started OpenAI-compatible server on loopback; stopped after the test."""
+    made = FakeServer()
+    made.start()
+    yield made
+    made.stop()
+
+
 @pytest.fixture(scope="session")
 def schemas(tmp_path_factory: pytest.TempPathFactory) -> Schemas:
     """The schema files ``agent-host app-server schema --out DIR`` writes, as validators."""
@@ -76,9 +86,11 @@ def clients(tmp_path: Path, schemas: Schemas) -> Iterator[Callable[..., Client]]
     against the protocol's schema; each is killed after the test."""
     started: list[Client] = []
 
-    def start(*args: str, script: dict[str, Any] | None = None) -> Client:
-        path = project(tmp_path, script or TREE_SCRIPT)
-        made = Client(tmp_path, *args, script=path, schemas=schemas)
+    def start(
+        *args: str, script: dict[str, Any] | None = None, env: dict[str, str] | None = None
+    ) -> Client:
+        path = project(tmp_path, script or TREE_SCRIPT) if env is None else None
+        made = Client(tmp_path, *args, script=path, schemas=schemas, env=env)
         started.append(made)
         return made
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_host_openai.testing import Stream, stream_chunks
+
 from tests.appserver.client import Client, Message
 from tests.appserver.conftest import ASKING_ROOT_SCRIPT
 
@@ -245,4 +247,30 @@ def test_the_subagent_commands_answer_as_the_tools_do(clients) -> None:
         lambda m: m.get("method") == "subagent/status"
         and m["params"]["subagentId"] == research and m["params"]["status"] == "running"
     )
+    assert client.close()[0] == 0
+
+
+def test_interrupting_a_turn_mid_stream_keeps_the_text_streamed_so_far(
+    clients, model_server
+) -> None:
+    words = " ".join(f"word{n}" for n in range(40))
+    model_server.reply(Stream(stream_chunks(words), pace=0.2))
+    client = clients(env={"OPENAI_BASE_URL": model_server.url, "AGENT_HOST_MODEL": "m1"})
+    client.initialize()
+    thread_id = start_thread(client)
+    first = client.notification("item/agentMessage/delta")
+    assert client.call("turn/interrupt", {"threadId": thread_id}) == {}
+    ended = client.notification("turn/completed")
+    assert ended["params"]["stopReason"] == "interrupted"
+    streamed = "".join(
+        m["params"]["delta"] for m in client.notifications("item/agentMessage/delta")
+    )
+    assert first["params"]["delta"] == "word0" and streamed != words
+    kept = [
+        m["params"] for m in client.notifications("item/completed")
+        if m["params"]["item"]["type"] == "agentMessage"
+    ]
+    assert [(k["item"]["text"], k["streamId"]) for k in kept] == [
+        (streamed, first["params"]["itemId"])
+    ]
     assert client.close()[0] == 0
