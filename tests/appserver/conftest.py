@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_host_openai.testing import FakeServer
 
 from tests.appserver.client import Client, Schemas
+from tests.cli.conftest import server  # noqa: F401  (the model server fixture)
 from tests.cli.support import AGENT_HOST
 
 TREE_SCRIPT = {
@@ -58,15 +58,6 @@ def project(path: Path, script: dict[str, Any]) -> Path:
     (path / "agent-host.toml").write_text('[approvals]\nask = ["list_agents"]\n')
     (path / "home").mkdir(exist_ok=True)
     return path / "script.json"
-
-
-@pytest.fixture
-def model_server() -> Iterator[FakeServer]:
-    """A started OpenAI-compatible server on loopback; stopped after the test."""
-    made = FakeServer()
-    made.start()
-    yield made
-    made.stop()
 
 
 @pytest.fixture(scope="session")

@@ -251,11 +251,11 @@ def test_the_subagent_commands_answer_as_the_tools_do(clients) -> None:
 
 
 def test_interrupting_a_turn_mid_stream_keeps_the_text_streamed_so_far(
-    clients, model_server
+    clients, server
 ) -> None:
     words = " ".join(f"word{n}" for n in range(40))
-    model_server.reply(Stream(stream_chunks(words), pace=0.2))
-    client = clients(env={"OPENAI_BASE_URL": model_server.url, "AGENT_HOST_MODEL": "m1"})
+    server.reply(Stream(stream_chunks(words), pace=0.2))
+    client = clients(env={"OPENAI_BASE_URL": server.url, "AGENT_HOST_MODEL": "m1"})
     client.initialize()
     thread_id = start_thread(client)
     first = client.notification("item/agentMessage/delta")
