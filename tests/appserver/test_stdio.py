@@ -274,3 +274,32 @@ def test_interrupting_a_turn_mid_stream_keeps_the_text_streamed_so_far(
         (streamed, first["params"]["itemId"])
     ]
     assert client.close()[0] == 0
+
+
+ASKING_SCRIPT = {
+    "user": [
+        {"tool_calls": [{"name": "ask_user", "arguments": {"question": "Which branch?",
+                                                           "choices": ["main", "dev"]}}]},
+        {"tool_calls": [{"name": "ask_user", "arguments": {"question": "Ship it?"}}]},
+        "Done.",
+    ],
+}
+
+
+def test_ask_user_questions_go_to_a_client_that_takes_user_input(clients) -> None:
+    client = clients(script=ASKING_SCRIPT)
+    client.initialize(userInput=True)
+    replies = iter([{"answer": "dev"}, {"decline": True, "reason": "not sure"}])
+    client.answer = lambda m: next(replies) if m["method"] == "userInput/request" else None
+    thread_id = start_thread(client)
+    client.notification("turn/completed")
+    asked = [m["params"] for m in client.seen if m.get("method") == "userInput/request"]
+    assert [(a["question"], a["choices"]) for a in asked] == [
+        ("Which branch?", ["main", "dev"]), ("Ship it?", None),
+    ]
+    assert asked[0]["origin"]["agentId"] == thread_id
+    items = client.call("thread/read", {"threadId": thread_id})["items"]
+    results = [(i["text"], i["isError"]) for i in items if i["type"] == "toolResult"]
+    assert results == [("dev", False), ("the user did not answer: not sure", True)]
+    decided = [n["params"]["decision"] for n in client.notifications("approval/decided")]
+    assert decided == ["answered", "denied"]
