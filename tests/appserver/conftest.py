@@ -52,10 +52,11 @@ ASKING_ROOT_SCRIPT = {
 """The root itself calls a tool the policy asks about."""
 
 
-def project(path: Path, script: dict[str, Any]) -> Path:
-    """``path`` with ``script.json`` and an ``agent-host.toml`` asking for ``list_agents``."""
+def project(path: Path, script: dict[str, Any], policy: str = "") -> Path:
+    """``path`` with ``script.json`` and an ``agent-host.toml`` asking for ``list_agents``
+    (``policy``: more lines of its ``[approvals]``)."""
     (path / "script.json").write_text(json.dumps(script))
-    (path / "agent-host.toml").write_text('[approvals]\nask = ["list_agents"]\n')
+    (path / "agent-host.toml").write_text(f'[approvals]\nask = ["list_agents"]\n{policy}')
     (path / "home").mkdir(exist_ok=True)
     return path / "script.json"
 
@@ -78,9 +79,12 @@ def clients(tmp_path: Path, schemas: Schemas) -> Iterator[Callable[..., Client]]
     started: list[Client] = []
 
     def start(
-        *args: str, script: dict[str, Any] | None = None, env: dict[str, str] | None = None
+        *args: str,
+        script: dict[str, Any] | None = None,
+        env: dict[str, str] | None = None,
+        policy: str = "",
     ) -> Client:
-        path = project(tmp_path, script or TREE_SCRIPT) if env is None else None
+        path = project(tmp_path, script or TREE_SCRIPT, policy) if env is None else None
         made = Client(tmp_path, *args, script=path, schemas=schemas, env=env)
         started.append(made)
         return made

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.appserver.client import Client
+from tests.appserver.conftest import ASKING_ROOT_SCRIPT
 
 
 def error_of(client: Client, method: str, params: object = None) -> tuple[int, str, str]:
@@ -99,4 +100,18 @@ def test_a_flood_of_requests_is_answered_or_refused_and_the_server_stays_up(clie
     refused = [m for m in answered if "error" in m]
     assert all(m["error"]["data"]["code"] == "OVERLOADED" for m in refused)
     assert client.call("thread/list")["threads"] == []
+    assert client.close()[0] == 0
+
+
+def test_an_approval_request_nobody_answers_is_denied_by_the_policys_timeout(clients) -> None:
+    client = clients(script=ASKING_ROOT_SCRIPT, policy="timeout = 1\n")
+    client.initialize(approvals=True)
+    thread_id = client.call("thread/start")["thread"]["id"]
+    client.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": "go"}]})
+    client.expect(lambda m: m.get("method") == "approval/request")  # never answered
+    client.notification("turn/completed")
+    decided = client.notifications("approval/decided")
+    assert [(d["params"]["decision"], d["params"]["reason"]) for d in decided] == [
+        ("denied", "no answer within 1 seconds")
+    ]
     assert client.close()[0] == 0
