@@ -178,7 +178,8 @@ class Connection:
         self.close()
 
     def close(self) -> None:
-        """The client is gone: stop following, fail what it was asked, drop its requests."""
+        """The client is gone: stop following, fail what it was asked. Its requests still
+        running finish (a resume is not cut in half); their answers go nowhere."""
         if self.state == "closed":
             return
         self.state = "closed"
@@ -186,8 +187,6 @@ class Connection:
             stop()
         self.follows.clear()
         self._fail_asked()
-        for task in list(self._tasks):
-            task.cancel()
         self.outbox.put_nowait(None)
         self.server.gone(self)
 

@@ -83,6 +83,7 @@ class _Thread:
         self.tree = Tree(thread_id, label_of)
         self.followers: list[_Follower] = []
         self.stream_stop: Disposer | None = None
+        self.streamer: object = None  # the live agent whose stream is heard
         self.streaming: str | None = None  # the stream whose text is arriving
         self.streamed: str | None = None  # the stream the next agentMessage completes
 
@@ -224,12 +225,15 @@ class Feed:
         return list(stored.events)
 
     def _attach_stream(self, thread: _Thread) -> None:
-        """Hear the thread's live agent's stream (once)."""
-        if thread.stream_stop is not None:
-            return
+        """Hear the stream of the thread's live agent (once per agent: a subagent sent more
+        work after it settled is a new one)."""
         agent = self._host.services.agents.get(thread.id)
-        if agent is not None:
-            thread.stream_stop = agent.on_stream(lambda event: self._streamed(thread, event))
+        if agent is None or agent is thread.streamer:
+            return
+        if thread.stream_stop is not None:
+            thread.stream_stop()
+        thread.streamer = agent
+        thread.stream_stop = agent.on_stream(lambda event: self._streamed(thread, event))
 
     def _streamed(self, thread: _Thread, event: StreamEvent) -> None:
         self._send(thread, thread.streamed_event(event))

@@ -303,3 +303,24 @@ def test_ask_user_questions_go_to_a_client_that_takes_user_input(clients) -> Non
     assert results == [("dev", False), ("the user did not answer: not sure", True)]
     decided = [n["params"]["decision"] for n in client.notifications("approval/decided")]
     assert decided == ["answered", "denied"]
+
+
+def test_a_followed_subagent_streams_again_when_sent_more_after_it_settled(clients) -> None:
+    client = clients()
+    client.initialize(approvals=True)
+    client.answer = approve
+    thread_id = start_thread(client)
+    research = client.notification("subagent/started", label="research")["params"]["subagentId"]
+    client.call("thread/subscribe", {"threadId": research})
+    client.notification("item/completed", type="subagentSettled")
+    client.notification("turn/completed")
+    mark = len(client.seen)
+    client.call("subagent/send", {"threadId": thread_id, "subagentId": research, "text": "More."})
+    client.expect(
+        lambda m: m.get("method") == "turn/completed" and m["params"]["threadId"] == research
+    )
+    deltas = [
+        m["params"]["delta"] for m in client.seen[mark:]
+        if m.get("method") == "item/agentMessage/delta" and m["params"]["threadId"] == research
+    ]
+    assert "".join(deltas) == "scripted reply: More."
