@@ -124,3 +124,16 @@ def test_a_non_loopback_bind_needs_allow_remote(tmp_path) -> None:
         "agent-host: error: refusing to listen on 0.0.0.0 (not loopback) without --allow-remote\n"
     )
     assert not (tmp_path / "home" / "app-server.token").exists()
+
+
+def test_bad_frames_get_errors_and_the_connection_stays(servers) -> None:
+    server = servers(TREE_SCRIPT)
+    client = server.client()
+    client.socket.send("{not json")
+    assert client.expect(lambda m: "error" in m)["error"]["code"] == -32700
+    client.socket.send('{"id": 1, "method": "x", "params": {"big": "' + "a" * (9 << 20) + '"}}')
+    large = client.expect(lambda m: "error" in m)
+    assert (large["id"], large["error"]["data"]["code"]) == (None, "TOO_LARGE")
+    assert client.request("models/list")["error"]["code"] == -32002  # not initialized yet
+    client.initialize()
+    assert client.call("models/list")["default"] == "scripted"
