@@ -153,7 +153,7 @@ class _Thread:
             return SubagentStarted(
                 self.id, session_id, seq, member.id, member.parent_id, member.label, member.depth
             )
-        return SubagentStatus(self.id, session_id, seq, member.id, member.status)
+        return SubagentStatus(self.id, session_id, seq, member.id, change.status)
 
 
 class Feed:

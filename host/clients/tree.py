@@ -51,10 +51,17 @@ class Member:
 
 @attrs.frozen
 class Change:
-    """A member that joined the tree (``joined``) or whose status changed."""
+    """A member that joined the tree (``joined``) or whose status changed, and its status
+    then (one append may change it twice: a turn that starts and ends)."""
 
     member: Member
+    status: MemberStatus
     joined: bool = False
+
+    @classmethod
+    def of(cls, member: Member, *, joined: bool = False) -> Change:
+        """The change ``member`` just went through."""
+        return cls(member, member.status, joined)
 
 
 class Tree:
@@ -130,20 +137,20 @@ class Tree:
         member = self.join(session_id, parent_id)
         if member is not None:
             if joined:
-                changes.append(Change(member, joined=True))
+                changes.append(Change.of(member, joined=True))
             member.last_active = self._clock()
             if member.label is None:
                 member.label = self._label_of(session_id)
             for event in events:
                 if self._lifecycle(member, event):
-                    changes.append(Change(member))
+                    changes.append(Change.of(member))
         if session_id == self.root_id:
             changes.extend(self._requests(events))
         for sender in _settled_senders(events):
             ended = self._members.get(sender)
             if ended is not None and ended.status != "settled":
                 ended.status = "settled"
-                changes.append(Change(ended))
+                changes.append(Change.of(ended))
         return changes
 
     def _lifecycle(self, member: Member, event: Event) -> bool:
@@ -165,12 +172,12 @@ class Tree:
                 if asker is not None and asker.status != "settled":
                     self._asking[body.request_id] = asker.id
                     asker.status = "waiting"
-                    changes.append(Change(asker))
+                    changes.append(Change.of(asker))
             elif isinstance(body, ApprovalDecided) and body.request_id in self._asking:
                 asker = self._members[self._asking.pop(body.request_id)]
                 if asker.status == "waiting" and asker.id not in self._asking.values():
                     asker.status = "running"
-                    changes.append(Change(asker))
+                    changes.append(Change.of(asker))
         return changes
 
     def status_line(self, width: int | None = None) -> str:
