@@ -15,6 +15,7 @@ none.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,8 @@ from host.clients.events import (
     TurnStarted,
 )
 from host.clients.items import Item, items_of
-from host.clients.tree import Change, Tree
+from host.clients.tree import Change, Tree, join_stored
+from host.errors import HostError
 from host.sessions.model import (
     ApprovalDecided,
     ApprovalRequested,
@@ -50,6 +52,8 @@ if TYPE_CHECKING:
     from host.app import Host
     from host.disposal import Disposer
     from host.sessions.session import Session
+
+log = logging.getLogger(__name__)
 
 Listener = Callable[[ClientEvent], None]
 
@@ -186,6 +190,8 @@ class Feed:
         except BaseException:
             thread.followers.remove(follower)
             raise
+        if stored and not thread.tree.members():
+            await self._join_stored(thread)
         replay = _Thread(thread_id, lambda _id: None).fold(stored)
         thread.fold(stored)
         follower.covered = stored[-1].seq if stored else -1
@@ -202,6 +208,16 @@ class Feed:
                 thread.followers.remove(follower)
 
         return stop
+
+    async def _join_stored(self, thread: _Thread) -> None:
+        """A thread with a history knows the subagents it had (settled until they act)."""
+        service = self._host.services.find("subagents")
+        if service is None:
+            return
+        try:
+            await join_stored(thread.tree, service)
+        except HostError:
+            log.exception("could not list the subagents of %s", thread.id)
 
     def _thread(self, thread_id: str) -> _Thread:
         thread = self._threads.get(thread_id)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -197,6 +197,15 @@ class Tree:
             if count:
                 parts.append(f"{count} {status}")
         return _cut("subagents: " + " · ".join(parts), width)
+
+
+async def join_stored(tree: Tree, service: Any) -> None:
+    """The subagents the tree's root had before this process (a resumed root) join it as
+    settled, so they are known before they act again (``service``: the subagent service;
+    its ``HostError`` passes through)."""
+    for entry in await service.list_descendants(tree.root_id):
+        if entry.kind == "child":
+            tree.join(entry.id, entry.parent_id, label=entry.label, status="settled")
 
 
 def _settled_senders(events: Iterable[Event]) -> list[str]:

@@ -324,3 +324,23 @@ def test_a_followed_subagent_streams_again_when_sent_more_after_it_settled(clien
         if m.get("method") == "item/agentMessage/delta" and m["params"]["threadId"] == research
     ]
     assert "".join(deltas) == "scripted reply: More."
+
+
+def test_a_resumed_thread_knows_its_stored_subagents(clients) -> None:
+    first, thread_id = tree_client(clients)
+    research = next(
+        n["params"]["subagentId"] for n in first.notifications("subagent/started")
+        if n["params"]["label"] == "research"
+    )
+    assert first.close()[0] == 0
+    second = clients(script={"research": ["Nothing more."]})
+    second.initialize()
+    second.call("thread/resume", {"threadId": thread_id})
+    second.call("subagent/send", {"threadId": thread_id, "subagentId": research, "text": "More."})
+    second.notification("subagent/status", subagentId=research, status="settled")
+    statuses = [
+        n["params"]["status"] for n in second.notifications("subagent/status")
+        if n["params"]["subagentId"] == research
+    ]
+    assert statuses[0] == "running" and statuses[-1] == "settled"
+    assert second.notifications("subagent/started") == []  # known from storage, not new

@@ -41,7 +41,7 @@ from host.cli.terminal.asker import PromptAsker
 from host.cli.terminal.completion import SlashCompleter
 from host.cli.terminal.lines import StreamLines, event_lines
 from host.cli.transcript import render_message
-from host.clients.tree import Tree
+from host.clients.tree import Tree, join_stored
 from host.errors import HostError
 from host.sessions.model import Event, MessageEvent, TurnEnd, TurnStart
 
@@ -131,13 +131,9 @@ class TerminalFront:
         if service is None or self.root is None or self._tree is None:
             return
         try:
-            entries = await service.list_descendants(self.root.id)
+            await join_stored(self._tree, service)
         except HostError as error:
             self.say(f"cannot list the subagents: {error.message}", "red")
-            return
-        for entry in entries:
-            if entry.kind == "child":
-                self._tree.join(entry.id, entry.parent_id, label=entry.label, status="settled")
 
     def say(self, line: Text | str, style: str | None = None) -> None:
         """Print one line above the prompt."""
