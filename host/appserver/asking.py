@@ -43,7 +43,7 @@ class Asker:
 
     def __init__(self, connections: set[Connection]) -> None:
         self._connections = connections
-        self._open: dict[str, tuple[ApprovalRequest, asyncio.Future[Answer]]] = {}
+        self._open: dict[str, _Open] = {}
 
     async def __call__(self, request: ApprovalRequest) -> Answer:
         """Ask ``request`` of every capable follower; the first answer."""
@@ -53,20 +53,21 @@ class Asker:
 
             answer: Answer = await no_terminal(sys.stderr)(request)
             return answer
-        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        self._open[request.request_id] = (request, future)
+        opened = self._open[request.request_id] = _Open(request)
         try:
             for connection in capable:
-                self._ask(connection, request, future)
-            return await future
+                self._ask(connection, opened)
+            return await opened.future
         finally:
             self._open.pop(request.request_id, None)
 
     def following(self, connection: Connection, thread_id: str) -> None:
-        """``connection`` now follows ``thread_id``: ask it the thread's open requests."""
-        for request, future in list(self._open.values()):
+        """``connection`` now follows ``thread_id``: ask it the thread's open requests (those
+        it was not asked yet)."""
+        for opened in list(self._open.values()):
+            request = opened.request
             if request.root_id == thread_id and self._can_answer(connection, request):
-                self._ask(connection, request, future)
+                self._ask(connection, opened)
 
     def _can_answer(self, connection: Connection, request: ApprovalRequest) -> bool:
         if connection.state != "ready" or request.root_id not in connection.follows:
@@ -74,9 +75,12 @@ class Asker:
         capabilities = connection.capabilities
         return capabilities.user_input if request.question is not None else capabilities.approvals
 
-    def _ask(
-        self, connection: Connection, request: ApprovalRequest, future: asyncio.Future[Answer]
-    ) -> None:
+    def _ask(self, connection: Connection, opened: _Open) -> None:
+        if connection in opened.asked:
+            return
+        opened.asked.add(connection)
+        request, future = opened.request, opened.future
+
         async def ask() -> None:
             method, params = _request_of(request)
             try:
@@ -88,6 +92,15 @@ class Asker:
 
         task = asyncio.get_running_loop().create_task(ask())
         future.add_done_callback(lambda _f: task.cancel())
+
+
+class _Open:
+    """A request being asked: the decision to come and the connections asked."""
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        self.request = request
+        self.future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        self.asked: set[Connection] = set()
 
 
 def _request_of(request: ApprovalRequest) -> tuple[str, Any]:

@@ -62,10 +62,16 @@ class AppServer:
         self.feed.close()
 
     async def _follow(self, connection: Connection, thread_id: str, after: int | None) -> None:
+        """Follow ``thread_id`` for ``connection``; it counts as following at once, so a
+        request to the user made while the stored log is read is asked of it too."""
         if thread_id not in connection.follows:
-            connection.follows[thread_id] = await self.feed.follow(
-                thread_id, connection.notify, after_seq=after
-            )
+            connection.follows[thread_id] = _nothing
+            try:
+                stop = await self.feed.follow(thread_id, connection.notify, after_seq=after)
+            except BaseException:
+                connection.follows.pop(thread_id, None)
+                raise
+            connection.follows[thread_id] = stop
         self.asker.following(connection, thread_id)
 
     # -- methods ---------------------------------------------------------------------------
@@ -190,6 +196,10 @@ METHODS: dict[str, tuple[type, type, str]] = {
 }
 """Each method's params class, result class and handler (``initialize`` is the
 connection's own: ``host.appserver.connection``)."""
+
+
+def _nothing() -> None:
+    """The disposer of a follow still being set up."""
 
 
 def _text(params: p.TurnParams) -> str:

@@ -166,6 +166,7 @@ def test_sigkill_then_resume_asks_the_open_request_again_and_reads_the_stored_lo
     assert again["params"]["requestId"] == asked["params"]["requestId"]
     second.reply(again, {"decision": "approve"})
     second.notification("turn/completed")
+    assert [m for m in second.seen if m.get("method") == "approval/request"] == [again]  # once
     after = second.call("thread/read", {"threadId": thread_id, "afterSeq": before["lastSeq"]})
     kinds = [item["type"] for item in after["items"]]
     assert kinds[0] == "toolResult"  # the call ran once it was approved
