@@ -144,6 +144,14 @@ class Peer:
             if accepts(message):
                 return message
 
+    def asked(self, method: str = "approval/request") -> Message:
+        """The server's first request ``method``: seen already (it may come before the
+        response of the request that caused it), else the next one."""
+        for message in self.seen:
+            if message.get("method") == method and "id" in message:
+                return message
+        return self.expect(lambda m: m.get("method") == method and "id" in m)
+
     def notification(self, method: str, **where: Any) -> Message:
         """The next notification ``method`` whose params (or their item) match ``where``."""
 

@@ -108,7 +108,7 @@ def test_an_approval_request_nobody_answers_is_denied_by_the_policys_timeout(cli
     client.initialize(approvals=True)
     thread_id = client.call("thread/start")["thread"]["id"]
     client.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": "go"}]})
-    client.expect(lambda m: m.get("method") == "approval/request")  # never answered
+    client.asked()  # never answered
     client.notification("turn/completed")
     decided = client.notifications("approval/decided")
     assert [(d["params"]["decision"], d["params"]["reason"]) for d in decided] == [

@@ -134,7 +134,7 @@ def test_interrupting_a_turn_that_waits_for_an_unanswered_request(clients) -> No
     client = clients(script=ASKING_ROOT_SCRIPT)
     client.initialize(approvals=True)
     thread_id = start_thread(client)
-    client.expect(lambda m: m.get("method") == "approval/request")  # never answered
+    client.asked()  # never answered
     assert client.call("turn/interrupt", {"threadId": thread_id}) == {}
     ended = client.notification("turn/completed")
     assert ended["params"]["stopReason"] == "interrupted"
@@ -149,7 +149,7 @@ def test_sigkill_then_resume_asks_the_open_request_again_and_reads_the_stored_lo
     first = clients(script=ASKING_ROOT_SCRIPT)
     first.initialize(approvals=True)
     thread_id = start_thread(first)
-    asked = first.expect(lambda m: m.get("method") == "approval/request")
+    asked = first.asked()
     before = first.call("thread/read", {"threadId": thread_id})
     first.kill()
 
@@ -162,7 +162,7 @@ def test_sigkill_then_resume_asks_the_open_request_again_and_reads_the_stored_lo
     )
     resumed = second.call("thread/resume", {"threadId": thread_id})
     assert resumed["thread"]["id"] == thread_id
-    again = second.expect(lambda m: m.get("method") == "approval/request")
+    again = second.asked()
     assert again["params"]["requestId"] == asked["params"]["requestId"]
     second.reply(again, {"decision": "approve"})
     second.notification("turn/completed")
