@@ -113,16 +113,23 @@ def test_a_token_is_required_a_foreign_origin_refused_and_probes_are_open(
             assert (answer.status, answer.read()) == (200, b"ok\n")
 
 
-def test_a_non_loopback_bind_needs_allow_remote(tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("listen", "said"),
+    [
+        ("ws://0.0.0.0:0", "refusing to listen on 0.0.0.0 (not loopback) without --allow-remote"),
+        ("ws://example.com:80", "refusing to listen on example.com (not loopback) without "
+         "--allow-remote"),
+        ("ws://127.0.0.1", "cannot listen on 'ws://127.0.0.1': name a port (0 picks a free one)"),
+        ("http://127.0.0.1:80", "cannot listen on 'http://127.0.0.1:80': use stdio:// or "
+         "ws://HOST:PORT"),
+    ],
+)
+def test_a_non_loopback_bind_needs_allow_remote(tmp_path, listen, said) -> None:
     result = subprocess.run(
-        [AGENT_HOST, "--data-dir", str(tmp_path / "data"), "app-server",
-         "--listen", "ws://0.0.0.0:0"],
+        [AGENT_HOST, "--data-dir", str(tmp_path / "data"), "app-server", "--listen", listen],
         capture_output=True, text=True, timeout=TIMEOUT, env=environment(tmp_path / "home"),
     )
-    assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == (
-        "agent-host: error: refusing to listen on 0.0.0.0 (not loopback) without --allow-remote\n"
-    )
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"agent-host: error: {said}\n")
     assert not (tmp_path / "home" / "app-server.token").exists()
 
 
