@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import cattrs
 
-from host.approvals.requests import Answer, ApprovalRequest
+from host.approvals.requests import Answer, ApprovalRequest, no_terminal
 from host.appserver.protocol import (
     ApprovalRequestParams,
     ApprovalResponse,
@@ -49,10 +49,7 @@ class Asker:
         """Ask ``request`` of every capable follower; the first answer."""
         capable = [c for c in self._connections if self._can_answer(c, request)]
         if not capable:
-            from host.cli.approve import no_terminal
-
-            answer: Answer = await no_terminal(sys.stderr)(request)
-            return answer
+            return await no_terminal(sys.stderr)(request)
         opened = self._open[request.request_id] = _Open(request)
         try:
             for connection in capable:
