@@ -108,12 +108,14 @@ class ItemCompleted:
 @camel_case
 @attrs.frozen
 class SubagentStarted:
-    """A subagent joined the thread's tree (first seen appending to its log)."""
+    """A subagent joined the thread's tree (first seen appending to its log); ``turn_id`` is
+    the thread's turn in progress then, if any."""
 
     METHOD: ClassVar[str] = "subagent/started"
     thread_id: str
     session_id: str
     seq: int
+    turn_id: str | None
     subagent_id: str
     parent_id: str
     label: str | None
@@ -123,12 +125,14 @@ class SubagentStarted:
 @camel_case
 @attrs.frozen
 class SubagentStatus:
-    """A subagent of the tree is now ``running``, ``idle``, ``waiting`` or ``settled``."""
+    """A subagent of the tree is now ``running``, ``idle``, ``waiting`` or ``settled``
+    (``turn_id``: the thread's turn in progress then, if any)."""
 
     METHOD: ClassVar[str] = "subagent/status"
     thread_id: str
     session_id: str
     seq: int
+    turn_id: str | None
     subagent_id: str
     status: MemberStatus
 

@@ -155,9 +155,10 @@ class _Thread:
         member = change.member
         if change.joined:
             return SubagentStarted(
-                self.id, session_id, seq, member.id, member.parent_id, member.label, member.depth
+                self.id, session_id, seq, self.turn_id, member.id, member.parent_id,
+                member.label, member.depth,
             )
-        return SubagentStatus(self.id, session_id, seq, member.id, change.status)
+        return SubagentStatus(self.id, session_id, seq, self.turn_id, member.id, change.status)
 
 
 class Feed:

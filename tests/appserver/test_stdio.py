@@ -53,6 +53,8 @@ def test_a_turn_with_a_background_child_and_an_approval_from_depth_2(clients) ->
     started = {n["params"]["label"]: n["params"] for n in client.notifications("subagent/started")}
     research, deep = started["research"], started["deep"]
     assert (research["parentId"], research["depth"]) == (thread_id, 1)
+    first_turn = client.notifications("turn/started")[0]["params"]["turnId"]
+    assert research["turnId"] == first_turn  # started by the root's first turn
     assert (deep["parentId"], deep["depth"]) == (research["subagentId"], 2)
     asked = [m for m in client.seen if m.get("method") == "approval/request"]
     assert len(asked) == 1 and "id" in asked[0]
