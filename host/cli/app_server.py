@@ -65,7 +65,11 @@ async def _serve(host: Host, args: argparse.Namespace, where: tuple[str, int] | 
         if where is None:
             from host.appserver.stdio import serve
 
-            await serve(server, sys.stdin.buffer, sys.stdout.buffer)
+            protocol, sys.stdout = sys.stdout, sys.stderr  # anything else printed: stderr
+            try:
+                await serve(server, sys.stdin.buffer, protocol.buffer)
+            finally:
+                sys.stdout = protocol
         else:
             from host.approvals.policy import user_config_file
             from host.appserver.websocket import serve_websocket

@@ -134,6 +134,7 @@ class Peer:
                 raise AssertionError(f"no such message within {timeout}s") from None
             if message is None:
                 raise AssertionError("the server closed its stdout")
+            assert "not JSON on stdout" not in message, message
             if self.schemas is not None:
                 self.schemas.message(message, self.methods)
             self.seen.append(message)
@@ -196,7 +197,10 @@ class Client(Peer):
     def _read(self) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
-            self._inbox.put(json.loads(line))
+            try:
+                self._inbox.put(json.loads(line))
+            except ValueError:
+                self._inbox.put({"not JSON on stdout": line.decode(errors="replace")})
         self._inbox.put(None)
 
     def send_raw(self, data: bytes) -> None:

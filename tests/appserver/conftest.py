@@ -84,7 +84,8 @@ def clients(tmp_path: Path, schemas: Schemas) -> Iterator[Callable[..., Client]]
         env: dict[str, str] | None = None,
         policy: str = "",
     ) -> Client:
-        path = project(tmp_path, script or TREE_SCRIPT, policy) if env is None else None
+        wanted = script is not None or env is None
+        path = project(tmp_path, script or TREE_SCRIPT, policy) if wanted else None
         made = Client(tmp_path, *args, script=path, schemas=schemas, env=env)
         started.append(made)
         return made

@@ -10,6 +10,7 @@ from agent_host_openai.testing import Stream, stream_chunks
 
 from tests.appserver.client import Client, Message
 from tests.appserver.conftest import ASKING_ROOT_SCRIPT
+from tests.distributions import write_distribution
 
 
 def start_thread(client: Client, text: str = "go") -> str:
@@ -347,3 +348,35 @@ def test_a_resumed_thread_knows_its_stored_subagents(clients) -> None:
     ]
     assert statuses[0] == "running" and statuses[-1] == "settled"
     assert second.notifications("subagent/started") == []  # known from storage, not new
+
+
+CHATTY = """
+from host import hookimpl
+from host.tools import tool
+
+
+@tool(name="chatty")
+async def chatty() -> str:
+    \"\"\"Print to stdout, as careless code does.\"\"\"
+    print("noise on stdout")
+    return "said it"
+
+
+@hookimpl
+def register_tools(register):
+    register(chatty)
+"""
+
+
+def test_stdout_carries_protocol_messages_only(clients, tmp_path) -> None:
+    site = tmp_path / "site"
+    write_distribution(site, "chatty", entry_points={"chatty": "chatty"}, modules={"chatty": CHATTY})
+    script = {"user": [{"tool_calls": [{"name": "chatty", "arguments": {}}]}, "Done."]}
+    client = clients(script=script, env={"PYTHONPATH": str(site)})
+    client.initialize()
+    thread_id = start_thread(client)  # every line read is parsed as JSON and checked
+    client.notification("turn/completed")
+    items = client.call("thread/read", {"threadId": thread_id})["items"]
+    assert [i["text"] for i in items if i["type"] == "toolResult"] == ["said it"]
+    code, stderr = client.close()
+    assert code == 0 and "noise on stdout\n" in stderr
