@@ -232,6 +232,12 @@ def test_the_subagent_commands_answer_as_the_tools_do(clients) -> None:
         f'message was not delivered: subagent "{deep}" belongs to another parent session'
     )
     assert (refused["code"], refused["data"]["code"]) == (-32014, "UNAUTHORIZED")
+    unknown = client.request(
+        "subagent/send", {"threadId": thread_id, "subagentId": "sub_gone", "text": "more"}
+    )["error"]
+    assert (unknown["code"], unknown["message"]) == (
+        -32015, 'message was not delivered: subagent "sub_gone" is unavailable',
+    )
     itself = client.request(
         "subagent/interrupt", {"threadId": thread_id, "subagentId": thread_id}
     )["error"]
