@@ -144,3 +144,19 @@ def test_bad_frames_get_errors_and_the_connection_stays(servers) -> None:
     assert client.request("models/list")["error"]["code"] == -32002  # not initialized yet
     client.initialize()
     assert client.call("models/list")["default"] == "scripted"
+
+
+def test_a_client_that_leaves_mid_request_leaves_the_server_up(servers) -> None:
+    server = servers(TREE_SCRIPT)
+    leaving = server.client()
+    leaving.initialize()
+    thread_id = leaving.call("thread/start")["thread"]["id"]
+    for n in range(50):
+        leaving.send({"jsonrpc": "2.0", "id": 100 + n, "method": "thread/read",
+                      "params": {"threadId": thread_id}})
+    leaving.disconnect()
+    staying = server.client()
+    staying.initialize()
+    assert staying.call("thread/resume", {"threadId": thread_id})["thread"]["id"] == thread_id
+    assert staying.call("models/list")["default"] == "scripted"
+    assert server.process.poll() is None
