@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TextIO
 
 import attrs
 
@@ -124,3 +124,19 @@ class Answer:
 
 
 Handler = Callable[[ApprovalRequest], Awaitable[Answer]]
+
+NO_TERMINAL = "no terminal to ask"
+"""Why a request nobody can answer is denied (pipes, scripts, an app-server without a
+capable client)."""
+
+
+def no_terminal(err: TextIO) -> Handler:
+    """The handler when nobody can answer: deny each request, saying so in one line on
+    ``err``."""
+
+    async def deny(request: ApprovalRequest) -> Answer:
+        print(f"agent-host: approval denied ({NO_TERMINAL}): {request.line()}", file=err)
+        err.flush()
+        return Answer.deny(NO_TERMINAL)
+
+    return deny

@@ -14,7 +14,8 @@ typed line is the answer; with choices, a number picks one (``2`` → the second
 The terminal's lines are read by one daemon thread (``Lines``): while a request is being
 asked the next typed line goes to it, not to the conversation. Without a terminal (pipes,
 scripts) nobody can answer: each request is denied with ``no terminal to ask`` and one line on
-stderr, ``agent-host: approval denied (no terminal to ask): <request line>``.
+stderr, ``agent-host: approval denied (no terminal to ask): <request line>``
+(``host.approvals.requests.no_terminal``, which ``app-server`` uses too).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from host.disposal import Disposer
 
 CHOICES = " — [y]es / [a]lways / [n]o"
-NO_TERMINAL = "no terminal to ask"
 SAID_NO = "the user said no"
 END_OF_INPUT = "no answer (end of input)"
 
@@ -207,18 +207,6 @@ class TerminalAsker:
         self.out.flush()
 
 
-def no_terminal(err: TextIO) -> Callable[[ApprovalRequest], Any]:
-    """The handler without a terminal: deny each request, saying so in one line on ``err``."""
-    from host.approvals.requests import Answer
-
-    async def deny(request: ApprovalRequest) -> Answer:
-        print(f"agent-host: approval denied ({NO_TERMINAL}): {request.line()}", file=err)
-        err.flush()
-        return Answer.deny(NO_TERMINAL)
-
-    return deny
-
-
 def listen(
     service: Any,
     lines: Lines,
@@ -234,6 +222,8 @@ def listen(
     if lines.is_terminal() and isatty is not None and isatty():
         handler: Any = TerminalAsker(lines, out, err, before, prompt)
     else:
+        from host.approvals.requests import no_terminal
+
         handler = no_terminal(err)
     disposer: Disposer = service.on_request(handler)
     return disposer

@@ -51,6 +51,22 @@ def warn_failed_plugins(host: Host, err: TextIO) -> None:
         print(f"agent-host: warning: {failure}", file=err)
 
 
+def choose_model(host: Host, script: Script | None, err: TextIO) -> None:
+    """Queue the ``--script`` entries; without a script, refuse to start when a plugin that
+    registers models failed. Then warn of every failed plugin, and announce the scripted
+    fallback when it applies."""
+    models = host.services.models
+    if script is not None:
+        from host.cli.script_file import install
+
+        install(script, models)
+    else:
+        refuse_failed_model_plugins(host)
+    warn_failed_plugins(host, err)
+    if script is None and models.default_name == "scripted":
+        print(SCRIPTED_NOTICE, file=err)
+
+
 class AnswerPrinter:
     """A stream listener printing a model call's text as it arrives, then ending its line.
 
@@ -176,19 +192,8 @@ class Conversation:
         return self.front.failed
 
     def choose_model(self) -> None:
-        """Queue the ``--script`` entries; without a script, refuse to start when a plugin
-        that registers models failed. Then warn of every failed plugin, and announce the
-        scripted fallback when it applies."""
-        models = self.host.services.models
-        if self.script is not None:
-            from host.cli.script_file import install
-
-            install(self.script, models)
-        else:
-            refuse_failed_model_plugins(self.host)
-        warn_failed_plugins(self.host, self.err)
-        if self.script is None and models.default_name == "scripted":
-            print(SCRIPTED_NOTICE, file=self.err)
+        """``choose_model`` for this conversation's host, script and ``err``."""
+        choose_model(self.host, self.script, self.err)
 
     async def open(self) -> Agent:
         """Choose the model, then create the root agent."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from host import __version__
 from host.app import Host, open_host
-from host.cli import mcp, render, sessions, termination
+from host.cli import app_server, mcp, render, sessions, termination
 from host.errors import HostError
 from host.plugins.record import DisposalFailure
 
@@ -107,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
             "--plain", action="store_true", help="plain lines even on a terminal (as over pipes)"
         )
     sessions.add_parser(commands)
+    app_server.add_parser(commands)
     mcp.add_parser(commands)
     new_plugin = commands.add_parser("new-plugin", help="scaffold a plugin distribution")
     new_plugin.add_argument("name", metavar="NAME", help="the plugin's name (and its tool's)")
@@ -177,7 +178,13 @@ def cmd_sessions(host: Host, args: argparse.Namespace) -> int:
     return termination.run(sessions.run(host, args))
 
 
+def cmd_app_server(host: Host, args: argparse.Namespace) -> int:
+    """Serve JSON-RPC to another program."""
+    return app_server.command(host, args)
+
+
 COMMANDS: dict[str, Command] = {
+    "app-server": cmd_app_server,
     "plugins": cmd_plugins,
     "tools": cmd_tools,
     "profiles": cmd_profiles,

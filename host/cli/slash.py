@@ -16,6 +16,7 @@ import attrs
 
 from host.cli import render
 from host.cli.transcript import render_events
+from host.clients.commands import Commands
 from host.errors import HostError
 from host.sessions.model import SubagentDescriptorEvent
 
@@ -76,6 +77,7 @@ class SlashCommands:
         style: Style | None = None,
     ) -> None:
         self.host = host
+        self.actions = Commands(host)
         self._root = root
         self.reload = reload
         self.style = style
@@ -222,14 +224,10 @@ async def _send(commands: SlashCommands, arg: str) -> Reply:
     found = await commands.resolve(target)
     if isinstance(found, Reply):
         return found
-    from host.subagents.types import MessageSource
-
-    root = commands.root
-    source = MessageSource("coordinator", root.id).as_dict()
-    try:  # resolve found the child through the subagent service, so there is one
-        await commands.subagents().followup(root, found, text.strip(), source=source)
+    try:  # as send_message would (the clients layer's command)
+        await commands.actions.send(commands.root.id, found, text.strip())
     except HostError as error:
-        return mistake(f"message was not delivered: {error.message}")
+        return mistake(error.message)
     return Reply((f"message queued for {found}",))
 
 
@@ -243,7 +241,7 @@ async def _interrupt(commands: SlashCommands, arg: str) -> Reply:
     found = await commands.resolve(arg)
     if isinstance(found, Reply):
         return found
-    commands.subagents().interrupt(found, caller=root)  # resolve found it through the service
+    await commands.actions.interrupt_subagent(root.id, found)  # resolve found it: it exists
     return Reply((f"interrupt requested for {found}",))
 
 

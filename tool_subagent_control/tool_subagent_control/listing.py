@@ -1,21 +1,19 @@
 """The list plugin (``list_agents``): loadable on its own, needs ``subagents`` and ``agents``.
 
 The request is resolved to a ``ListSpec`` first; the service's catalog is then projected to
-what ``send_message`` and ``interrupt_agent`` can act on: continuable children (status from
-the live agent registry) and every diagnostic. One-shot children are left out. A child with
-a request to the user still open (``approvals.waiting``: asked now, or left pending in the
-root's log by a restart until the child is resumed) is ``waiting``.
+the rows ``send_message`` and ``interrupt_agent`` can act on (``host.subagents.rows``, which
+front ends list the tree with too).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
 import attrs
 
 from host import hookimpl
 from host.errors import HostError
+from host.subagents.rows import Scope, project, render
 from host.tools import ToolExec, ToolResult, tool
 
 if TYPE_CHECKING:
@@ -23,8 +21,6 @@ if TYPE_CHECKING:
 
 requires = ("subagents", "agents")
 
-Scope = Literal["children", "descendants"]
-Status = Literal["running", "idle", "ready", "waiting"]
 
 LIST_AGENTS_DESCRIPTION = (
     "List the background subagents you started, to recall their ids and labels. Do not poll "
@@ -61,51 +57,6 @@ def resolve(args: ListAgentsArgs, exec: ToolExec) -> ListSpec:
     return ListSpec(root_id=exec.agent.id, scope=args.scope)
 
 
-def status_of(agents: Any, entry: Any, waiting: Collection[str] = ()) -> Status:
-    """``waiting`` for an id in ``waiting`` (a request to the user open); else ``running``/
-    ``idle`` from the live registry, else from a live lease of another host
-    (``entry.lease_status``); ``ready`` when only storage holds it."""
-    if entry.id in waiting:
-        return "waiting"
-    live = agents.status(entry.id)
-    if live is not None:
-        return live  # type: ignore[no-any-return]
-    lease: Status | None = getattr(entry, "lease_status", None)
-    return "ready" if lease is None else lease
-
-
-def project(
-    entries: Sequence[Any], agents: Any, spec: ListSpec, waiting: Collection[str] = ()
-) -> list[dict[str, Any]]:
-    """Continuable children and every diagnostic, as structured rows (``waiting``: the ids
-    with a request to the user open)."""
-    rows: list[dict[str, Any]] = []
-    for entry in entries:
-        if entry.kind == "child":
-            if entry.mode != "continuable":
-                continue
-            row = {"kind": "child", "id": entry.id, "label": entry.label}
-            row["status"] = status_of(agents, entry, waiting)
-        else:
-            row = {"kind": "diagnostic", "id": entry.id, "reason": entry.reason}
-        if spec.scope == "descendants":
-            row["parent"], row["depth"] = entry.parent_id, entry.depth
-        rows.append(row)
-    return rows
-
-
-def render(rows: Sequence[dict[str, Any]]) -> str:
-    """One line per row, ``(no subagents)`` when there are none."""
-    lines = []
-    for row in rows:
-        place = f" parent={row['parent']} depth={row['depth']}" if "depth" in row else ""
-        if row["kind"] == "child":
-            lines.append(f"{row['id']} [{row['status']}]{place} — {row['label']}")
-        else:
-            lines.append(f"{row['id']} [diagnostic: {row['reason']}]{place}")
-    return "\n".join(lines) if lines else "(no subagents)"
-
-
 def waiting_in(exec: ToolExec) -> set[str]:
     """The agents of the caller's tree blocked on a request to the user (none without an
     ``approvals`` service)."""
@@ -129,7 +80,7 @@ async def list_agents(args: ListAgentsArgs, exec: ToolExec) -> ToolResult:
             entries = await subagents.list_descendants(spec.root_id, signal=exec.signal)
     except HostError as error:
         return ToolResult.error(f"list_agents failed ({error.code}): {error.message}")
-    rows = project(entries, exec.ctx.agents, spec, waiting_in(exec))
+    rows = project(entries, exec.ctx.agents, spec.scope, waiting_in(exec))
     return ToolResult(render(rows), structured=rows)
 
 

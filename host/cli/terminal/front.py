@@ -40,8 +40,8 @@ from host.cli.style import Style
 from host.cli.terminal.asker import PromptAsker
 from host.cli.terminal.completion import SlashCompleter
 from host.cli.terminal.lines import StreamLines, event_lines
-from host.cli.terminal.tree import Tree
 from host.cli.transcript import render_message
+from host.clients.tree import Tree, join_stored
 from host.errors import HostError
 from host.sessions.model import Event, MessageEvent, TurnEnd, TurnStart
 
@@ -131,13 +131,9 @@ class TerminalFront:
         if service is None or self.root is None or self._tree is None:
             return
         try:
-            entries = await service.list_descendants(self.root.id)
+            await join_stored(self._tree, service)
         except HostError as error:
             self.say(f"cannot list the subagents: {error.message}", "red")
-            return
-        for entry in entries:
-            if entry.kind == "child":
-                self._tree.join(entry.id, entry.parent_id, label=entry.label, status="settled")
 
     def say(self, line: Text | str, style: str | None = None) -> None:
         """Print one line above the prompt."""
@@ -151,7 +147,7 @@ class TerminalFront:
 
     def _appended(self, session: Session, events: Sequence[Event]) -> None:
         assert self.root is not None and self._tree is not None
-        changed = self._tree.observe(session.id, session.header.parent_session, events)
+        changed = bool(self._tree.observe(session.id, session.header.parent_session, events))
         if session.id == self.root.id:
             names = self._names()
             for event in events:

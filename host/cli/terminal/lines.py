@@ -15,35 +15,39 @@ from rich.cells import cell_len, chop_cells
 from rich.text import Text
 
 from host.agents.models import ModelResponse, StreamEvent, TextDelta
-from host.cli.transcript import short, source_label
-from host.sessions.model import Event, InboxAccepted, MessageEvent, TurnEnd
+from host.cli.transcript import short
+from host.clients.items import items_of
+from host.sessions.model import Event, TurnEnd
 
 ARGUMENT_CHARS = 80
 RESULT_CHARS = 160
 NOTICE_CHARS = 200
-NOTICE_KINDS = {"subagent-report": "↳", "subagent-settled": "◆"}
+NOTICE_MARKS = {"subagentReport": ("↳", "report from"), "subagentSettled": ("◆", "settled:")}
 
 
 def event_lines(event: Event, names: Mapping[str, str]) -> Iterator[Text]:
-    """The lines one of the root's events shows as (none for most)."""
-    body = event.body
-    if isinstance(body, MessageEvent) and body.role == "assistant":
-        for call in body.tool_calls:
-            arguments = json.dumps(call.arguments, ensure_ascii=False)
-            yield Text.assemble(("⏺ ", "yellow"), (call.name, "bold yellow"), " ",
+    """The lines one of the root's events shows as (none for most): its transcript items
+    (``host.clients.items``) but the streamed text, and a turn that did not complete."""
+    for item in items_of(event, ""):
+        if item.type == "toolCall":
+            arguments = json.dumps(item.arguments, ensure_ascii=False)
+            yield Text.assemble(("⏺ ", "yellow"), (item.name or "", "bold yellow"), " ",
                                 (short(arguments, ARGUMENT_CHARS), "dim"))
-    elif isinstance(body, MessageEvent) and body.role == "tool":
-        first = short((body.content.strip().splitlines() or [""])[0], RESULT_CHARS)
-        if body.is_error:
-            yield Text.assemble(("  ✗ ", "bold red"), (first, "red"))
-        else:
-            yield Text.assemble(("  ⎿ ", "dim"), first)
-    elif isinstance(body, InboxAccepted) and body.source:
-        mark = NOTICE_KINDS.get(str(body.source.get("kind")))
-        if mark is not None:
-            who = source_label(body.source, names)
-            yield Text.assemble((f"{mark} {who}: ", "magenta"), short(body.content, NOTICE_CHARS))
-    elif isinstance(body, TurnEnd) and body.stop_reason != "completed":
+        elif item.type == "toolResult":
+            text = item.text or ""
+            first = short((text.strip().splitlines() or [""])[0], RESULT_CHARS)
+            if item.is_error:
+                yield Text.assemble(("  ✗ ", "bold red"), (first, "red"))
+            else:
+                yield Text.assemble(("  ⎿ ", "dim"), first)
+        elif item.type in NOTICE_MARKS:
+            mark, said = NOTICE_MARKS[item.type]
+            sender = item.subagent_id or ""
+            who = f"{said} {names.get(sender, sender)}" if sender else said
+            text = short(item.text or "", NOTICE_CHARS)
+            yield Text.assemble((f"{mark} {who}: ", "magenta"), text)
+    body = event.body
+    if isinstance(body, TurnEnd) and body.stop_reason != "completed":
         detail = f": {body.error}" if body.error else ""
         yield Text(f"⏹ turn ended ({body.stop_reason}){detail}", style="bold red")
 

@@ -209,6 +209,12 @@ async def test_send_queues_a_turn_for_a_child_of_the_root(world: World) -> None:
     assert stored[-2].source == {"kind": "coordinator", "sender_session_id": world.root.id}
 
 
+async def test_send_to_a_grandchild_is_refused_as_send_message_refuses_it(world: World) -> None:
+    assert mistake(await world.run("/send grand hello")) == (
+        f'message was not delivered: subagent "{world.grand}" belongs to another parent session'
+    )
+
+
 async def test_interrupt_of_an_idle_root_has_nothing_to_stop(world: World) -> None:
     reply = await world.run("/interrupt")
     assert (reply.lines, reply.error) == (("nothing to interrupt: the agent is idle",), False)

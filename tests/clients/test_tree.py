@@ -7,8 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from host.agents import say
-from host.cli.terminal.tree import Tree
+from host.clients.tree import Tree
 from host.sessions.model import (
+    ApprovalDecided,
+    ApprovalOrigin,
+    ApprovalRequested,
     Event,
     EventBody,
     InboxAccepted,
@@ -109,7 +112,7 @@ def test_a_turn_in_one_append_that_starts_and_ends_is_a_change() -> None:
     both = events(
         TurnStart("t1"), MessageEvent(role="assistant", content="x"), TurnEnd("t1", "completed")
     )
-    assert made.observe("a", "root", both)
+    assert [change.status for change in made.observe("a", "root", both)] == ["running", "idle"]
     assert made.get("a").status == "idle"
 
 
@@ -129,6 +132,25 @@ def test_a_settlement_notice_on_the_parent_marks_the_sender_settled() -> None:
     assert made.observe("root", None, settled_notice("a"))
     assert made.get("a").status == "settled"
     assert not made.observe("root", None, settled_notice("unknown"))
+
+
+def request(request_id: str, agent_id: str) -> list[Event]:
+    origin = ApprovalOrigin(agent_id, agent_id, depth=1)
+    return events(ApprovalRequested(request_id, "shell", {}, "call_1", origin))
+
+
+def test_a_member_waits_while_a_request_it_made_is_open_in_the_roots_log() -> None:
+    made = tree({"a": "research"})
+    made.observe("a", "root", start())
+    assert [c.status for c in made.observe("root", None, request("apr_1", "a"))] == ["waiting"]
+    assert made.status_line() == "subagents: 1 waiting"
+    assert not made.observe("root", None, request("apr_2", "stranger"))
+    decided = events(ApprovalDecided("apr_1", "approved"))
+    assert [c.status for c in made.observe("root", None, decided)] == ["running"]
+    made.observe("root", None, request("apr_3", "a"))
+    assert [c.status for c in made.observe("a", "root", end())] == ["idle"]  # cancelled, ended
+    assert not made.observe("root", None, events(ApprovalDecided("apr_3", "cancelled")))
+    assert made.get("a").status == "idle"
 
 
 def test_sent_more_a_settled_member_runs_again() -> None:

@@ -1,24 +1,34 @@
-"""The subagent tree of the conversation's root, as this host sees it, kept from appends.
+"""The subagent tree of a root, as this host sees it, kept from appends (the clients layer's
+one record of it: the terminal client's status line and the app-server's ``subagent/*``
+notifications both come from here).
 
 ``Tree.observe`` is given every append of the host's live sessions (``SessionStore.observe``);
 a session whose header names a member as its parent joins the tree. Lifecycle events move
-members between ``running`` and ``idle`` (a turn starts or ends), and a ``subagent-settled``
-notice to the parent marks one settled (done, unless sent more). The status line is rendered
-from that record on demand, so it changes only when a lifecycle event changed the tree:
-nothing polls.
+members between ``running`` and ``idle`` (a turn starts or ends), a request to the user that
+one of them made (mirrored into the root's log) makes it ``waiting`` until it is decided, and
+a ``subagent-settled`` notice to the parent marks one settled (done, unless sent more). The
+status line is rendered from that record on demand, so it changes only when a lifecycle event
+changed the tree: nothing polls.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
-from host.sessions.model import Event, InboxAccepted, TurnEnd, TurnStart
+from host.sessions.model import (
+    ApprovalDecided,
+    ApprovalRequested,
+    Event,
+    InboxAccepted,
+    TurnEnd,
+    TurnStart,
+)
 
-MemberStatus = Literal["running", "idle", "settled"]
+MemberStatus = Literal["running", "idle", "waiting", "settled"]
 SETTLED = "subagent-settled"
 
 
@@ -39,6 +49,21 @@ class Member:
         return self.label or self.id
 
 
+@attrs.frozen
+class Change:
+    """A member that joined the tree (``joined``) or whose status changed, and its status
+    then (one append may change it twice: a turn that starts and ends)."""
+
+    member: Member
+    status: MemberStatus
+    joined: bool = False
+
+    @classmethod
+    def of(cls, member: Member, *, joined: bool = False) -> Change:
+        """The change ``member`` just went through."""
+        return cls(member, member.status, joined)
+
+
 class Tree:
     """The root's descendants seen in this process, in the order they appeared.
 
@@ -55,6 +80,7 @@ class Tree:
         self._label_of = label_of
         self._clock = clock
         self._members: dict[str, Member] = {}
+        self._asking: dict[str, str] = {}  # open request id -> the member that asked
 
     def members(self) -> list[Member]:
         """Every member, parents before their children (pre-order, in order of appearance)."""
@@ -100,33 +126,59 @@ class Tree:
         self._members[session_id] = member
         return member
 
-    def observe(self, session_id: str, parent_id: str | None, events: Sequence[Event]) -> bool:
-        """Fold one append; True when the tree's lifecycle changed (a member joined, started,
-        stopped or settled), which is when the status line needs drawing again."""
+    def observe(
+        self, session_id: str, parent_id: str | None, events: Sequence[Event]
+    ) -> list[Change]:
+        """Fold one append; the members whose lifecycle it changed (joined, started, stopped,
+        waiting on the user, settled), in order: the status line needs drawing again when
+        there is any."""
+        changes: list[Change] = []
         joined = session_id not in self._members
         member = self.join(session_id, parent_id)
-        changed = member is not None and joined
         if member is not None:
+            if joined:
+                changes.append(Change.of(member, joined=True))
             member.last_active = self._clock()
             if member.label is None:
                 member.label = self._label_of(session_id)
             for event in events:
-                changed = self._lifecycle(member, event) or changed
+                if self._lifecycle(member, event):
+                    changes.append(Change.of(member))
+        if session_id == self.root_id:
+            changes.extend(self._requests(events))
         for sender in _settled_senders(events):
             ended = self._members.get(sender)
             if ended is not None and ended.status != "settled":
                 ended.status = "settled"
-                changed = True
-        return changed
+                changes.append(Change.of(ended))
+        return changes
 
     def _lifecycle(self, member: Member, event: Event) -> bool:
         if isinstance(event.body, TurnStart) and member.status != "running":
             member.status = "running"
             return True
-        if isinstance(event.body, TurnEnd) and member.status == "running":
+        if isinstance(event.body, TurnEnd) and member.status in ("running", "waiting"):
             member.status = "idle"
             return True
         return False
+
+    def _requests(self, events: Sequence[Event]) -> list[Change]:
+        """Members waiting on the user: requests the root's log mirrors, until decided."""
+        changes = []
+        for event in events:
+            body = event.body
+            if isinstance(body, ApprovalRequested):
+                asker = self._members.get(body.origin.agent_id)
+                if asker is not None and asker.status != "settled":
+                    self._asking[body.request_id] = asker.id
+                    asker.status = "waiting"
+                    changes.append(Change.of(asker))
+            elif isinstance(body, ApprovalDecided) and body.request_id in self._asking:
+                asker = self._members[self._asking.pop(body.request_id)]
+                if asker.status == "waiting" and asker.id not in self._asking.values():
+                    asker.status = "running"
+                    changes.append(Change.of(asker))
+        return changes
 
     def status_line(self, width: int | None = None) -> str:
         """``subagents: 2 running (research 4s, tests 1s) · 1 idle · 3 settled`` (the seconds
@@ -140,11 +192,20 @@ class Tree:
         if running:
             busy = ", ".join(f"{m.name} {_ago(now - m.last_active)}" for m in running)
             parts.append(f"{len(running)} running ({busy})")
-        for status in ("idle", "settled"):
+        for status in ("waiting", "idle", "settled"):
             count = sum(1 for m in members if m.status == status)
             if count:
                 parts.append(f"{count} {status}")
         return _cut("subagents: " + " · ".join(parts), width)
+
+
+async def join_stored(tree: Tree, service: Any) -> None:
+    """The subagents the tree's root had before this process (a resumed root) join it as
+    settled, so they are known before they act again (``service``: the subagent service;
+    its ``HostError`` passes through)."""
+    for entry in await service.list_descendants(tree.root_id):
+        if entry.kind == "child":
+            tree.join(entry.id, entry.parent_id, label=entry.label, status="settled")
 
 
 def _settled_senders(events: Iterable[Event]) -> list[str]:

@@ -1,0 +1,175 @@
+"""The WebSocket transport: one JSON-RPC message per text frame, several clients at once.
+
+It binds to loopback unless ``--allow-remote`` says otherwise. Every connection presents the
+bearer token, random per start and written to ``$AGENT_HOST_HOME/app-server.token`` (mode
+0600; printed once to stderr): in the ``Authorization: Bearer`` header or, from a browser,
+which cannot set headers on a WebSocket, as the subprotocol ``agent-host.token.<token>``
+offered beside ``agent-host.v1`` (the server answers ``agent-host.v1``; the token is never
+echoed or logged). A browser ``Origin`` that is not the server's own is refused. ``GET
+/readyz`` and ``/healthz`` answer ``ok`` without a token and reveal nothing else. Only this
+command imports the ``websockets`` library.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import json
+import os
+import secrets
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+from websockets.typing import Subprotocol
+
+from host.appserver import rpc
+from host.appserver.connection import Connection
+from host.errors import HostError
+
+if TYPE_CHECKING:
+    from host.appserver.server import AppServer
+
+SUBPROTOCOL = "agent-host.v1"
+TOKEN_PREFIX = "agent-host.token."
+TOKEN_FILE = "app-server.token"
+PROBES = ("/readyz", "/healthz")
+MAX_FRAME = 2 * rpc.MAX_MESSAGE_BYTES
+"""Frames up to this size are read (those over ``MAX_MESSAGE_BYTES`` get a JSON-RPC error);
+a larger one closes the connection (1009, message too big)."""
+
+
+class ListenError(HostError):
+    """A ``--listen`` address that cannot be used."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("BAD_LISTEN", message)
+
+
+def address(url: str, allow_remote: bool) -> tuple[str, int]:
+    """Host and port of ``ws://HOST:PORT``; a non-loopback host needs ``allow_remote``."""
+    parts = urlsplit(url)
+    if parts.scheme != "ws" or not parts.hostname or parts.path not in ("", "/"):
+        raise ListenError(f"cannot listen on {url!r}: use stdio:// or ws://HOST:PORT")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ListenError(f"cannot listen on {url!r}: bad port") from None
+    if port is None:
+        raise ListenError(f"cannot listen on {url!r}: name a port (0 picks a free one)")
+    if not allow_remote and not _loopback(parts.hostname):
+        raise ListenError(
+            f"refusing to listen on {parts.hostname} (not loopback) without --allow-remote"
+        )
+    return parts.hostname, port
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def write_token(home: Path) -> tuple[str, Path]:
+    """A fresh random token, written to ``home/app-server.token`` with mode 0600."""
+    token = secrets.token_urlsafe(32)
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / TOKEN_FILE
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(descriptor, 0o600)  # also when the file existed with a wider mode
+        os.write(descriptor, token.encode() + b"\n")
+    finally:
+        os.close(descriptor)
+    return token, path
+
+
+class Gate:
+    """Who may open a connection: the token, and a browser only from the server's own Origin."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.origins: set[str] = set()
+
+    def check(self, connection: ServerConnection, request: Request) -> Response | None:
+        """``websockets``' ``process_request``: probes answered, strangers refused."""
+        if request.path in PROBES:
+            return connection.respond(200, "ok\n")
+        origin = request.headers.get("Origin")
+        if origin is not None and origin not in self.origins:
+            return connection.respond(403, "forbidden origin\n")
+        if not self._authorized(request.headers):
+            return connection.respond(401, "a valid token is required\n")
+        return None
+
+    def _authorized(self, headers: Headers) -> bool:
+        header = headers.get("Authorization", "")
+        if header.startswith("Bearer ") and hmac.compare_digest(header[7:], self.token):
+            return True
+        offered = ",".join(headers.get_all("Sec-WebSocket-Protocol")).split(",")
+        wanted = TOKEN_PREFIX + self.token
+        return any(hmac.compare_digest(item.strip(), wanted) for item in offered)
+
+
+def select(connection: ServerConnection, offered: Sequence[Subprotocol]) -> Subprotocol | None:
+    """Answer ``agent-host.v1`` when offered (never the token)."""
+    return Subprotocol(SUBPROTOCOL) if SUBPROTOCOL in offered else None
+
+
+async def serve_websocket(server: AppServer, host: str, port: int, home: Path) -> None:
+    """Serve clients on ``ws://host:port`` until cancelled (SIGTERM, Ctrl-C)."""
+    token, path = write_token(home)
+    gate = Gate(token)
+
+    async def handle(socket: ServerConnection) -> None:
+        await _connection(server, socket)
+
+    async with serve(
+        handle,
+        host,
+        port,
+        process_request=gate.check,
+        select_subprotocol=select,
+        max_size=MAX_FRAME,
+        server_header=None,
+    ) as listening:
+        bound = listening.sockets[0].getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        gate.origins = {f"http://{shown}:{bound}", f"http://localhost:{bound}"}
+        print(f"agent-host: app-server token (also in {path}): {token}", file=sys.stderr)
+        print(f"agent-host: app-server listening on ws://{shown}:{bound}", file=sys.stderr)
+        sys.stderr.flush()
+        await asyncio.Future()  # until cancelled
+
+
+async def _connection(server: AppServer, socket: ServerConnection) -> None:
+    """One client: frames in, messages out, until it closes."""
+    connection = Connection(server)
+    server.connect(connection)
+
+    async def write() -> None:
+        while (message := await connection.outbox.get()) is not None:
+            try:
+                await socket.send(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
+            except ConnectionClosed:
+                return
+
+    writer = asyncio.get_running_loop().create_task(write())
+    try:
+        async for frame in socket:
+            connection.receive(frame)
+    except ConnectionClosed:
+        pass
+    finally:
+        connection.close()
+        writer.cancel()

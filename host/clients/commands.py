@@ -1,0 +1,203 @@
+"""The commands front ends give a host: start or resume a root, send to it, steer, interrupt,
+list its subagent tree, send to or interrupt a subagent, read a transcript from a ``seq``.
+
+A *thread* is a root agent's session. Commands that act on a thread need it live in this
+process as a root (``start`` or ``resume`` made it so); reads take any session, live or
+stored, children included. Failures are ``ClientError`` with a stable ``code`` and one line:
+``UNKNOWN_THREAD`` (no such session), ``NOT_A_ROOT`` (a subagent's session where a root is
+needed), ``NOT_LIVE`` (a stored root not resumed here), ``LOCKED`` (another process holds it),
+or the subagent service's codes with the texts of its tools (``send_message``,
+``interrupt_agent``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from host.clients.items import Item, items_of
+from host.errors import HostError
+from host.sessions.model import Event, SessionHeader
+from host.sessions.persistence import PersistenceError
+from host.subagents.rows import Scope, project, render
+
+if TYPE_CHECKING:
+    from host.agents.agent import Agent
+    from host.app import Host
+
+ROOT_LABEL = "user"
+"""The label of a root agent (``--script`` files address it by this name)."""
+
+NOT_DELIVERED = "message was not delivered: "
+"""What a failed send says first (as ``send_message`` does)."""
+
+
+class ClientError(HostError):
+    """A command that cannot be done: a stable ``code`` and one line."""
+
+
+@attrs.frozen
+class Transcript:
+    """Items of a session after some ``seq``, and the last ``seq`` they cover."""
+
+    items: list[Item]
+    last_seq: int
+
+
+class Commands:
+    """What a front end can ask of the host (module docstring)."""
+
+    def __init__(self, host: Host) -> None:
+        self._host = host
+
+    # -- roots -----------------------------------------------------------------------------
+
+    async def start(self, *, label: str | None = None, model: str | None = None) -> Agent:
+        """A new root agent (``model``: a registered model's name, else the default)."""
+        if model is not None and model not in self._host.services.models.names():
+            raise ClientError("UNKNOWN_MODEL", f'no model "{model}"')
+        agents = self._host.services.agents
+        return await agents.create(label=label or ROOT_LABEL, model=model)  # type: ignore[no-any-return]
+
+    async def resume(self, thread_id: str) -> Agent:
+        """The stored root ``thread_id`` made live here (or the live one); its open approval
+        requests are asked again."""
+        live = self._host.services.agents.get(thread_id)
+        if live is not None:
+            return self._root(live)
+        header = await self.header(thread_id)
+        if header.parent_session is not None:
+            raise _not_a_root(thread_id)
+        try:
+            agent: Agent = await self._host.services.agents.resume(thread_id, label=ROOT_LABEL)
+        except PersistenceError as error:
+            if error.code == PersistenceError.LOCKED:
+                message = f'thread "{thread_id}" is in use by another process'
+                raise ClientError("LOCKED", message) from None
+            raise
+        return agent
+
+    async def live_root(self, thread_id: str) -> Agent:
+        """The live root agent of ``thread_id``."""
+        agent = self._host.services.agents.get(thread_id)
+        if agent is None:
+            header = await self.header(thread_id)
+            if header.parent_session is not None:
+                raise _not_a_root(thread_id)
+            raise ClientError("NOT_LIVE", f'thread "{thread_id}" is not live here: resume it first')
+        return self._root(agent)
+
+    def _root(self, agent: Agent) -> Agent:
+        if agent.session.header.parent_session is not None:
+            raise _not_a_root(agent.id)
+        return agent
+
+    async def threads(self) -> list[SessionHeader]:
+        """Every stored or live root session, oldest first."""
+        persistence: Any = self._host.services.find("session_persistence")
+        stored = await persistence.list() if persistence is not None else []
+        headers = {h.id: h for h in [*stored, *self._host.services.sessions.list()]}
+        roots = [h for h in headers.values() if h.parent_session is None]
+        return sorted(roots, key=SessionHeader.sort_key)
+
+    async def header(self, session_id: str) -> SessionHeader:
+        """The header of a live or stored session; ``UNKNOWN_THREAD`` for neither."""
+        live = self._host.services.sessions.get(session_id)
+        if live is not None:
+            return live.header  # type: ignore[no-any-return]
+        return (await self._stored(session_id)).header  # type: ignore[no-any-return]
+
+    # -- turns -----------------------------------------------------------------------------
+
+    async def followup(self, thread_id: str, text: str) -> str:
+        """Queue ``text`` as the root's next turn; the accepted message's id."""
+        return (await self.live_root(thread_id)).followup(text)
+
+    async def steer(self, thread_id: str, text: str) -> str:
+        """Join the root's running turn at its next step (or start one); the message's id."""
+        return (await self.live_root(thread_id)).steer(text)
+
+    async def interrupt(self, thread_id: str) -> None:
+        """Stop the root's current turn (queued messages stay parked)."""
+        (await self.live_root(thread_id)).interrupt()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    async def read(
+        self, session_id: str, *, after_seq: int = -1, limit: int | None = None
+    ) -> Transcript:
+        """The items of any session (live or stored) after ``after_seq``, at most about
+        ``limit`` (whole events), and the last ``seq`` read: reading on from it misses
+        nothing."""
+        live = self._host.services.sessions.get(session_id)
+        events: Sequence[Event] = (
+            list(live.events) if live is not None else (await self._stored(session_id)).events
+        )
+        items: list[Item] = []
+        last = max(after_seq, -1)
+        for event in events:
+            if event.seq <= after_seq:
+                continue
+            if limit is not None and len(items) >= limit:
+                break
+            items.extend(items_of(event, session_id))
+            last = event.seq
+        return Transcript(items, last)
+
+    async def _stored(self, session_id: str) -> Any:
+        persistence: Any = self._host.services.find("session_persistence")
+        if persistence is None:
+            raise ClientError("UNKNOWN_THREAD", f'no thread "{session_id}" (no persistence)')
+        try:
+            return await persistence.inspect(session_id)
+        except PersistenceError as error:
+            if error.code == PersistenceError.NOT_FOUND:
+                raise ClientError("UNKNOWN_THREAD", f'no thread "{session_id}"') from None
+            raise
+
+    # -- the subagent tree -----------------------------------------------------------------
+
+    async def subagents(self, thread_id: str, scope: Scope) -> tuple[str, list[dict[str, Any]]]:
+        """The root's subagents as ``list_agents`` shows them: its text and its rows."""
+        root = await self.live_root(thread_id)
+        service = self._subagents()
+        if scope == "children":
+            entries = await service.list_children(root.id)
+        else:
+            entries = await service.list_descendants(root.id)
+        approvals = self._host.services.find("approvals")
+        waiting = approvals.waiting(root) if approvals is not None else set()
+        rows = project(entries, self._host.services.agents, scope, waiting)
+        return render(rows), rows
+
+    async def send(self, thread_id: str, subagent_id: str, text: str) -> str:
+        """Send ``text`` to the root's direct subagent as ``send_message`` would; the message
+        id. A failure's message is ``send_message``'s error text."""
+        from host.subagents.types import MessageSource
+
+        root = await self.live_root(thread_id)
+        source = MessageSource("coordinator", root.id).as_dict()
+        try:
+            message_id: str = await self._subagents().followup(
+                root, subagent_id, text, source=source
+            )
+        except HostError as error:
+            raise ClientError(error.code, NOT_DELIVERED + error.message) from None
+        return message_id
+
+    async def interrupt_subagent(self, thread_id: str, subagent_id: str) -> None:
+        """Stop a descendant's current turn, as ``interrupt_agent`` would."""
+        root = await self.live_root(thread_id)
+        self._subagents().interrupt(subagent_id, caller=root)
+
+    def _subagents(self) -> Any:
+        service = self._host.services.find("subagents")
+        if service is None:
+            raise ClientError("SERVICE_UNAVAILABLE", "no subagent service (is it blocked?)")
+        return service
+
+
+def _not_a_root(session_id: str) -> ClientError:
+    return ClientError("NOT_A_ROOT", f'"{session_id}" is a subagent\'s session, not a thread')

@@ -1,0 +1,162 @@
+"""``agent-host app-server --listen ws://…``: several clients on one thread, a decision by one
+announced to all, a request left open by a client that went away, the token (header or
+subprotocol), the Origin check, the probes, and the loopback rule."""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+from websockets.typing import Origin, Subprotocol
+
+from tests.appserver.client import TIMEOUT, Schemas, environment
+from tests.appserver.conftest import ASKING_ROOT_SCRIPT, TREE_SCRIPT, project
+from tests.appserver.test_stdio import approve
+from tests.appserver.websocket import WsServer
+from tests.cli.support import AGENT_HOST
+
+
+@pytest.fixture
+def servers(tmp_path: Path, schemas: Schemas) -> Iterator[Callable[..., WsServer]]:
+    """Start WebSocket servers in ``tmp_path``; each is killed after the test."""
+    started: list[WsServer] = []
+
+    def start(script: dict[str, Any]) -> WsServer:
+        made = WsServer(tmp_path, project(tmp_path, script), schemas)
+        started.append(made)
+        return made
+
+    yield start
+    for server in started:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait(timeout=TIMEOUT)
+
+
+def text(words: str) -> list[dict[str, str]]:
+    return [{"type": "text", "text": words}]
+
+
+def test_two_clients_on_one_thread_see_the_same_events_and_one_decision(servers) -> None:
+    server = servers(TREE_SCRIPT)
+    first, second = server.client(), server.client()
+    first.initialize(approvals=True)
+    second.initialize(approvals=True)
+    thread_id = first.call("thread/start")["thread"]["id"]
+    assert second.call("thread/resume", {"threadId": thread_id})["thread"]["id"] == thread_id
+    first.answer = approve  # the second is asked too, and never answers
+    first.call("turn/start", {"threadId": thread_id, "input": text("go")})
+    for client in (first, second):
+        client.notification("item/completed", type="subagentSettled")
+        client.notification("turn/completed")
+    assert [m["params"] for m in first.notifications()] == [
+        m["params"] for m in second.notifications()
+    ]
+    asked = [m for m in second.seen if m.get("method") == "approval/request"]
+    assert len(asked) == 1
+    decided = second.notifications("approval/decided")
+    assert [d["params"]["decision"] for d in decided] == ["approved"]
+    assert decided[0]["params"]["requestId"] == asked[0]["params"]["requestId"]
+    assert server.stop() == 143
+
+
+def test_a_request_left_open_by_a_client_that_left_is_asked_of_the_next(servers) -> None:
+    server = servers(ASKING_ROOT_SCRIPT)
+    first = server.client()
+    first.initialize(approvals=True)
+    thread_id = first.call("thread/start")["thread"]["id"]
+    first.call("turn/start", {"threadId": thread_id, "input": text("go")})
+    asked = first.asked()
+    first.disconnect()
+    second = server.client()
+    second.initialize(approvals=True)
+    second.call("thread/resume", {"threadId": thread_id})
+    again = second.asked()
+    assert again["params"]["requestId"] == asked["params"]["requestId"]
+    second.reply(again, {"decision": "approveForSession"})
+    second.notification("turn/completed")
+    decided = second.notifications("approval/decided")
+    assert [d["params"]["decision"] for d in decided] == ["approved_for_session"]
+
+
+def test_a_token_is_required_a_foreign_origin_refused_and_probes_are_open(
+    servers, tmp_path
+) -> None:
+    server = servers(TREE_SCRIPT)
+    token_file = tmp_path / "home" / "app-server.token"
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    assert sum(server.token in line for line in server.stderr) == 1
+    for token in ("wrong", server.token[:-1]):
+        with pytest.raises(InvalidStatus) as refused:
+            server.connect(token=token)
+        assert refused.value.response.status_code == 401
+    with pytest.raises(InvalidStatus) as bare:
+        connect(server.url, open_timeout=TIMEOUT)
+    assert bare.value.response.status_code == 401
+    with pytest.raises(InvalidStatus) as foreign:
+        server.connect(origin=Origin("http://evil.example"))
+    assert foreign.value.response.status_code == 403
+
+    own = Origin(f"http://127.0.0.1:{server.port}")
+    offered = [Subprotocol("agent-host.v1"), Subprotocol(f"agent-host.token.{server.token}")]
+    with connect(server.url, origin=own, subprotocols=offered, open_timeout=TIMEOUT) as browser:
+        assert browser.subprotocol == "agent-host.v1"
+    for probe in ("/readyz", "/healthz"):
+        with urllib.request.urlopen(server.url.replace("ws:", "http:") + probe) as answer:
+            assert (answer.status, answer.read()) == (200, b"ok\n")
+
+
+@pytest.mark.parametrize(
+    ("listen", "said"),
+    [
+        ("ws://0.0.0.0:0", "refusing to listen on 0.0.0.0 (not loopback) without --allow-remote"),
+        ("ws://example.com:80", "refusing to listen on example.com (not loopback) without "
+         "--allow-remote"),
+        ("ws://127.0.0.1", "cannot listen on 'ws://127.0.0.1': name a port (0 picks a free one)"),
+        ("http://127.0.0.1:80", "cannot listen on 'http://127.0.0.1:80': use stdio:// or "
+         "ws://HOST:PORT"),
+    ],
+)
+def test_a_non_loopback_bind_needs_allow_remote(tmp_path, listen, said) -> None:
+    result = subprocess.run(
+        [AGENT_HOST, "--data-dir", str(tmp_path / "data"), "app-server", "--listen", listen],
+        capture_output=True, text=True, timeout=TIMEOUT, env=environment(tmp_path / "home"),
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"agent-host: error: {said}\n")
+    assert not (tmp_path / "home" / "app-server.token").exists()
+
+
+def test_bad_frames_get_errors_and_the_connection_stays(servers) -> None:
+    server = servers(TREE_SCRIPT)
+    client = server.client()
+    client.socket.send("{not json")
+    assert client.expect(lambda m: "error" in m)["error"]["code"] == -32700
+    client.socket.send('{"id": 1, "method": "x", "params": {"big": "' + "a" * (9 << 20) + '"}}')
+    large = client.expect(lambda m: "error" in m)
+    assert (large["id"], large["error"]["data"]["code"]) == (None, "TOO_LARGE")
+    assert client.request("models/list")["error"]["code"] == -32002  # not initialized yet
+    client.initialize()
+    assert client.call("models/list")["default"] == "scripted"
+
+
+def test_a_client_that_leaves_mid_request_leaves_the_server_up(servers) -> None:
+    server = servers(TREE_SCRIPT)
+    leaving = server.client()
+    leaving.initialize()
+    thread_id = leaving.call("thread/start")["thread"]["id"]
+    for n in range(50):
+        leaving.send({"jsonrpc": "2.0", "id": 100 + n, "method": "thread/read",
+                      "params": {"threadId": thread_id}})
+    leaving.disconnect()
+    staying = server.client()
+    staying.initialize()
+    assert staying.call("thread/resume", {"threadId": thread_id})["thread"]["id"] == thread_id
+    assert staying.call("models/list")["default"] == "scripted"
+    assert server.process.poll() is None

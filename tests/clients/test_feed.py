@@ -1,0 +1,82 @@
+"""``Feed``: a real host's JSONL sessions and scripted model, followed from a ``seq`` — the
+stored events after it once each, then live ones; streamed text before its item; the tree's
+changes from a background child's appends."""
+
+from __future__ import annotations
+
+from host.agents import say
+from host.clients.events import (
+    AgentMessageDelta,
+    ClientEvent,
+    ItemCompleted,
+    ItemStarted,
+    SubagentStarted,
+    SubagentStatus,
+    TurnCompleted,
+    TurnStarted,
+)
+from host.clients.feed import Feed
+from host.clients.items import items_of
+from host.subagents.types import ChildRequest
+from host.testing import HostHarness
+
+
+def stored_items(harness: HostHarness, session_id: str, after: int) -> list[object]:
+    session = harness.services.sessions.live(session_id)
+    return [item for e in session.events if e.seq > after for item in items_of(e, session_id)]
+
+
+async def test_a_follower_gets_the_stored_events_after_its_seq_then_live_ones(
+    harness: HostHarness,
+) -> None:
+    harness.model.script("root", say("first answer"), say("second answer"))
+    root = await harness.root()
+    root.followup("one")
+    await root.wait_idle()
+    feed = Feed(harness.host)
+    heard: list[ClientEvent] = []
+    stop = await feed.follow(root.id, heard.append, after_seq=1)
+    replayed = list(heard)
+    assert isinstance(replayed[-1], TurnCompleted)
+    assert all(event.seq > 1 for event in replayed if hasattr(event, "seq"))
+    root.followup("two")
+    await root.wait_idle()
+    stop()
+    feed.close()
+    completed = [e.item for e in heard if isinstance(e, ItemCompleted)]
+    assert completed == stored_items(harness, root.id, 1)  # each stored item once, in order
+    turns = [e for e in heard if isinstance(e, TurnStarted | TurnCompleted)]
+    names = ["TurnCompleted", "TurnStarted", "TurnCompleted"]  # the first began at seq 1
+    assert [type(t).__name__ for t in turns] == names
+    first_turn = turns[0].turn_id
+    assert all(e.turn_id == first_turn for e in replayed if isinstance(e, ItemCompleted))
+    live = heard[len(replayed) :]
+    started = next(i for i, e in enumerate(live) if isinstance(e, ItemStarted))
+    deltas = [e for e in live if isinstance(e, AgentMessageDelta)]
+    done = next(e for e in live if isinstance(e, ItemCompleted) and e.stream_id)
+    assert "".join(d.delta for d in deltas) == "second answer" == done.item.text
+    assert {d.item_id for d in deltas} == {done.stream_id, live[started].item.id}
+    assert live.index(done) > max(live.index(d) for d in deltas) > started
+
+
+async def test_without_a_seq_only_what_comes_next_and_the_tree(harness: HostHarness) -> None:
+    harness.model.script("research", say("found it"))
+    root = await harness.root()
+    feed = Feed(harness.host)
+    heard: list[ClientEvent] = []
+    await feed.follow(root.id, heard.append, after_seq=None)
+    assert heard == []
+    started = await harness.subagents.start_continuable(
+        "spawn", ChildRequest("look"), parent=root, label="research"
+    )
+    await harness.settled(started.child_id, root)
+    feed.close()
+    joined = [e for e in heard if isinstance(e, SubagentStarted)]
+    assert [(e.subagent_id, e.parent_id, e.label, e.depth) for e in joined] == [
+        (started.child_id, root.id, "research", 1)
+    ]
+    statuses = [e.status for e in heard if isinstance(e, SubagentStatus)]
+    assert statuses == ["running", "idle", "settled"]
+    settled = [e.item for e in heard if isinstance(e, ItemCompleted)]
+    assert [item.type for item in settled][:1] == ["subagentSettled"]
+    assert settled[0].subagent_id == started.child_id
