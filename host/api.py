@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.sessions.store import SessionStore
     from host.subagents.service import SubagentService
     from host.tools.tool import Tool
+    from host.tools.workers import ToolWorkers
 
 __all__ = [
     "Disposer",
@@ -132,6 +133,11 @@ class ServiceContext(Protocol):
     @property
     def profiles(self) -> ProfileLibrary:
         """The subagent profiles: shipped by plugins, and the user's and project's files."""
+        ...
+
+    @property
+    def tool_workers(self) -> ToolWorkers:
+        """The host's bounded pool that plain ``def`` tools run on (``host.tools.workers``)."""
         ...
 
     @property

@@ -27,6 +27,7 @@ from host.sessions.projections import Projections
 from host.sessions.store import SessionStore
 from host.subagents.service import SubagentService
 from host.tools import ToolExec, tool
+from host.tools.workers import ToolWorkers
 from tests.plugins.hooks import ACTIVATION_ORDER
 from tests.typecheck import run_mypy
 
@@ -290,6 +291,7 @@ BUILT_IN = {  # the name of each typed service, and what the host serves under i
     "tools": NamedRegistry,
     "prompt_sections": NamedRegistry,
     "profiles": ProfileLibrary,
+    "tool_workers": ToolWorkers,
     "plugins": PluginStates,
     "session_persistence": object,  # a Protocol (SessionPersistence): not checked at run time
     "projections": Projections,
