@@ -121,7 +121,7 @@ def reload_plugin(manager: PluginManager, name: str) -> ReloadOutcome:
         stage = Stage(manager, record, fresh)
     except Exception as error:
         _restore_modules(package, saved)
-        return _failed(record, started, describe_error(error))
+        return _failed(record, started, record.explain(error))
     missing = stage.missing()
     if record.state == "active" and missing:  # the new version could not activate: keep this one
         error_text: str | None = "the new version requires " + ", ".join(missing)
@@ -148,7 +148,7 @@ def _swap(stage: Stage) -> tuple[str | None, str | None]:
             state = stage.hand_over()
         stage.run(state)
     except Exception as error:
-        return describe_error(error), None
+        return record.explain(error, stage.shadow.obj), None
     if record.handle is not None:
         record.handle.handed_over = state is not NOTHING and state is not None
     retired = stage.swap()
