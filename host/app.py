@@ -141,11 +141,13 @@ class Host:
         self.disposal_failures += failures
         return failures + closed
 
-    def reload(self, name: str) -> ReloadOutcome:
-        """Reload one plugin's code in process; on failure the previous version keeps running."""
+    def reload(self, name: str, *, keep_services: bool = False) -> ReloadOutcome:
+        """Reload one plugin's code in process; on failure the previous version keeps running.
+        ``keep_services``: swap only a new version that provides the same services and takes
+        over the state (else the outcome asks for a restart; ``host.plugins.reload``)."""
         from host.plugins.reload import reload_plugin
 
-        return reload_plugin(self.plugins, name)
+        return reload_plugin(self.plugins, name, keep_services=keep_services)
 
     def plugin_rows(self) -> list[dict[str, Any]]:
         """One row per plugin, as ``agent-host plugins --json`` prints them."""

@@ -218,8 +218,10 @@ agent-host dev --script script.json                 # chat; saving a file reload
 Without `--script`, the configured model answers.
 
 A tool plugin reloads in place. A plugin that provides a service (`register_services`)
-restarts the whole `dev` process when saved: other plugins hold on to its service objects,
-so keep services and tools in separate plugins if you want their tools to hot-reload.
+restarts the whole `dev` process when saved, since other plugins hold on to its service
+objects, unless it implements `hand_over_state` and `take_over_state`: then a new version
+providing the same services takes the old one's state over and its dependents re-activate
+against it, in place. Changing which services it provides always restarts.
 """)
 
 

@@ -158,6 +158,10 @@ class Stage:
         """Services the new version requires that are absent now."""
         return self.shadow.missing(set(self.manager.services.names()))
 
+    def provided(self) -> set[str]:
+        """The service names the staged version registered (held until the swap)."""
+        return set(self._claimed.get("service", ()))
+
     def hand_over(self) -> Any:
         """Call the running version's ``hand_over_state``: what its successor starts from."""
         impls = self.manager.pm.implementations(self.record.obj).get("hand_over_state", ())
