@@ -13,6 +13,10 @@ coroutine; the bare loop keeps the conversation in a plain list. The host side r
   does not decide the comparison; and
 * JSONL persistence in a temporary directory (fsync policy ``never`` and ``turn``).
 
+A last row is the longest event-loop stall while a plain ``def`` tool sleeps 1 s (as blocking
+I/O would), best of ``--rounds``: on the host's worker threads (target under 5 ms), next to the
+loop alone for 1 s (the machine's preemption) and the tool inline (``blocking=False``).
+
 Work is ``AGENTS`` conversations of ``TURNS`` turns each (so a model call sees at most
 ``TURNS`` turns of history, as in a real session between compactions).
 
@@ -41,8 +45,10 @@ from host.sessions.jsonl import FsyncPolicy, JsonlPersistence
 from host.sessions.model import MessageEvent, SessionHeader, ToolCall
 from host.sessions.projections import Projections
 from host.sessions.store import SessionStore
-from host.tools import ToolExec, tool
+from host.tools import Tool, ToolExec, tool
+from host.tools.execute import run_tool
 from host.tools.scope import ToolView, tool_registry
+from host.tools.workers import SERVICE, ToolWorkers
 
 CALL = ModelResponse(tool_calls=(ToolCall("c1", "echo", {"text": "hi"}),), stop_reason="tool_use")
 ANSWER = ModelResponse(text="done")
@@ -96,13 +102,16 @@ async def bare(agents: int, turns: int) -> float:
 
 
 class WithApprovals:
-    """The one service the bench's agents look up: ``approvals``, with the default policy."""
+    """The services the bench's agents look up: ``approvals``, with the default policy (and
+    the host's ``tool_workers`` for the loop-stall row)."""
 
     def __init__(self) -> None:
-        self.approvals = ApprovalService(Policy(), lambda agent_id: None)
+        self.services: dict[str, Any] = {
+            "approvals": ApprovalService(Policy(), lambda agent_id: None)
+        }
 
     def find(self, name: str) -> Any:
-        return self.approvals if name == "approvals" else None
+        return self.services.get(name)
 
 
 async def hosted(store: SessionStore, agents: int, turns: int, ctx: Any = None) -> float:
@@ -136,6 +145,55 @@ async def alternated(agents: int, turns: int, rounds: int) -> tuple[float, float
             seconds = await hosted(SessionStore(None, None), agents, turns, ctx)
             best[index] = min(best[index], seconds)
     return best[0], best[1]
+
+
+def napping(blocking: bool) -> Tool:
+    """A plain tool sleeping 1 s, on a worker thread (``blocking``) or on the loop."""
+
+    def nap() -> str:
+        """Sleep a second, as blocking I/O would."""
+        time.sleep(1.0)
+        return "rested"
+
+    return tool(nap, blocking=blocking)
+
+
+async def loop_stall(blocking: bool | None) -> float:
+    """The longest time (ms) between two turns of the event loop while ``napping(blocking)``
+    runs on a host's workers; with ``blocking=None``, while the loop just sleeps 1 s (the
+    machine's own preemption, the floor of the other two)."""
+    workers = ToolWorkers()
+    services = WithApprovals()
+    services.services[SERVICE] = workers
+    ctx: Any = services  # ToolExec's ctx, as in ``hosted``
+    running = True
+    longest = 0.0
+
+    async def watch() -> None:
+        nonlocal longest
+        last = time.perf_counter()
+        while running:
+            await asyncio.sleep(0)
+            now = time.perf_counter()
+            longest, last = max(longest, now - last), now
+
+    watcher = asyncio.create_task(watch())
+    await asyncio.sleep(0)
+    if blocking is None:
+        await asyncio.sleep(1.0)
+    else:
+        nap = napping(blocking)
+        nap.declare()
+        await run_tool(nap, "nap", {}, ToolExec(agent=None, ctx=ctx))
+    running = False
+    await watcher
+    workers.close()
+    return longest * 1e3
+
+
+async def best_stall(blocking: bool | None, rounds: int) -> float:
+    """``loop_stall`` at its best of ``rounds`` (a noisy machine preempts any one round)."""
+    return min([await loop_stall(blocking) for _ in range(max(1, rounds))])
 
 
 async def measure(label: str, run: Callable[[], Awaitable[float]], total: int) -> float:
@@ -174,6 +232,9 @@ async def main() -> None:
         print(f"ratio {name:<20} {per_turn / base:7.1f}x  (+{per_turn - base:.1f} µs/turn)")
     extra = results["in-memory+approvals"] / memory - 1
     print(f"approvals, no tool needs one: {extra:+.1%} per turn over in-memory")
+    floor, threaded, inline = [await best_stall(b, args.rounds) for b in (None, True, False)]
+    print(f"longest loop stall, sync tool sleeping 1 s: {threaded:.2f} ms on worker threads")
+    print(f"  (no tool, the loop alone for 1 s: {floor:.2f} ms; blocking=False: {inline:.0f} ms)")
 
 
 if __name__ == "__main__":

@@ -18,17 +18,21 @@ The names are also importable from ``host`` (loaded on first use there, so ``imp
 stays cheap).
 
 Services a plugin (not the host) provides are reached by name: ``ctx.get("mcp")`` (strict) or
-``ctx.find("mcp")`` (None when absent); both return ``Any``.
+``ctx.find("mcp")`` (None when absent); both return ``Any``, or, given the class,
+``ctx.get("notes", Notebook)`` a ``Notebook`` (checked: ``TypeError`` naming the service when
+it is not one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from host.disposal import Disposer, Scope
 from host.plugins.hookspecs import hookimpl
 from host.plugins.lifecycle import PluginHandle
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:  # annotations only: importing this module builds no service
     import os
@@ -47,6 +51,7 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.sessions.store import SessionStore
     from host.subagents.service import SubagentService
     from host.tools.tool import Tool
+    from host.tools.workers import ToolWorkers
 
 __all__ = [
     "Disposer",
@@ -135,6 +140,11 @@ class ServiceContext(Protocol):
         ...
 
     @property
+    def tool_workers(self) -> ToolWorkers:
+        """The host's bounded pool that plain ``def`` tools run on (``host.tools.workers``)."""
+        ...
+
+    @property
     def plugins(self) -> PluginStates:
         """Every plugin's state: ``state(name)``, ``is_active(name)``."""
         ...
@@ -174,12 +184,27 @@ class ServiceContext(Protocol):
         """Asks the root's user about calls that need consent, and ``ask_user`` questions."""
         ...
 
-    def get(self, name: str) -> Any:
-        """The service ``name``; raises ``ServiceUnavailable`` when absent."""
+    @overload
+    def get(self, name: str) -> Any: ...
+
+    @overload
+    def get(self, name: str, kind: type[T]) -> T: ...
+
+    def get(self, name: str, kind: type[T] | None = None) -> Any:
+        """The service ``name``; raises ``ServiceUnavailable`` when absent. With ``kind``
+        (``ctx.get("notes", Notebook)``) it is typed as a ``kind``, and ``TypeError`` naming
+        the service says when it is not one."""
         ...
 
-    def find(self, name: str) -> Any | None:
-        """The service ``name``, or None when absent."""
+    @overload
+    def find(self, name: str) -> Any | None: ...
+
+    @overload
+    def find(self, name: str, kind: type[T]) -> T | None: ...
+
+    def find(self, name: str, kind: type[T] | None = None) -> Any | None:
+        """The service ``name``, or None when absent; with ``kind``, typed as a ``kind``
+        (``TypeError`` when it is not one)."""
         ...
 
     def built(self, name: str) -> Any | None:

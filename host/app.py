@@ -23,6 +23,8 @@ from host.profiles.hookspecs import profile_hook
 from host.profiles.library import ProfileLibrary
 from host.services import Services
 from host.tools.tool import Tool
+from host.tools.workers import SERVICE as TOOL_WORKERS
+from host.tools.workers import ToolWorkers
 
 if TYPE_CHECKING:  # imported where used: prompt values by the first section, reload by ``dev``
     from host.agents.prompt import PromptSection
@@ -74,6 +76,8 @@ class Host:
         self.services.register("tools", self.tools, owner="host")
         self.services.register("prompt_sections", self.prompt_sections, owner="host")
         self.services.register("profiles", self.profiles, owner="host")
+        self.tool_workers = ToolWorkers()
+        self.services.register(TOOL_WORKERS, self.tool_workers, owner="host")
         registrars = Registrars(
             self.services,
             self.tools,
@@ -110,6 +114,7 @@ class Host:
         """Deactivate every plugin; returns the plugins whose disposers raised (also added to
         ``disposal_failures``). A second call finds nothing left to dispose."""
         failures = self.plugins.close()
+        self.tool_workers.close()
         self.disposal_failures += failures
         return failures
 
@@ -136,11 +141,13 @@ class Host:
         self.disposal_failures += failures
         return failures + closed
 
-    def reload(self, name: str) -> ReloadOutcome:
-        """Reload one plugin's code in process; on failure the previous version keeps running."""
+    def reload(self, name: str, *, keep_services: bool = False) -> ReloadOutcome:
+        """Reload one plugin's code in process; on failure the previous version keeps running.
+        ``keep_services``: swap only a new version that provides the same services and takes
+        over the state (else the outcome asks for a restart; ``host.plugins.reload``)."""
         from host.plugins.reload import reload_plugin
 
-        return reload_plugin(self.plugins, name)
+        return reload_plugin(self.plugins, name, keep_services=keep_services)
 
     def plugin_rows(self) -> list[dict[str, Any]]:
         """One row per plugin, as ``agent-host plugins --json`` prints them."""

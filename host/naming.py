@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 import attrs
@@ -10,6 +10,14 @@ import attrs
 from host.errors import HostError
 
 T = TypeVar("T")
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """`` (did you mean "X"?)`` naming the choice closest to a misspelt ``name``, or ""."""
+    import difflib  # only on the error path
+
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    return f' (did you mean "{close[0]}"?)' if close else ""
 
 
 @attrs.frozen

@@ -7,13 +7,35 @@ activation (a plugin activates while the services it requires are present).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from host.disposal import Disposer
 from host.errors import HostError
 from host.naming import NamedRegistry
 
 ChangeListener = Callable[[str, bool], None]
+T = TypeVar("T")
+
+
+def checked(name: str, service: Any, kind: type[T] | None) -> Any:
+    """``service`` (None stays None) when no ``kind`` is asked for or it is a ``kind``;
+    ``TypeError`` naming the service otherwise, or when ``kind`` is not a checkable type."""
+    if kind is None or service is None:
+        return service
+    if not isinstance(kind, type):
+        raise TypeError(f'service "{name}": {kind!r} is not a type')
+    try:
+        matches = isinstance(service, kind)
+    except TypeError:  # a Protocol without @runtime_checkable
+        raise TypeError(
+            f'service "{name}": {kind.__qualname__} cannot be checked at run time '
+            "(a Protocol needs @typing.runtime_checkable)"
+        ) from None
+    if not matches:
+        raise TypeError(
+            f'service "{name}" is a {type(service).__qualname__}, not a {kind.__qualname__}'
+        )
+    return service
 
 
 class Lazy:
@@ -109,20 +131,22 @@ class Services:
         """True while a default provider serves ``name`` (another provider would replace it)."""
         return name in self._serving
 
-    def get(self, name: str) -> Any:
-        """The service ``name``; raises ``ServiceUnavailable`` when absent."""
+    def get(self, name: str, kind: type[T] | None = None) -> Any:
+        """The service ``name``; raises ``ServiceUnavailable`` when absent, and ``TypeError``
+        when ``kind`` is given and the service is not one (``checked``)."""
         if name not in self._services:
             raise ServiceUnavailable(name)
-        return self.find(name)
+        return self.find(name, kind)
 
-    def find(self, name: str) -> Any | None:
-        """The service ``name``, or None when absent (a ``Lazy`` one is built now)."""
+    def find(self, name: str, kind: type[T] | None = None) -> Any | None:
+        """The service ``name``, or None when absent (a ``Lazy`` one is built now); with
+        ``kind``, ``TypeError`` when the service is not one."""
         service = self._services.get(name)
         if isinstance(service, Lazy):
             built = service.factory()
             self._services.replace(name, service, built)
-            return built
-        return service
+            return checked(name, built, kind)
+        return checked(name, service, kind)
 
     def built(self, name: str) -> Any | None:
         """The service ``name`` if it exists and is built; never builds a ``Lazy`` one."""

@@ -10,18 +10,25 @@ Fixtures:
   after the test, which fails if a plugin's disposal failed then (one line per plugin).
 * ``make_harness(*plugins, cls=HostHarness, data_dir=None, **options)`` makes a
   ``HostHarness`` (or the subclass ``cls``) the same way, in its own directory of
-  ``tmp_path`` unless ``data_dir`` is given; every harness made is closed (asynchronously)
-  after the test, failing it as ``make_host`` does.
+  ``tmp_path`` unless ``data_dir`` is given. It is a plain function (no ``await``); the
+  fixture itself is async, because every harness made is closed asynchronously after the
+  test (failing it as ``make_host`` does), so a test using it is an ``async def`` test.
+  Both factories are typed (``MakeHost``, ``MakeHarness``): a misspelt option is a mypy
+  error.
 * ``harness``: a ``HostHarness`` over the built-in plugins alone, closed after the test.
 
-Helpers:
+Helpers (defined in ``host.harness``, re-exported here):
 
 * ``build_host(*plugins, data_dir=…, builtins=True, config=None, environ=None)``: the started
   host the fixtures use.
 * ``call_tool(host, name, args, agent=…)`` runs a global tool the way an agent does.
 * ``HostHarness``: a started host plus what scenario tests reach for: the scripted model, the
   ``agents`` and ``subagents`` services, root agents, waiting until a child settles, the
-  session files on disk and the events stored for a session.
+  session files on disk, the events stored for a session, and ``approvals``
+  (``h.approvals.answer(Answer.approve())``), without which a call of an approval-gated tool
+  waits for a user until the policy's timeout.
+* ``call``, ``calls``, ``say``, ``tool_call`` (the scripted model's entries, from
+  ``host.agents.scripted``) and ``Answer`` (``host.approvals.requests``), re-exported typed.
 
 The async fixtures need ``pytest-asyncio`` (``pip install agent-host-core[testing]``), in
 either of its modes. In its default strict mode, a coroutine test that uses one of these
@@ -35,71 +42,69 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar, Unpack, cast, overload
 
 import pytest
 
-from host.app import Host, HostSettings
-from host.builtins import builtin_candidates
-from host.plugins.discovery import PluginCandidate, from_object
+from host.app import Host
+from host.harness import ApprovalsHandle as ApprovalsHandle
+from host.harness import HostHarness as HostHarness
+from host.harness import build_host as build_host
+from host.harness import call_tool as call_tool
+from host.harness import plugin_name as plugin_name
 from host.plugins.record import DisposalFailure
-from host.plugins.selection import Selection
-from host.tools.execute import run_tool
-from host.tools.tool import Tool, ToolExec, ToolResult
 
 if TYPE_CHECKING:  # the runtime stays unimported until a harness is used
-    from host.agents.agent import Agent
-    from host.agents.registry import AgentRegistry
-    from host.agents.scripted import ScriptedModel
-    from host.sessions.model import Event, MessageEvent
-    from host.subagents.activation import Activation
-    from host.subagents.manager import ContinuationManager
-    from host.subagents.service import SubagentService
+    from host.agents.scripted import call as call
+    from host.agents.scripted import calls as calls
+    from host.agents.scripted import say as say
+    from host.agents.scripted import tool_call as tool_call
+    from host.approvals.requests import Answer as Answer
 
-MakeHost = Callable[..., Host]
-MakeHarness = Callable[..., "HostHarness"]
 _F = TypeVar("_F", bound=Callable[..., Any])
+_H = TypeVar("_H", bound="HostHarness")
 
 
-def plugin_name(obj: Any) -> str:
-    """The name a plugin object gets when none is given."""
-    name = getattr(obj, "name", None)
-    if isinstance(name, str):
-        return name
-    return str(getattr(obj, "__name__", type(obj).__name__)).rsplit(".", 1)[-1]
+def __getattr__(name: str) -> Any:
+    """The re-exported names (``call``, ``say`` …, ``Answer``), imported on first use."""
+    if name == "Answer":
+        from host.approvals.requests import Answer
+
+        return Answer
+    if name in ("call", "calls", "say", "tool_call"):
+        from host.agents import scripted
+
+        return getattr(scripted, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def build_host(
-    *plugins: Any,
-    data_dir: Path,
-    builtins: bool = True,
-    config: Mapping[str, Any] | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> Host:
-    """An isolated, started host made of built-ins (optional) and the given plugin objects."""
-    candidates: list[PluginCandidate] = builtin_candidates() if builtins else []
-    for plugin in plugins:
-        if isinstance(plugin, PluginCandidate):
-            candidates.append(plugin)
-        elif isinstance(plugin, tuple):
-            candidates.append(from_object(plugin[0], plugin[1]))
-        else:
-            candidates.append(from_object(plugin_name(plugin), plugin))
-    host = Host(
-        HostSettings(data_dir=data_dir),
-        selection=Selection.from_env(environ or {}),
-        config=config,
-    )
-    host.add_plugins(candidates)
-    return host.start()
+class HostOptions(TypedDict, total=False):
+    """The options of ``make_host`` and ``make_harness`` (those of ``build_host``)."""
+
+    data_dir: Path | None
+    builtins: bool
+    config: Mapping[str, Any] | None
+    environ: Mapping[str, str] | None
 
 
-async def call_tool(
-    host: Host, name: str, args: Any, *, agent: Any = None, tool_call_id: str = "call-1"
-) -> ToolResult:
-    """Run the global tool ``name`` with raw ``args`` exactly as a turn would."""
-    exec = ToolExec(agent=agent, ctx=host.services, tool_call_id=tool_call_id)
-    return await run_tool(host.tools.get(name), name, args, exec)
+class MakeHost(Protocol):
+    """The ``make_host`` fixture: ``make_host(*plugins, builtins=…, config=…, environ=…,
+    data_dir=…)``, a started host closed after the test."""
+
+    def __call__(self, *plugins: object, **options: Unpack[HostOptions]) -> Host: ...
+
+
+class MakeHarness(Protocol):
+    """The ``make_harness`` fixture (a plain function): ``make_harness(*plugins, …)`` is a
+    ``HostHarness``, ``make_harness(*plugins, cls=Sub, …)`` a ``Sub``."""
+
+    @overload
+    def __call__(self, *plugins: object, **options: Unpack[HostOptions]) -> HostHarness: ...
+
+    @overload
+    def __call__(
+        self, *plugins: object, cls: type[_H], **options: Unpack[HostOptions]
+    ) -> _H: ...
 
 
 @pytest.fixture
@@ -107,9 +112,17 @@ def make_host(tmp_path: Path) -> Iterator[MakeHost]:
     """Factory of isolated hosts; each is closed when the test ends."""
     made: list[Host] = []
 
-    def make(*plugins: Any, **options: Any) -> Host:
-        options.setdefault("data_dir", tmp_path / f"data{len(made)}")
-        host = build_host(*plugins, **options)
+    def make(
+        *plugins: object,
+        data_dir: Path | None = None,
+        builtins: bool = True,
+        config: Mapping[str, Any] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Host:
+        directory = data_dir or tmp_path / f"data{len(made)}"
+        host = build_host(
+            *plugins, data_dir=directory, builtins=builtins, config=config, environ=environ
+        )
         made.append(host)
         return host
 
@@ -121,138 +134,6 @@ def _fail_on_disposal(failures: list[DisposalFailure]) -> None:
     """Fail the test (after everything was closed) when a plugin's disposal failed."""
     if failures:
         pytest.fail("\n".join(failure.line() for failure in failures), pytrace=False)
-
-
-class HostHarness:
-    """A started host over ``data_dir`` (``build_host``) and handles on its services.
-
-    ``plugins`` and the keyword options are those of ``build_host``. Subclass it to add the
-    helpers of one plugin's scenarios; ``make_harness(cls=…)`` closes subclasses too.
-    """
-
-    def __init__(
-        self,
-        *plugins: Any,
-        data_dir: Path,
-        builtins: bool = True,
-        config: Mapping[str, Any] | None = None,
-        environ: Mapping[str, str] | None = None,
-    ) -> None:
-        self.data_dir = data_dir
-        self.host: Host = build_host(
-            *plugins, data_dir=data_dir, builtins=builtins, config=config, environ=environ
-        )
-        self.services = self.host.services
-        self._on_close: list[Callable[[], object]] = []
-        self._closed = False
-
-    # -- services ------------------------------------------------------------------------
-
-    @property
-    def model(self) -> ScriptedModel:
-        """The scripted model the built-in ``models`` plugin registers as ``"scripted"``."""
-        from host.agents.scripted import ScriptedModel
-
-        model = self.services.models.resolve("scripted")
-        assert isinstance(model, ScriptedModel)
-        return model
-
-    @property
-    def agents(self) -> AgentRegistry:
-        """The ``agents`` service."""
-        agents: AgentRegistry = self.services.agents
-        return agents
-
-    @property
-    def subagents(self) -> SubagentService:
-        """The ``subagents`` service."""
-        from host.subagents.service import SubagentService
-
-        service = self.services.subagents
-        assert isinstance(service, SubagentService)
-        return service
-
-    @property
-    def manager(self) -> ContinuationManager:
-        """The continuation manager of the ``subagents`` service (resident children)."""
-        manager = self.subagents.manager()
-        assert manager is not None
-        return manager
-
-    def activation(self, child_id: str) -> Activation | None:
-        """The resident activation of ``child_id``, or None when it is not resident."""
-        return self.manager.activation(child_id)
-
-    # -- agents and tools ------------------------------------------------------------------
-
-    def add_tool(self, made: Tool, *, owner: str = "test") -> None:
-        """Register ``made`` as a global tool under its own name."""
-        self.host.tools.register(made.name, made, owner=owner)
-
-    async def call(
-        self, name: str, args: Any, agent: Any = None, *, tool_call_id: str = "call-1"
-    ) -> ToolResult:
-        """Run the global tool ``name`` with raw ``args`` as ``agent`` would (``call_tool``)."""
-        return await call_tool(self.host, name, args, agent=agent, tool_call_id=tool_call_id)
-
-    async def root(self, label: str = "root") -> Agent:
-        """A new root agent (no parent) labelled ``label``."""
-        return await self.agents.create(label=label)
-
-    async def settled(self, child_id: str, *parents: Agent) -> None:
-        """Wait until ``child_id`` is no longer resident, then until ``parents`` are idle."""
-        activation = self.activation(child_id)
-        if activation is not None:
-            await activation.wait_done()
-        for parent in parents:
-            await parent.wait_idle()
-
-    # -- storage -----------------------------------------------------------------------------
-
-    def log_path(self, session_id: str) -> Path:
-        """Where the JSONL log of ``session_id`` lives."""
-        return self.data_dir / f"{session_id}.jsonl"
-
-    def session_ids(self) -> set[str]:
-        """The ids of the session logs in the data directory."""
-        return {p.stem for p in self.data_dir.glob("*.jsonl")}
-
-    def session_files(self) -> dict[str, bytes]:
-        """Every session log in the data directory, by id, with its bytes (to compare
-        snapshots: ``before = h.session_files()`` … ``assert h.session_files() == before``)."""
-        return {p.stem: p.read_bytes() for p in sorted(self.data_dir.glob("*.jsonl"))}
-
-    async def stored_events(self, session_id: str) -> list[Event]:
-        """The events of a stored session, read back from storage (a read-only ``inspect``)."""
-        stored = await self.services.session_persistence.inspect(session_id)
-        return list(stored.events)
-
-    async def stored_messages(self, session_id: str, role: str | None = None) -> list[MessageEvent]:
-        """The stored messages of ``session_id`` (of ``role`` only, when given)."""
-        from host.sessions.model import MessageEvent
-
-        return [
-            e.body
-            for e in await self.stored_events(session_id)
-            if isinstance(e.body, MessageEvent) and role in (None, e.body.role)
-        ]
-
-    # -- closing -----------------------------------------------------------------------------
-
-    def on_close(self, callback: Callable[[], object]) -> None:
-        """Run ``callback`` when closing, before the host shuts down (e.g. release a held
-        tool so that a failed test cannot hang the shutdown)."""
-        self._on_close.append(callback)
-
-    async def close(self) -> list[DisposalFailure]:
-        """Run the ``on_close`` callbacks, then shut the host down; returns the plugins whose
-        disposal failed. Later calls do nothing (and return no failure)."""
-        if self._closed:
-            return []
-        self._closed = True
-        for callback in self._on_close:
-            callback()
-        return await self.host.aclose()
 
 
 def _async_fixture(function: _F) -> _F:
@@ -276,7 +157,7 @@ async def make_harness(tmp_path: Path) -> AsyncIterator[MakeHarness]:
         made.append(harness)
         return harness
 
-    yield make
+    yield cast(MakeHarness, make)
     failures: list[DisposalFailure] = []
     for harness in reversed(made):
         failures += await harness.close() or []

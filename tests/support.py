@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import subprocess
 import time
@@ -81,6 +82,12 @@ def message(seq: int, text: str) -> Event:
 def plugin_row(host: Host, name: str) -> dict[str, Any]:
     """The row of plugin ``name`` in ``host.plugin_rows()``."""
     return next(r for r in host.plugin_rows() if r["name"] == name)
+
+
+def without_origin(line: str) -> str:
+    """A plugin failure's line without the `` (FILE:LINE in FUNCTION)`` that ends it, when
+    it names where in the plugin's code the error came from (``host.plugins.origin``)."""
+    return re.sub(r" \([\w./-]+\.py:\d+ in [\w<>]+\)$", "", line)
 
 
 def scripted(host: Host) -> ScriptedModel:

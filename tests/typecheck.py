@@ -50,6 +50,25 @@ def _in_root() -> Iterator[None]:
         os.chdir(before)
 
 
+def marked(source: str) -> set[int]:
+    """The line numbers (from 1) of ``source`` that carry ``# wrong``."""
+    return {n for n, line in enumerate(source.splitlines(), 1) if line.endswith("# wrong")}
+
+
+def right_and_wrong(directory: Path, stem: str, right: str, wrong: str) -> list[str]:
+    """Type-check ``right`` and ``wrong`` (sources written to ``directory``): asserts that
+    ``right`` has no error and ``wrong`` one on exactly each line marked ``# wrong``; returns
+    the messages about ``wrong``."""
+    right_path, wrong_path = directory / f"{stem}_right.py", directory / f"{stem}_wrong.py"
+    right_path.write_text(right)
+    wrong_path.write_text(wrong)
+    run = run_mypy(right_path, wrong_path)
+    assert run.lines(right_path) == set(), run.report
+    assert run.lines(wrong_path) == marked(wrong), run.report
+    assert run.seconds < 20, f"mypy took {run.seconds:.1f} s"
+    return run.messages(wrong_path)
+
+
 def run_mypy(*paths: Path) -> MypyRun:
     """Type-check ``paths`` (absolute) with the project's strict configuration."""
     started = time.perf_counter()

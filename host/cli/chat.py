@@ -5,8 +5,9 @@ scripted model with a notice; a failed plugin that registers models stops them b
 agent starts, and ``--script`` makes the scripted model answer from a file. The root agent's
 text is printed as it streams, each model call on its own line, including the turns that
 reports and settlement notices of background subagents start; while subagents work, a
-progress line says how many are still running. Each failed plugin is a warning line at the
-start (``warn_failed_plugins``), not news first heard as an agent's ``unknown tool``.
+progress line says how many are still running. Each failed plugin, and each left inactive by a
+missing service, is a warning line at the start (``warn_unavailable_plugins``), not news first
+heard as an agent's ``unknown tool``.
 Approval requests and ``ask_user`` questions from any agent of the tree are asked at the
 terminal, or denied when there is none (``host.cli.approve``).
 
@@ -44,17 +45,18 @@ SCRIPTED_NOTICE = (
 )
 
 
-def warn_failed_plugins(host: Host, err: TextIO) -> None:
-    """One ``agent-host: warning: plugin NAME failed: ERROR`` line per failed plugin: said at
-    the start of a command that runs agents, not first when an agent calls a missing tool."""
-    for failure in render.failed_plugins(host.plugin_rows()):
-        print(f"agent-host: warning: {failure}", file=err)
+def warn_unavailable_plugins(host: Host, err: TextIO) -> None:
+    """One ``agent-host: warning: plugin NAME failed: ERROR`` (or ``plugin NAME inactive:
+    missing services: A``) line per plugin that failed or misses a service: said at the start
+    of a command that runs agents, not first when an agent calls a missing tool."""
+    for problem in render.unavailable_plugins(host.plugin_rows()):
+        print(f"agent-host: warning: {problem}", file=err)
 
 
 def choose_model(host: Host, script: Script | None, err: TextIO) -> None:
     """Queue the ``--script`` entries; without a script, refuse to start when a plugin that
-    registers models failed. Then warn of every failed plugin, and announce the scripted
-    fallback when it applies."""
+    registers models failed. Then warn of every failed or inactive plugin, and announce the
+    scripted fallback when it applies."""
     models = host.services.models
     if script is not None:
         from host.cli.script_file import install
@@ -62,7 +64,7 @@ def choose_model(host: Host, script: Script | None, err: TextIO) -> None:
         install(script, models)
     else:
         refuse_failed_model_plugins(host)
-    warn_failed_plugins(host, err)
+    warn_unavailable_plugins(host, err)
     if script is None and models.default_name == "scripted":
         print(SCRIPTED_NOTICE, file=err)
 

@@ -22,7 +22,7 @@ from host.agents.scripted import ScriptedModel
 from host.app import Host, open_host
 from host.approvals.requests import Answer, ApprovalRequest
 from host.cli import demo_script as script
-from host.cli.chat import warn_failed_plugins
+from host.cli.chat import warn_unavailable_plugins
 from host.cli.model_choice import SCRIPTED_DEFAULT
 from host.cli.style import Style
 from host.cli.transcript import render_events
@@ -61,7 +61,7 @@ class Demo:
         self.open_at = open_at
         self.style = style
         self.host = open_at(data_dir)
-        warn_failed_plugins(self.host, sys.stderr)
+        warn_unavailable_plugins(self.host, sys.stderr)
         try:
             check_plugins(self.host)
         except HostError:

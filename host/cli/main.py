@@ -18,7 +18,8 @@ from typing import Any
 from host import __version__
 from host.app import Host, open_host
 from host.cli import app_server, mcp, render, sessions, termination
-from host.errors import HostError
+from host.errors import ConfigError, HostError
+from host.naming import did_you_mean
 from host.plugins.record import DisposalFailure
 
 Command = Callable[[Host, argparse.Namespace], int]
@@ -76,8 +77,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plugins = commands.add_parser("plugins", help="list plugins and their states")
+    plugins.add_argument("names", nargs="*", metavar="NAME", help="only these plugins")
     plugins.add_argument("--json", action="store_true")
-    plugins.add_argument("--check", action="store_true", help="exit 1 if a plugin failed")
+    plugins.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 if a NAME is not active (no NAME: if a plugin failed or misses a service)",
+    )
     tools = commands.add_parser("tools", help="list the tools agents can call")
     tools.add_argument("--json", action="store_true")
     tools.add_argument("--scope", choices=["root", "child"], default="root")
@@ -116,14 +122,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_plugins(host: Host, args: argparse.Namespace) -> int:
-    """Print every discovered plugin with its state; with ``--check``, also one line on stderr
-    per failed plugin, and exit 1 if there is any."""
-    rows = host.plugin_rows()
+    """Print every discovered plugin (the ``NAME``s given, if any) with its state and services.
+
+    With ``--check``, one line on stderr per problem, and exit 1 if there is any: a named
+    plugin that is not active (inactive for a missing service counts), or, without names, a
+    plugin that failed or is inactive for a missing service. An unknown name is a
+    ``ConfigError`` (exit 2).
+    """
+    rows = _named(host.plugin_rows(), args.names)
     print(render.to_json(rows) if args.json else render.plugin_table(rows))
-    failures = render.failed_plugins(rows) if args.check else []
-    for failure in failures:
-        print(f"agent-host: {failure}", file=sys.stderr)
-    return 1 if failures else 0
+    if not args.check:
+        return 0
+    if args.names:
+        problems = [render.problem(row) for row in rows if row["state"] != "active"]
+    else:
+        problems = render.unavailable_plugins(rows)
+    for problem in problems:
+        print(f"agent-host: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def _named(rows: list[dict[str, Any]], names: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of ``names``, in their order (every row without names); ``ConfigError`` for
+    a name no plugin has."""
+    if not names:
+        return rows
+    by_name = {row["name"]: row for row in rows}
+    for name in names:
+        if name not in by_name:
+            hint = did_you_mean(name, by_name)
+            raise ConfigError(f'plugins: no plugin named "{name}"{hint}')
+    return [by_name[name] for name in dict.fromkeys(names)]
 
 
 def cmd_tools(host: Host, args: argparse.Namespace) -> int:

@@ -5,12 +5,13 @@ missing or empty):
 
 * ``pyproject.toml``: distribution ``agent-host-notes`` declaring the entry point
   ``notes = "agent_host_notes"`` in ``agent_host.plugins``, a ``test`` extra
-  (``agent-host-core[testing]``) and the pytest settings;
+  (``agent-host-core[testing]`` and mypy), the pytest settings and a strict ``[tool.mypy]``;
 * ``agent_host_notes/__init__.py``: the plugin: ``requires``, an attrs ``Config`` (the
   ``[plugins.notes]`` table of agent-host.toml) and a function tool ``notes`` registered in
   ``register_tools``, reading the config through its closure;
-* ``tests/test_notes.py``: tests with the fixtures agent-host-core ships (``make_host``,
-  ``make_harness``), one of them an agent calling the tool through the scripted model;
+* ``tests/test_notes.py``: typed tests with the fixtures agent-host-core ships
+  (``make_host``, ``make_harness``), one of them an agent calling the tool through the
+  scripted model; ``mypy --strict .`` passes on the scaffold as written;
 * ``script.json``: the same call for ``agent-host run --script``, keyless;
 * ``README.md``: how to install, test and develop it (``agent-host dev``).
 
@@ -51,7 +52,7 @@ requires-python = ">=3.11"
 dependencies = ["agent-host-core"]
 
 [project.optional-dependencies]
-test = ["agent-host-core[testing]"]
+test = ["agent-host-core[testing]", "mypy>=1.10"]
 
 # The host finds the plugin through this entry point; its name is the plugin's name.
 [project.entry-points."agent_host.plugins"]
@@ -63,6 +64,11 @@ include = ["$package*"]
 [tool.pytest.ini_options]
 testpaths = ["tests"]
 asyncio_default_fixture_loop_scope = "function"
+
+# `mypy` (or `mypy --strict .`) from this folder checks the plugin and its tests.
+[tool.mypy]
+strict = true
+files = ["$package", "tests"]
 """)
 
 PACKAGE = Template('''\
@@ -109,45 +115,45 @@ TESTS = Template('''\
 
 from __future__ import annotations
 
-from host.agents import call, say
-from host.testing import call_tool
+from host.testing import MakeHarness, MakeHost, call, call_tool, say
 
 import $package
 
 PLUGIN = ("$name", $package)
 
 
-async def test_the_tool_greets(make_host):
+async def test_the_tool_greets(make_host: MakeHost) -> None:
     host = make_host(PLUGIN)
     result = await call_tool(host, "$name", {"who": "Ada"}, agent=object())
     assert (result.text, result.is_error) == ("Hello, Ada!", False)
 
 
-async def test_the_greeting_comes_from_the_config(make_host):
+async def test_the_greeting_comes_from_the_config(make_host: MakeHost) -> None:
     host = make_host(PLUGIN, config={"plugins": {"$name": {"greeting": "Hi"}}})
     result = await call_tool(host, "$name", {"who": "Ada"}, agent=object())
     assert result.text == "Hi, Ada!"
 
 
-async def test_bad_arguments_are_an_error_result(make_host):
+async def test_bad_arguments_are_an_error_result(make_host: MakeHost) -> None:
     host = make_host(PLUGIN)
     result = await call_tool(host, "$name", {"whom": "Ada"}, agent=object())
     assert result.is_error
 
 
-def test_the_tool_is_described_by_its_docstring(make_host):
+def test_the_tool_is_described_by_its_docstring(make_host: MakeHost) -> None:
     offered = make_host(PLUGIN).tools.get("$name")
+    assert offered is not None
     assert offered.description == "Greet someone by name."
     assert offered.parameters["required"] == ["who"]
 
 
-def test_inactive_without_the_agents_service(make_host):
+def test_inactive_without_the_agents_service(make_host: MakeHost) -> None:
     host = make_host(PLUGIN, builtins=False)
     row = next(r for r in host.plugin_rows() if r["name"] == "$name")
     assert (row["state"], row["missing"]) == ("inactive", ["agents"])
 
 
-async def test_an_agent_calls_the_tool(make_harness):
+async def test_an_agent_calls_the_tool(make_harness: MakeHarness) -> None:
     h = make_harness(PLUGIN)
     root = await h.root()
     h.model.script("root", call("$name", who="Ada"), say("Greeted."))
@@ -175,11 +181,15 @@ in `pyproject.toml`), the code is `$package/__init__.py`.
 In the virtual environment where agent-host runs:
 
 ```sh
-pip install -e ".[test]"      # this plugin, editable, with agent-host-core[testing]
+pip install -e ".[test]"      # this plugin, editable, with agent-host-core[testing] and mypy
 pytest
-agent-host plugins            # $name is listed, active
+mypy --strict .               # the plugin and its tests, typed ([tool.mypy] in pyproject.toml)
+agent-host plugins --check $name   # $name is listed, active (exit 1 if not: for CI)
 agent-host tools              # ... and its tool, with the schema built from its signature
 ```
+
+(With the agent-host checkout's `.venv` not activated, prefix each command with its
+`.venv/bin/`, e.g. `.venv/bin/pip`, `.venv/bin/pytest`.)
 
 The tests use the fixtures agent-host-core ships as a pytest plugin: `make_host` builds a
 host from the built-in services and this plugin alone, `make_harness` adds a scripted model
@@ -206,6 +216,12 @@ agent-host dev --script script.json                 # chat; saving a file reload
 `$package/__init__.py` and the new version replaces the old one in the running host
 (if it fails to import or activate, the old one keeps running and one line says why).
 Without `--script`, the configured model answers.
+
+A tool plugin reloads in place. A plugin that provides a service (`register_services`)
+restarts the whole `dev` process when saved, since other plugins hold on to its service
+objects, unless it implements `hand_over_state` and `take_over_state`: then a new version
+providing the same services takes the old one's state over and its dependents re-activate
+against it, in place. Changing which services it provides always restarts.
 """)
 
 

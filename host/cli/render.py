@@ -37,7 +37,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def plugin_table(rows: Sequence[dict[str, Any]]) -> str:
-    """The human view of ``agent-host plugins``: one line per plugin, why it is not active."""
+    """The human view of ``agent-host plugins``: one line per plugin, the services it
+    provides and requires, why it is not active."""
     body = []
     for row in rows:
         origin = "built-in" if row["builtin"] else f"{row['distribution']} {row['version'] or ''}"
@@ -46,14 +47,24 @@ def plugin_table(rows: Sequence[dict[str, Any]]) -> str:
             detail = "missing services: " + ", ".join(row["missing"])
         elif row["state"] == "active" and row["tools"]:
             detail = "tools: " + ", ".join(row["tools"])
-        body.append([row["name"], row["state"], origin.strip(), ", ".join(row["requires"]), detail])
-    return table(["plugin", "state", "from", "requires", "detail"], body)
+        provides, requires = ", ".join(row["services"]), ", ".join(row["requires"])
+        body.append([row["name"], row["state"], origin.strip(), provides, requires, detail])
+    return table(["plugin", "state", "from", "provides", "requires", "detail"], body)
 
 
-def failed_plugins(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """``plugin NAME failed: ERROR`` for each failed row of ``Host.plugin_rows``, in order."""
-    failed = (row for row in rows if row["state"] == "failed")
-    return [f"plugin {row['name']} failed: {row['error']}" for row in failed]
+def unavailable_plugins(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """One line for each plugin that failed or is inactive for want of a service, in order:
+    what a command that runs agents warns of at its start."""
+    return [problem(row) for row in rows if row["state"] == "failed" or row["missing"]]
+
+
+def problem(row: dict[str, Any]) -> str:
+    """Why the plugin of a row that is not active is not: ``plugin NAME failed: ERROR``,
+    ``plugin NAME inactive: missing services: A, B``, ``plugin NAME blocked: REASON``."""
+    name, state = row["name"], row["state"]
+    if row["missing"]:
+        return f"plugin {name} {state}: missing services: " + ", ".join(row["missing"])
+    return f"plugin {name} {state}: {row['error']}" if row["error"] else f"plugin {name} {state}"
 
 
 def tool_table(rows: Sequence[dict[str, Any]]) -> str:

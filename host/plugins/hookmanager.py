@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import pluggy
 
+from host.naming import did_you_mean
 from host.plugins import hookspecs
 
 # Attributes the module type answers itself (data descriptors): for these, and only these,
@@ -66,6 +67,21 @@ class HookManager(pluggy.PluginManager):
                     break
         found.reverse()
         return found
+
+    def _verify_hook(self, hook: pluggy.HookCaller, hookimpl: pluggy.HookImpl) -> None:
+        """pluggy's check, saying which argument is not in the hookspec, and the hookspec."""
+        spec = hook.spec
+        if spec is not None:
+            allowed = (*spec.argnames, *spec.kwargnames)
+            for argument in hookimpl.argnames:
+                if argument not in allowed:
+                    hint = did_you_mean(argument, allowed)
+                    raise pluggy.PluginValidationError(
+                        hookimpl.plugin,
+                        f'argument "{argument}" is not in the hookspec '
+                        f"{hook.name}({', '.join(allowed)}){hint}",
+                    )
+        super()._verify_hook(hook, hookimpl)
 
     def unregister(self, plugin: Any = None, name: str | None = None) -> Any:
         """pluggy's ``unregister``, forgetting the plugin's implementations."""

@@ -23,7 +23,7 @@ from typing import Any
 import pluggy
 
 from host.disposal import Scope
-from host.naming import Owner
+from host.naming import Owner, did_you_mean
 from host.plugins import hookspecs
 from host.plugins.config import structure_config
 from host.plugins.discovery import PluginCandidate
@@ -214,7 +214,9 @@ class PluginManager:
         ``@hookimpl`` option the host does not honour."""
         unknown = self.pm.unknown_hooks(obj)
         if unknown:
-            raise AttributeError(f"unknown hook {unknown[0]!r}")
+            specified = [c.name for c in vars(self.pm.hook).values() if c.spec is not None]
+            hint = did_you_mean(unknown[0], specified)
+            raise AttributeError(f'unknown hook "{unknown[0]}"{hint}')
         for hook, option in self.pm.unhonoured_options(obj):
             raise ValueError(f"hook {hook!r}: {option} is not supported (hooks run per plugin)")
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from host.disposal import Scope
+from host.errors import HostError
 from host.plugins.discovery import PluginCandidate
 from host.plugins.selection import BLOCKED_BY_SELECTION
 
@@ -85,7 +86,21 @@ class PluginRecord:
         if isinstance(error, str):
             self.state, self.error, self.exception = "failed", error, None
         else:
-            self.state, self.error, self.exception = "failed", describe_error(error), error
+            self.state, self.error, self.exception = "failed", self.explain(error), error
+
+    def explain(self, error: BaseException, obj: Any = None) -> str:
+        """``error`` as one line, ending with where in the plugin's code (that of ``obj``, else
+        the current object, else the entry point's module) it came from (``host.plugins.
+        origin``); a ``HostError`` (raised on purpose, its message naming the cause, such as a
+        bad configuration) is its line alone."""
+        from host.plugins.origin import module_of, origin
+
+        if isinstance(error, HostError):
+            return describe_error(error)
+        found = obj if obj is not None else self.obj
+        module = module_of(found) if found is not None else None
+        module = module or self.candidate.entry_point.split(":")[0].strip()
+        return describe_error(error) + origin(error, module, whole=self.candidate.builtin)
 
     def activated(self) -> None:
         """Mark the plugin ``active``: whatever failed before is forgotten."""

@@ -53,9 +53,13 @@ class ReloadOutcome:
     error: str | None = None
     disposal: str | None = None
     kept: bool = True
+    restart: str | None = None
+    """Why only a restart can bring the new version in (``keep_services``); nothing changed."""
 
     def line(self) -> str:
         """The one line ``agent-host dev`` prints."""
+        if self.restart is not None:
+            return f"restarting: {self.restart}"
         if self.ok:
             done = f"reloaded {self.plugin} in {self.seconds * 1000:.0f} ms"
             if self.disposal is not None:
@@ -108,8 +112,20 @@ def _restore_modules(package: str | None, saved: dict[str, ModuleType]) -> None:
     sys.modules.update(saved)
 
 
-def reload_plugin(manager: PluginManager, name: str) -> ReloadOutcome:
-    """Reload ``name`` in process; see the module docstring for the guarantees."""
+class ServicesChanged(Exception):
+    """The staged version of a service provider cannot replace the running one in place."""
+
+
+def reload_plugin(
+    manager: PluginManager, name: str, *, keep_services: bool = False
+) -> ReloadOutcome:
+    """Reload ``name`` in process; see the module docstring for the guarantees.
+
+    ``keep_services`` (``agent-host dev``, for a plugin that provides services): the new
+    version is swapped in only if it provides the same service names and takes over the
+    state the old one hands over; otherwise nothing changes and the outcome's ``restart``
+    says why a restart is due.
+    """
     started = time.perf_counter()
     record = manager.records[name]
     if record.state == "blocked":
@@ -121,14 +137,19 @@ def reload_plugin(manager: PluginManager, name: str) -> ReloadOutcome:
         stage = Stage(manager, record, fresh)
     except Exception as error:
         _restore_modules(package, saved)
-        return _failed(record, started, describe_error(error))
+        return _failed(record, started, record.explain(error))
     missing = stage.missing()
     if record.state == "active" and missing:  # the new version could not activate: keep this one
         error_text: str | None = "the new version requires " + ", ".join(missing)
     elif record.state != "active":
         error_text = _replace(manager, record, fresh)
     else:
-        error_text, disposal = _swap(stage)
+        try:
+            error_text, disposal = _swap(stage, keep_services)
+        except ServicesChanged as changed:
+            _restore_modules(package, saved)
+            outcome = _failed(record, started, str(changed))
+            return attrs.evolve(outcome, restart=str(changed))
         if error_text is None:
             seconds = time.perf_counter() - started
             kept = stage.record.state != "failed"  # or the swap refused a registration
@@ -139,20 +160,40 @@ def reload_plugin(manager: PluginManager, name: str) -> ReloadOutcome:
     return ReloadOutcome(name, True, time.perf_counter() - started, record.state)
 
 
-def _swap(stage: Stage) -> tuple[str | None, str | None]:
+def _swap(stage: Stage, keep_services: bool) -> tuple[str | None, str | None]:
     """Stage the new version (with the old one's state) and swap it in: (the error that kept
-    the old version, None) or (None, what the old version's disposers raised)."""
+    the old version, None) or (None, what the old version's disposers raised).
+    ``ServicesChanged`` (``keep_services``) when it may not go in without a restart."""
     record, state = stage.record, NOTHING
     try:
         if "hand_over_state" in record.hooks:
             state = stage.hand_over()
         stage.run(state)
     except Exception as error:
-        return describe_error(error), None
+        return record.explain(error, stage.shadow.obj), None
+    if keep_services:
+        try:
+            _same_services(stage)
+        except ServicesChanged:
+            stage.abandon(handed_back=state is not NOTHING and state is not None)
+            raise
     if record.handle is not None:
         record.handle.handed_over = state is not NOTHING and state is not None
     retired = stage.swap()
     return None, describe_error(retired) if retired is not None else None
+
+
+def _same_services(stage: Stage) -> None:
+    """``ServicesChanged`` unless the staged version provides the running one's services and
+    (when there are any) takes over its state."""
+    record = stage.record
+    old, new = set(record.services), stage.provided()
+    if old != new:
+        now = ", ".join(sorted(new)) or "no service"
+        was = ", ".join(sorted(old)) or "no service"
+        raise ServicesChanged(f"{record.name} now provides {now} (was {was})")
+    if old and "take_over_state" not in stage.shadow.hooks:
+        raise ServicesChanged(f"{record.name} provides services and takes over no state")
 
 
 def _replace(manager: PluginManager, record: PluginRecord, fresh: Any) -> str | None:

@@ -36,7 +36,7 @@ from host.naming import DuplicateNameError, NamedRegistry, Owner
 from host.plugins.handles import PluginHandle
 from host.plugins.lifecycle import check_sub_plugin
 from host.plugins.record import PluginRecord
-from host.services import Lazy, Services
+from host.services import Lazy, Services, checked
 from host.tools.tool import Tool
 
 if TYPE_CHECKING:
@@ -71,18 +71,18 @@ class StagedServices:
         """Answer from the live services alone from now on."""
         self._held.clear()
 
-    def find(self, name: str) -> Any | None:
+    def find(self, name: str, kind: type | None = None) -> Any | None:
         """As ``Services.find``, the held service first."""
         if name not in self._held:
-            return self._live.find(name)
+            return self._live.find(name, kind)
         service = self._held[name]
         if isinstance(service, Lazy):
             service = self._held[name] = service.factory()
-        return service
+        return checked(name, service, kind)
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str, kind: type | None = None) -> Any:
         """As ``Services.get``, the held service first."""
-        return self.find(name) if name in self._held else self._live.get(name)
+        return self.find(name, kind) if name in self._held else self._live.get(name, kind)
 
     def built(self, name: str) -> Any | None:
         """As ``Services.built``, the held service first."""
@@ -157,6 +157,10 @@ class Stage:
     def missing(self) -> list[str]:
         """Services the new version requires that are absent now."""
         return self.shadow.missing(set(self.manager.services.names()))
+
+    def provided(self) -> set[str]:
+        """The service names the staged version registered (held until the swap)."""
+        return set(self._claimed.get("service", ()))
 
     def hand_over(self) -> Any:
         """Call the running version's ``hand_over_state``: what its successor starts from."""

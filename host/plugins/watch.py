@@ -13,9 +13,12 @@ from ``watchfiles``; the tests feed it batches by hand (an injected change sourc
   finders, ``.pth`` files, ``.egg-link``) and ``PYTHONPATH`` checkouts qualify; a regular
   wheel install does not, so nobody reloads code they cannot edit.
 * **Deciding** (``WatchMap.plan``): every changed path maps to the plugins whose roots hold it
-  (several plugins can share a package: each is named once). If one of them provides services
-  (it registered any, or it is built in), or restart mode is forced, the decision is a
-  process restart; otherwise the plugins are reloaded in process, in load order. A built-in's
+  (several plugins can share a package: each is named once). If one of them is built in, or
+  provides services without handing its state over (``hand_over_state``), or restart mode is
+  forced, the decision is a process restart; otherwise the plugins are reloaded in process, in
+  load order. A provider that hands its state over is reloaded in place when its new version
+  provides the same services and takes the state over (its dependents re-activate against the
+  new service in the same swap); else nothing changes and the process restarts. A built-in's
   own module names that built-in; any other file of ``host`` restarts as "host code". A change
   under a ``--watch`` path that belongs to no plugin (a config or data file) restarts too:
   nothing less is sure to pick it up. Paths under the data directory are never changes.
@@ -88,8 +91,12 @@ def in_development(path: Path) -> bool:
 
 
 def provides_services(record: PluginRecord) -> bool:
-    """True for plugins reloaded by restarting the process: built-ins and service providers."""
-    return record.candidate.builtin or bool(record.services)
+    """True for plugins reloaded by restarting the process: built-ins, and service providers
+    that hand over no state (``hand_over_state``); one that does reloads in place as long as
+    its new version provides the same services and takes the state over."""
+    if record.candidate.builtin:
+        return True
+    return bool(record.services) and "hand_over_state" not in record.hooks
 
 
 @attrs.frozen
@@ -224,7 +231,8 @@ class PendingChanges:
         return taken
 
 
-Reload = Callable[[str], ReloadOutcome]
+Reload = Callable[..., ReloadOutcome]
+"""``Host.reload``: ``reload(name)``, and ``reload(name, keep_services=True)`` for a provider."""
 Emit = Callable[[str], None]
 
 
@@ -281,11 +289,15 @@ class ReloadLoop:
             self.emit(f"restarting: {plan.restart}")
             return plan.restart
         for name in plan.reload:
-            try:
-                line = self.reload(name).line()
+            providing = bool(self.watch_map.plugins.records[name].services)
+            try:  # a provider goes in place only with its services and state kept
+                outcome = self.reload(name, keep_services=True) if providing else self.reload(name)
             except Exception as error:  # a bug in the host, not in the plugin: keep watching
-                line = f"reload of {name} failed: {describe_error(error)}"
-            self.emit(line)
+                self.emit(f"reload of {name} failed: {describe_error(error)}")
+                continue
+            self.emit(outcome.line())
+            if outcome.restart is not None:
+                return outcome.restart
         return None
 
 

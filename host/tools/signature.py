@@ -10,7 +10,9 @@ annotated ``ToolExec`` receives the call's execution context and is not in the s
 
 A parameter without an annotation, ``*args``/``**kwargs``, a positional-only parameter or a
 type with no JSON Schema is refused with a ``TypeError`` naming the tool and the parameter.
-The function may be ``async`` (awaited) or plain (called on the event loop: keep it quick).
+The function may be ``async`` (awaited) or plain: a plain one runs on a worker thread of the
+host (``host.tools.workers``) so blocking I/O in it never stalls the event loop, unless the tool
+was declared ``blocking=False`` (a cheap pure function, called on the loop).
 """
 
 from __future__ import annotations
@@ -106,9 +108,12 @@ class FunctionSignature:
     has a schema; the full schema, with the docstring's descriptions, is made on first use.
     """
 
-    def __init__(self, function: Callable[..., Any], tool_name: str) -> None:
+    def __init__(
+        self, function: Callable[..., Any], tool_name: str, *, blocking: bool = True
+    ) -> None:
         self.function = function
         self.tool_name = tool_name
+        self.threaded = blocking and not _asynchronous(function)
         self._declaration: _Declaration | None = None
         self._schema: JsonSchema | None = None
 
@@ -133,7 +138,12 @@ class FunctionSignature:
         }
         if declaration.exec_parameter is not None:
             kwargs[declaration.exec_parameter] = exec
-        result = self.function(**kwargs)
+        if self.threaded:
+            from host.tools.workers import run_blocking  # threads: only once a plain tool runs
+
+            result = await run_blocking(exec.ctx, self.function, kwargs)
+        else:
+            result = self.function(**kwargs)
         return await result if inspect.isawaitable(result) else result
 
     def declare(self) -> _Declaration:
@@ -235,6 +245,14 @@ def _resolved(hint: Any) -> bool:
     if isinstance(hint, str | typing.ForwardRef):
         return False
     return all(_resolved(arg) for arg in typing.get_args(hint) if arg is not Ellipsis)
+
+
+def _asynchronous(function: Callable[..., Any]) -> bool:
+    """Whether calling ``function`` returns a coroutine (an ``async def``, a partial of one,
+    or an object whose ``__call__`` is one)."""
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+        type(function).__call__ if callable(function) else None
+    )
 
 
 def _plain(function: Callable[..., Any]) -> bool:

@@ -132,6 +132,7 @@ def tool(
     needs_agent: bool = False,
     offered_to: OfferedTo | None = None,
     needs_approval: bool | Callable[[Any], bool] = False,
+    blocking: bool = True,
 ) -> Tool: ...
 
 
@@ -144,6 +145,7 @@ def tool(
     needs_agent: bool = False,
     offered_to: OfferedTo | None = None,
     needs_approval: bool | Callable[[Any], bool] = False,
+    blocking: bool = True,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -164,9 +166,10 @@ def tool(*args: Any, **options: Any) -> Any:
     """Make a ``Tool``, in one of two forms.
 
     * ``@tool`` (or ``@tool(name=…, description=…, concurrency_safe=…, needs_agent=…,
-      offered_to=…, needs_approval=…)``) on a typed function: see ``host.tools.signature``.
-      Its name is the function's, its description the docstring's; it needs no calling agent
-      unless ``needs_agent=True``.
+      offered_to=…, needs_approval=…, blocking=…)``) on a typed function: see
+      ``host.tools.signature``. Its name is the function's, its description the docstring's;
+      it needs no calling agent unless ``needs_agent=True``. A plain ``def`` runs on a worker
+      thread unless ``blocking=False`` (then on the event loop: keep it quick).
     * ``@tool(name, description, Params)`` on ``async def f(args, exec)``, where ``Params`` is a
       frozen attrs class; the schema is checked at once.
     """
@@ -197,12 +200,14 @@ def function_tool(
     needs_agent: bool = False,
     offered_to: OfferedTo | None = None,
     needs_approval: bool | Callable[[Any], bool] = False,
+    blocking: bool = True,
 ) -> Tool:
-    """A ``Tool`` calling ``function`` with its arguments (``@tool`` on a function)."""
+    """A ``Tool`` calling ``function`` with its arguments (``@tool`` on a function); a plain
+    ``def`` runs on a worker thread unless ``blocking=False``."""
     from host.tools.signature import FunctionSignature, summary  # on first use, not at start-up
 
     tool_name = name or function.__name__
-    signature = FunctionSignature(function, tool_name)
+    signature = FunctionSignature(function, tool_name, blocking=blocking)
     return Tool(
         tool_name,
         summary(function.__doc__) if description is None else description,

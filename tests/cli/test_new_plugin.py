@@ -17,6 +17,8 @@ from host.cli import new_plugin
 from host.cli.main import main
 from tests.typecheck import run_mypy
 
+CHECKOUT = Path(__file__).resolve().parents[2]
+
 
 def fresh_venv(path: Path) -> Path:
     """A new venv (no pip of its own) that also sees this interpreter's site-packages —
@@ -40,7 +42,11 @@ def environ() -> dict[str, str]:
     }
 
 
-def test_a_scaffold_passes_its_own_tests_in_a_fresh_venv(tmp_path):
+@pytest.mark.slow  # a fresh venv and two editable installs: about half a minute, run by default
+def test_a_scaffold_passes_its_own_tests_and_mypy_strict_in_a_fresh_venv(tmp_path):
+    """agent-host-core installed editable as the README says (``pip install -e``), then the
+    scaffold: its tests pass, and ``mypy --strict .`` from its folder finds ``host`` (no
+    ``MYPYPATH``) and reports nothing."""
     started = time.monotonic()
     python = fresh_venv(tmp_path / "venv")
     project = tmp_path / "agent-host-greeter"
@@ -52,13 +58,16 @@ def test_a_scaffold_passes_its_own_tests_in_a_fresh_venv(tmp_path):
         assert done.returncode == 0, done.stdout + done.stderr
         return done
 
-    run("-m", "host.cli.main", "new-plugin", "greeter")
     pip = ["-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-index"]
+    run(*pip, "--no-deps", "--no-build-isolation", "-e", str(CHECKOUT))
+    run("-m", "host.cli.main", "new-plugin", "greeter")
     run(*pip, "--no-deps", "--no-build-isolation", "-e", str(project))
     tests = run("-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=project)
     elapsed = time.monotonic() - started
     assert "6 passed" in tests.stdout
     print(f"scaffold to green tests: {elapsed:.1f} s")
+    typed = run("-m", "mypy", "--strict", ".", cwd=project)
+    assert typed.stdout.startswith("Success: no issues found in 2 source files"), typed.stdout
 
     host = ("-m", "host.cli.main", "--data-dir", str(tmp_path / "data"))
     rows = json.loads(run(*host, "plugins", "--json", cwd=project).stdout)

@@ -27,8 +27,9 @@ from host.sessions.projections import Projections
 from host.sessions.store import SessionStore
 from host.subagents.service import SubagentService
 from host.tools import ToolExec, tool
+from host.tools.workers import ToolWorkers
 from tests.plugins.hooks import ACTIVATION_ORDER
-from tests.typecheck import run_mypy
+from tests.typecheck import right_and_wrong
 
 RIGHT = '''
 """A plugin that uses the author API correctly."""
@@ -176,23 +177,11 @@ def register_plugins(register: RegisterPlugin, config: Any) -> None:
 '''
 
 
-def marked(source: str) -> set[int]:
-    """The line numbers (from 1) that carry ``# wrong``."""
-    return {n for n, line in enumerate(source.splitlines(), 1) if line.endswith("# wrong")}
-
-
 def test_mypy_strict_catches_each_wrong_call_and_passes_the_right_ones(tmp_path: Path) -> None:
-    right, wrong = tmp_path / "author_right.py", tmp_path / "author_wrong.py"
-    right.write_text(RIGHT)
-    wrong.write_text(WRONG)
-    run = run_mypy(right, wrong)
-    assert run.lines(right) == set(), run.report
-    assert run.lines(wrong) == marked(WRONG), run.report
-    messages = "\n".join(run.messages(wrong))
+    messages = "\n".join(right_and_wrong(tmp_path, "author", RIGHT, WRONG))
     assert '"ServiceContext" has no attribute "subagent"' in messages
     assert 'Argument 1 to "__call__" of "RegisterTool" has incompatible type "int"' in messages
     assert 'Missing named argument "source" for "followup" of "SubagentService"' in messages
-    assert run.seconds < 20, f"mypy took {run.seconds:.1f} s"
 
 
 # -- the Protocols match what the host passes ----------------------------------------------
@@ -290,6 +279,7 @@ BUILT_IN = {  # the name of each typed service, and what the host serves under i
     "tools": NamedRegistry,
     "prompt_sections": NamedRegistry,
     "profiles": ProfileLibrary,
+    "tool_workers": ToolWorkers,
     "plugins": PluginStates,
     "session_persistence": object,  # a Protocol (SessionPersistence): not checked at run time
     "projections": Projections,

@@ -92,7 +92,7 @@ def test_unknown_hook_in_a_module_fails_the_plugin(tmp_path):
     row = next(r for r in host.plugin_rows() if r["name"] == "typo")
     assert (row["state"], row["error"]) == (
         "failed",
-        "AttributeError: unknown hook 'register_tool'",
+        'AttributeError: unknown hook "register_tool" (did you mean "register_tools"?)',
     )
     assert host.plugins.pm.get_plugin("typo") is None
 

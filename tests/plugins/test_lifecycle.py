@@ -10,7 +10,7 @@ from host.app import Host, HostSettings
 from host.naming import Owner
 from host.plugins.discovery import discover, from_object
 from host.plugins.selection import Selection
-from tests.support import plugin_row
+from tests.support import plugin_row, without_origin
 
 TOOL_MODULE = """
 import attrs
@@ -136,7 +136,7 @@ def test_import_error_marks_only_that_plugin_failed(site, unique, tmp_path):
     )
     host = make_host(tmp_path, {"broken", "good"})
     assert plugin_row(host, "broken")["state"] == "failed"
-    assert plugin_row(host, "broken")["error"] == "RuntimeError: boom at import"
+    assert without_origin(plugin_row(host, "broken")["error"]) == "RuntimeError: boom at import"
     assert plugin_row(host, "good")["state"] == "active"
 
 
@@ -157,7 +157,7 @@ def activate(ctx, scope):
     site(entry_points={"halfway": module}, modules={module: source})
     host = make_host(tmp_path, {"halfway"})
     assert plugin_row(host, "halfway")["state"] == "failed"
-    assert plugin_row(host, "halfway")["error"] == "ValueError: activation broke"
+    assert without_origin(plugin_row(host, "halfway")["error"]) == "ValueError: activation broke"
     assert plugin_row(host, "halfway")["tools"] == []
     assert "first_tool" not in host.tools
     assert not host.services.has("half_service")
@@ -192,7 +192,9 @@ def test_unknown_hook_fails_the_plugin(tmp_path):
     host.add_plugins([from_object("typo", Typo)])
     host.start()
     assert plugin_row(host, "typo")["state"] == "failed"
-    assert plugin_row(host, "typo")["error"] == "AttributeError: unknown hook 'register_tool'"
+    assert plugin_row(host, "typo")["error"] == (
+        'AttributeError: unknown hook "register_tool" (did you mean "register_tools"?)'
+    )
 
 
 @pytest.mark.parametrize(

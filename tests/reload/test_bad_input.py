@@ -13,6 +13,7 @@ from host.plugins.watch import ReloadLoop, WatchMap
 from host.testing import call_tool
 from tests.reload.support import Plugins, plugin_tools, tools_source
 from tests.reload.test_setup_contributions import CONTRIBUTOR
+from tests.support import without_origin
 
 FAILED = "reload of sturdy failed, previous version kept: "
 
@@ -112,7 +113,7 @@ async def test_a_failed_activation_leaves_no_orphaned_contribution(
     )
     plugins.write("prober", broken)
     outcome = host.reload("prober")
-    assert outcome.line() == (
+    assert without_origin(outcome.line()) == (
         "reload of prober failed, previous version kept: RuntimeError: late failure"
     )
     assert len(setup) == 1  # the old contribution, back; the new one rolled back

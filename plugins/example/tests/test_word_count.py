@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import agent_host_example
 
-from host.agents import call, say
-from host.testing import call_tool
+from host.testing import call, call_tool, say
 
 
 async def test_word_count_counts(make_host):

@@ -268,7 +268,7 @@ async def test_help_lists_the_commands_and_exit_ends(world: World) -> None:
 
 async def test_plugins_is_the_plugin_table(world: World) -> None:
     shown = lines(await world.run("/plugins"))
-    assert shown[0].split() == ["plugin", "state", "from", "requires", "detail"]
+    assert shown[0].split() == ["plugin", "state", "from", "provides", "requires", "detail"]
     assert any(line.split()[:2] == ["subagents", "active"] for line in shown[2:])
 
 
