@@ -47,6 +47,7 @@ from agent_host_openai.failures import (
     is_validation_error,
     parse_retry_after,
 )
+from agent_host_openai.served import mismatch, served_ids
 from agent_host_openai.streaming import Holdback, SseDecoder, StreamAssembler
 from host.agents.models import ModelRequest, ModelResponse, StreamEvent, TextDelta
 from host.cancel import CancelSignal
@@ -216,6 +217,13 @@ class OpenAIModel:
             "streamed (set stream_tools = false in [plugins.openai] to skip the attempt)",
             self._server,
         )
+
+    async def check_warnings(self) -> list[str]:
+        """For ``models check``: a line when the server does not serve the configured model
+        id (``served.mismatch``); nothing when it does or cannot say."""
+        ids = await served_ids(self._client(), self.base_url, self._headers(stream=False))
+        found = mismatch(self.model, ids)
+        return [found] if found else []
 
     async def aclose(self) -> None:
         """Close the connection pool of the running event loop; forget pools of ended loops."""
