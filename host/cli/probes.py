@@ -7,7 +7,8 @@
   the model asks for ``add`` with integer arguments, and, given the sum as a ``tool``
   message, answers with text. Both calls go the way an agent's do: streamed when the model
   streams. A call written as text (``host.agents.text_calls``) and a server that cannot
-  answer with text while tools are offered are named as such, with what to do.
+  answer with text while tools are offered are named as such, with what to do; an "answer"
+  after the result that is again a call written as text is no answer.
 
 Every request asks for a short answer (``max_tokens``), so a model that rambles cannot keep
 the check waiting for minutes.
@@ -152,7 +153,13 @@ async def tools(model: Model) -> str:
     turn = MessageEvent(role="assistant", content=asked.text, tool_calls=asked.tool_calls)
     answer = await _ask(model, request(TOOLS_PROMPT, tools=(ADD,), after=(turn, *results)))
     _no_text_with_tools(model, answer)
-    return _text_of(answer, "the answer after the tool result")
+    text = _text_of(answer, "the answer after the tool result")
+    if text_calls.could_be_call(text):  # a small model repeating its call is no answer
+        shown = " ".join(text.split())[:ANSWER_CHARACTERS]
+        raise ProbeFailed(
+            f"the answer after the tool result is a call written as text, not an answer: {shown!r}"
+        )
+    return text
 
 
 def _no_text_with_tools(model: Model, answer: ModelResponse) -> None:
