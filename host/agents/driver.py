@@ -5,7 +5,9 @@ the inbox holds for it (the turn's followup at the first step, the steer batch, 
 the model with the system prompt, the session's model messages and the visible tool schemas,
 appends the assistant message and runs the tool calls it asked for. The turn ends when the model
 answers without tool calls and no steer is waiting (``completed``), after ``max_steps`` model
-calls (``max_steps``), when the model raises (``error``) or on an interrupt (``interrupted``).
+calls (``max_steps``), when an answer is cut at the model's token limit (stop reason
+``max_tokens``: its tool calls, perhaps cut mid-arguments, are never run and get an error
+result saying so), when the model raises (``error``) or on an interrupt (``interrupted``).
 
 Interrupting sets the turn's cancel signal and cancels the task, so a model call or tool in
 flight is cancelled; tool calls left without a result get an error result saying so.
@@ -39,7 +41,12 @@ from host.agents.models import (
     ToolSpec,
     streams,
 )
-from host.agents.tool_results import INTERRUPTED_TOOL_TEXT, tool_message, unanswered
+from host.agents.tool_results import (
+    CUT_TOOL_TEXT,
+    INTERRUPTED_TOOL_TEXT,
+    tool_message,
+    unanswered,
+)
 from host.cancel import CancelSignal
 from host.disposal import Disposer
 from host.errors import HostError, log_failure
@@ -274,6 +281,9 @@ class Driver:
             )
             if response.text:
                 self.last_answer = response.text
+            if response.stop_reason == "max_tokens":
+                await self._refuse_cut(response.tool_calls)
+                return "max_tokens"
             if response.tool_calls:
                 await self._run_tools(response.tool_calls)
             elif not self.inbox.has_steers():
@@ -346,6 +356,12 @@ class Driver:
             await self._run_concurrently(calls)
         else:
             await self._run_in_order(calls)
+
+    async def _refuse_cut(self, calls: Sequence[ToolCall]) -> None:
+        """Answer the calls of an answer cut at the token limit without running them."""
+        if calls:
+            result = ToolResult.error(CUT_TOOL_TEXT)
+            await self._agent.session.append_all_async([tool_message(c, result) for c in calls])
 
     def _exec(self, call: ToolCall) -> ToolExec:
         agent = self._agent

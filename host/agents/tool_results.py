@@ -9,6 +9,9 @@ from host.sessions.model import Event, MessageEvent, ToolCall
 from host.tools.tool import ToolResult
 
 INTERRUPTED_TOOL_TEXT = "tool call was interrupted before it finished"
+CUT_TOOL_TEXT = "tool call was not run: the answer was cut at max_tokens"
+"""The result of a call in an answer cut at the model's token limit (its arguments may be
+cut short too, so it never runs)."""
 
 
 def unanswered(events: Sequence[Event], calls: Sequence[ToolCall]) -> list[ToolCall]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from host.agents.agent import Agent
@@ -30,10 +31,13 @@ from host.cli import render
 from host.cli.approve import Lines, listen
 from host.cli.model_choice import refuse_failed_model_plugins
 from host.cli.slash import SlashCommands, is_command
+from host.cli.transcript import call_arguments, first_line
+from host.sessions.model import Event, MessageEvent
 
 if TYPE_CHECKING:
     from host.cli.script_file import Script
     from host.disposal import Disposer
+    from host.sessions.store import Session
 
 PROMPT = "you> "
 ROOT_LABEL = "user"
@@ -124,23 +128,35 @@ class Front(Protocol):
 
 
 class PlainFront:
-    """Plain lines: the root's text as it streams, ``agent-host: turn ended (…)`` on stderr
-    for a turn that did not complete, approval requests asked on ``lines`` (or denied
-    without a terminal: ``host.cli.approve``)."""
+    """Plain lines: the root's text as it streams; with ``show_tools`` (``run``), on stderr
+    each of its tool calls and the first line of each result (``⏺ name {…}`` / ``  ⎿ …``,
+    as the terminal client shows them, so a model that loops is visible); and
+    ``agent-host: turn ended (…)`` for a turn that did not complete (``agent-host: answer cut
+    at max_tokens (N)`` for one cut at the model's token limit); approval requests asked on
+    ``lines`` (or denied without a terminal: ``host.cli.approve``)."""
 
-    def __init__(self, host: Host, out: TextIO, err: TextIO, lines: Lines) -> None:
+    def __init__(
+        self, host: Host, out: TextIO, err: TextIO, lines: Lines, *, show_tools: bool = False
+    ) -> None:
         self.host = host
+        self.show_tools = show_tools
         self.out = out
         self.err = err
         self.lines = lines
         self.printer = AnswerPrinter(out)
         self.failed = False
         self._stop_asking: Disposer | None = None
+        self._stop_observing: Disposer | None = None
+        self.root: Agent | None = None
 
     def attach(self, root: Agent) -> None:
-        """Print ``root``'s text and how its turns end; ask its tree's approval requests."""
+        """Print ``root``'s text, tool calls and how its turns end; ask its tree's approval
+        requests."""
+        self.root = root
         root.on_stream(self.printer)
         root.on_turn_end(self._turn_ended)
+        if self.show_tools and self._stop_observing is None:
+            self._stop_observing = self.host.services.sessions.observe(self._appended)
         approvals = self.host.services.find("approvals")
         if approvals is not None and self._stop_asking is None:
             self._stop_asking = listen(
@@ -152,18 +168,49 @@ class PlainFront:
                 prompt=PROMPT,
             )
 
+    def _appended(self, session: Session, events: Sequence[Event]) -> None:
+        """The root's tool calls and results, one line each on stderr."""
+        if self.root is None or session.id != self.root.id:
+            return
+        for event in events:
+            for line in tool_lines(event.body):
+                self.printer.end_line()
+                print(line, file=self.err, flush=True)
+
     def _turn_ended(self, outcome: TurnOutcome) -> None:
         self.printer.end_turn()
         if outcome.stop_reason != "completed":
             self.failed = True
-            detail = f": {outcome.error}" if outcome.error else ""
-            print(f"agent-host: turn ended ({outcome.stop_reason}){detail}", file=self.err)
+            print(f"agent-host: {self._ending(outcome)}", file=self.err)
+
+    def _ending(self, outcome: TurnOutcome) -> str:
+        """How a turn that did not complete ended, in words."""
+        if outcome.stop_reason == "max_tokens":
+            limit = getattr(self.root.model if self.root else None, "max_tokens", None)
+            return "answer cut at max_tokens" + (f" ({limit})" if isinstance(limit, int) else "")
+        detail = f": {outcome.error}" if outcome.error else ""
+        return f"turn ended ({outcome.stop_reason}){detail}"
 
     def close(self) -> None:
-        """Stop asking approval requests."""
+        """Stop asking approval requests and showing tool calls."""
         if self._stop_asking is not None:
             self._stop_asking()
             self._stop_asking = None
+        if self._stop_observing is not None:
+            self._stop_observing()
+            self._stop_observing = None
+
+
+def tool_lines(body: object) -> list[str]:
+    """The plain lines a root's event shows as: ``⏺ name {…}`` per tool call of an assistant
+    message, ``  ⎿ first line`` (``  ✗`` for an error) for a tool result; none for others."""
+    if not isinstance(body, MessageEvent):
+        return []
+    if body.role == "assistant":
+        return [f"⏺ {call.name} {call_arguments(call)}" for call in body.tool_calls]
+    if body.role == "tool":
+        return [f"  {'✗' if body.is_error else '⎿'} {first_line(body.content)}"]
+    return []
 
 
 class Conversation:
@@ -251,8 +298,11 @@ class Conversation:
 
 
 async def run_once(host: Host, prompt: str, script: Script | None = None) -> int:
-    """``agent-host run``: one message, every answer printed; exit 1 if a turn failed."""
-    conversation = Conversation(host, script=script)
+    """``agent-host run``: one message, every answer printed, each tool call and result a
+    line on stderr; exit 1 if a turn failed."""
+    lines = Lines(sys.stdin)
+    front = PlainFront(host, sys.stdout, sys.stderr, lines, show_tools=True)
+    conversation = Conversation(host, script=script, lines=lines, front=front)
     await conversation.open()
     try:
         await conversation.say(prompt)

@@ -258,10 +258,32 @@ INTERRUPTED = 130
 """The exit code after Ctrl-C (128 + SIGINT), as shells report a program a signal ended."""
 
 
+class LogLines(logging.Handler):
+    """What Python prints for a log record when no handler is configured (the message, then
+    any traceback, on the current stderr, from WARNING up), with a warning as an
+    ``agent-host: warning: …`` line like the CLI's own."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Print ``record`` on stderr."""
+        try:
+            text = self.format(record)
+            if record.levelno == logging.WARNING:
+                text = f"agent-host: warning: {text}"
+            print(text, file=sys.stderr, flush=True)
+        except Exception:
+            self.handleError(record)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code. SIGTERM closes as Ctrl-C does, exit 143
     (``host.cli.termination``)."""
     args = build_parser().parse_args(argv)
+    root = logging.getLogger()
+    if not root.handlers:  # an embedding program's own logging stays as it is
+        root.addHandler(LogLines())
     if args.debug:  # the host's one-line error logs carry their tracebacks
         logging.getLogger("host").setLevel(logging.DEBUG)
     with termination.handling_sigterm():

@@ -3,7 +3,8 @@
 The listing has one row per registered model: its name, whether it is the default, what it is
 (its ``repr`` when the class defines one, else the class) and whether it streams. ``check``
 runs the probes of ``host.cli.probes`` against one model (the default unless NAME is given)
-and prints one line per probe; it exits 1 when a probe failed. Like ``run``, it refuses to
+and prints one line per probe, after a warning line for each thing the model's own optional
+``check_warnings()`` finds off; it exits 1 when a probe failed. Like ``run``, it refuses to
 start when a plugin that registers models failed.
 """
 
@@ -64,6 +65,8 @@ async def check(host: Host, name: str | None) -> int:
         models: ModelRegistry = host.services.models
         model = models.resolve(name)
         print(f"checking {name or models.default_name}: {describe(model)}", flush=True)
+        for warning in await _warnings(model):
+            print(f"agent-host: warning: {warning}", file=sys.stderr, flush=True)
         results = []
         for probe in probes.PROBES:
             results.append(await probes.run(probe, model))
@@ -71,6 +74,18 @@ async def check(host: Host, name: str | None) -> int:
     finally:
         await host.aclose()
     return 0 if all(result.ok for result in results) else 1
+
+
+async def _warnings(model: Model) -> list[str]:
+    """What the model itself finds off before it is probed: its optional
+    ``check_warnings()`` (the openai model: a model id its server does not serve)."""
+    check = getattr(model, "check_warnings", None)
+    if check is None:
+        return []
+    try:
+        return [str(line) for line in await check()]
+    except Exception as error:
+        return [f"the model's own check failed: {describe_error(error)}"]
 
 
 def command(host: Host, args: argparse.Namespace) -> int:

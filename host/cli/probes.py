@@ -6,7 +6,9 @@
 * ``tools``: a tool-call round trip with one ``add`` tool (integers ``a`` and ``b``): ok when
   the model asks for ``add`` with integer arguments, and, given the sum as a ``tool``
   message, answers with text. Both calls go the way an agent's do: streamed when the model
-  streams.
+  streams. A call written as text (``host.agents.text_calls``) and a server that cannot
+  answer with text while tools are offered are named as such, with what to do; an "answer"
+  after the result that is again a call written as text is no answer.
 
 Every request asks for a short answer (``max_tokens``), so a model that rambles cannot keep
 the check waiting for minutes.
@@ -19,11 +21,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
 import attrs
 
+from host.agents import text_calls
 from host.agents.models import Model, ModelRequest, ModelResponse, TextDelta, ToolSpec, streams
 from host.cancel import CancelSignal
 from host.errors import HostError
@@ -53,6 +57,16 @@ ADD = ToolSpec(
         "additionalProperties": False,
     },
 )
+
+
+WRITTEN_AS_TEXT = 'the model wrote the call as text; set text_tool_calls = "json"'
+NO_TEXT_WITH_TOOLS = (
+    "the server cannot answer with text while tools are offered (after the tool result it "
+    "sent {what}): use another chat format (llama-cpp-python's chatml-function-calling "
+    "cannot) or another server (llama-server --jinja)"
+)
+_STUB = re.compile(r"\s*functions\.[\w-]+:")
+"""The ``functions.<name>:`` stub such a server sends in place of an answer."""
 
 
 class ProbeFailed(Exception):
@@ -138,7 +152,30 @@ async def tools(model: Model) -> str:
         raise ProbeFailed(_no_add_call(asked))
     turn = MessageEvent(role="assistant", content=asked.text, tool_calls=asked.tool_calls)
     answer = await _ask(model, request(TOOLS_PROMPT, tools=(ADD,), after=(turn, *results)))
-    return _text_of(answer, "the answer after the tool result")
+    _no_text_with_tools(model, answer)
+    text = _text_of(answer, "the answer after the tool result")
+    if text_calls.could_be_call(text):  # a small model repeating its call is no answer
+        shown = " ".join(text.split())[:ANSWER_CHARACTERS]
+        raise ProbeFailed(
+            f"the answer after the tool result is a call written as text, not an answer: {shown!r}"
+        )
+    return text
+
+
+def _no_text_with_tools(model: Model, answer: ModelResponse) -> None:
+    """``ProbeFailed`` for the empty answer or ``functions.<name>:`` stub of a server that
+    cannot answer with text while tools are offered: one that also refused to stream them
+    (llama-cpp-python's chatml-function-calling generates under a grammar that allows only
+    a call or the end)."""
+    if getattr(model, "stream_tools", True) is not False:
+        return
+    if not answer.text.strip():
+        what = "a call of add again" if answer.tool_calls else "an empty answer"
+    elif _STUB.match(answer.text):
+        what = f"the stub {' '.join(answer.text.split())[:ANSWER_CHARACTERS]!r}"
+    else:
+        return
+    raise ProbeFailed(NO_TEXT_WITH_TOOLS.format(what=what))
 
 
 def _add_result(call: ToolCall) -> MessageEvent:
@@ -155,6 +192,8 @@ def _add_result(call: ToolCall) -> MessageEvent:
 
 def _no_add_call(response: ModelResponse) -> str:
     """Why ``response`` is not a usable call of ``add``."""
+    if not response.tool_calls and text_calls.parse(response.text, {ADD.name}) is not None:
+        return WRITTEN_AS_TEXT
     if not response.tool_calls:
         answer = " ".join(response.text.split())[:ANSWER_CHARACTERS]
         return f"the model answered without calling add: {answer!r}"

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from host.app import Host
 from host.cli import render
+from host.cli.transcript import short
 from host.errors import HostError
 
 if TYPE_CHECKING:
@@ -99,8 +100,8 @@ async def subagent_notes(host: Host, headers: list[SessionHeader]) -> dict[str, 
 def tree_lines(headers: list[SessionHeader], notes: dict[str, str] | None = None) -> list[str]:
     """Sessions under their parents, roots first, in creation order; cycles are cut.
 
-    Subagent sessions carry their ``notes`` (mode and label, or a diagnostic); ordinary forks
-    are marked ``[fork]``.
+    Subagent sessions carry their ``notes`` (mode and label, or a diagnostic) on one line, a
+    line break shown as ``⏎`` as ``sessions show`` does; ordinary forks are marked ``[fork]``.
     """
     notes = notes or {}
     known = {h.id for h in headers}
@@ -116,7 +117,7 @@ def tree_lines(headers: list[SessionHeader], notes: dict[str, str] | None = None
         if header.id in seen:
             continue
         seen.add(header.id)
-        note = notes.get(header.id) or (
+        note = short(notes.get(header.id) or "") or (
             "[fork]" if header.seed_length and not header.origin else ""
         )
         lines.append(f"{'  ' * depth}{header.id}{' ' + note if note else ''}")

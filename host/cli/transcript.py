@@ -12,6 +12,7 @@ from host.sessions.model import (
     InboxAccepted,
     MessageEvent,
     SubagentDescriptorEvent,
+    ToolCall,
     TurnEnd,
 )
 
@@ -27,6 +28,22 @@ def short(text: str, limit: int = 400) -> str:
     """``text`` on one line, cut to ``limit`` characters."""
     flat = " ⏎ ".join(part for part in text.splitlines() if part.strip()) or text
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+ARGUMENT_CHARS = 80
+"""How much of a tool call's arguments a one-line view shows."""
+RESULT_CHARS = 160
+"""How much of a tool result's first line a one-line view shows."""
+
+
+def call_arguments(call: ToolCall) -> str:
+    """A tool call's arguments as JSON on one line, cut to ``ARGUMENT_CHARS``."""
+    return short(json.dumps(call.arguments, ensure_ascii=False), ARGUMENT_CHARS)
+
+
+def first_line(content: str) -> str:
+    """The first line of a tool result, cut to ``RESULT_CHARS``."""
+    return short((content.strip().splitlines() or [""])[0], RESULT_CHARS)
 
 
 def source_label(source: dict[str, object] | None, names: Mapping[str, str]) -> str:

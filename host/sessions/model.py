@@ -17,7 +17,7 @@ from host.errors import HostError
 
 SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
-StopReason = Literal["completed", "interrupted", "error", "max_steps"]
+StopReason = Literal["completed", "interrupted", "error", "max_steps", "max_tokens"]
 Role = Literal["user", "assistant", "tool"]
 Delivery = Literal["followup", "steer", "inject"]
 

@@ -214,6 +214,7 @@ _SUMMARY: dict[str, str] = {
     "completed": "finished and will do no further work unless you send it more.",
     "interrupted": "was stopped before it finished.",
     "max_steps": "ran out of steps before it finished.",
+    "max_tokens": "ran out of tokens before it finished.",
     "error": "failed before it finished.",
 }
 

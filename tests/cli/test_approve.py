@@ -74,8 +74,10 @@ def test_without_a_terminal_a_request_is_denied_with_one_line(tmp_path, env):
     result = agent_host("run", "--script", script, "clean up", cwd=tmp_path, stdin="", **env)
     assert (result.returncode, result.stdout) == (0, "Not allowed, then.\n")
     assert re.fullmatch(
+        r'⏺ shell \{"cmd": "rm -rf build"\}\n'
         r"agent-host: approval denied \(no terminal to ask\): agent_[0-9a-f]{32} \(user, depth 0\)"
-        r' wants to run shell \{"cmd": "rm -rf build"\}\n',
+        r' wants to run shell \{"cmd": "rm -rf build"\}\n'
+        r"  ✗ the user denied shell: no terminal to ask\n",
         result.stderr,
     ), result.stderr
     log = root_log(tmp_path)
@@ -88,8 +90,11 @@ def test_without_a_terminal_a_question_is_not_answered(tmp_path, env):
     script = write_script(tmp_path, [{"tool_calls": [ask]}, "No answer."])
     result = agent_host("run", "--script", script, "pick", cwd=tmp_path, stdin="", **env)
     assert result.returncode == 0
-    assert result.stderr.startswith("agent-host: approval denied (no terminal to ask): agent_")
-    assert result.stderr.endswith(" (user, depth 0) asks: Which colour?\n")
+    call, denied, result_line = result.stderr.splitlines()
+    assert call == '⏺ ask_user {"question": "Which colour?"}'
+    assert denied.startswith("agent-host: approval denied (no terminal to ask): agent_")
+    assert denied.endswith(" (user, depth 0) asks: Which colour?")
+    assert result_line == "  ✗ the user did not answer: no terminal to ask"
     assert "  ✗ the user did not answer: no terminal to ask" in root_log(tmp_path)
 
 

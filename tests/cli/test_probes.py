@@ -98,6 +98,15 @@ async def test_a_stream_without_deltas_or_response_fails(events, why):
             [call("add", a=17, b=25), call("add", a=42, b=0)],
             "the answer after the tool result had no text (it called add)",
         ),
+        (
+            [say('{"name": "add", "arguments": {"a": 17, "b": 25}}')],
+            'the model wrote the call as text; set text_tool_calls = "json"',
+        ),
+        (
+            [call("add", a=17, b=25), say('{"name": "add", "arguments": {"a": 17, "b": 25}}\n{"')],
+            "the answer after the tool result is a call written as text, not an answer: "
+            "'{\"name\": \"add\", \"arguments\": {\"a\": 17, \"b\": 25}} {\"'",
+        ),
     ],
 )
 async def test_the_tools_probe_says_what_went_wrong(entries, why):

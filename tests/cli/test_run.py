@@ -198,7 +198,7 @@ def test_ctrl_c_during_run_is_one_line_exit_130_and_a_closed_log(tmp_path):
     finally:
         process.kill()  # never outlive the test (a no-op once it ended)
     assert (process.returncode, out) == (130, "Holding.\n")
-    assert err == "agent-host: turn ended (interrupted)\nagent-host: interrupted\n"
+    assert err == "⏺ hold {}\nagent-host: turn ended (interrupted)\nagent-host: interrupted\n"
     (root,) = [row["id"] for row in json.loads(
         agent_host("sessions", "list", "--json", cwd=tmp_path).stdout
     )]

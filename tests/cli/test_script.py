@@ -33,7 +33,7 @@ def test_a_tool_round_trip_runs_a_tool_of_the_catalog(tmp_path):
     assert (result.returncode, result.stdout, result.stderr) == (
         0,
         "Counting.\nThree words.\n",
-        "",
+        '⏺ word_count {"text": "one two three"}\n  ⎿ 3 words\n',
     )
     lines = session_lines(tmp_path)
     assert '  → word_count {"text": "one two three"}' in lines
@@ -64,7 +64,8 @@ def test_labels_address_children_and_configured_models_are_ignored(tmp_path):
     assert (result.returncode, result.stdout, result.stderr) == (
         0,
         "The child counted three words.\n",
-        "",
+        '⏺ subagent {"description": "count words", "prompt": "Count.", "run_in_background": false}'
+        "\n  ⎿ three\n",
     )
     assert any(line.startswith("  ← three") for line in session_lines(tmp_path))
 

@@ -198,3 +198,14 @@ def test_a_listing_opens_no_device_or_fifo_named_like_a_log(tmp_path):
             assert (listed.returncode, listed.stderr) == (0, "")
             assert [line.split()[0] for line in listed.stdout.splitlines()[2:]] == ["real"]
         assert not opened.is_set()  # the listing never opened the FIFO
+
+
+def test_the_tree_shows_a_multi_line_note_on_one_line():
+    from host.cli.sessions import tree_lines
+
+    headers = [
+        SessionHeader(id="root", created_at=1),
+        SessionHeader(id="kid", parent_session="root", origin="subagent", created_at=2),
+    ]
+    notes = {"kid": "[continuable] — count\nthe words\n"}
+    assert tree_lines(headers, notes) == ["root", "  kid [continuable] — count ⏎ the words"]

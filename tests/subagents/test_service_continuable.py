@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from host.agents import AgentRegistry, call, calls, say, tool_call
+from host.agents.models import ModelResponse
 from host.agents.registry import AgentSetup
 from host.sessions.model import InboxAccepted, SubagentDescriptorEvent
 from host.subagents.errors import SubagentError
@@ -72,6 +73,7 @@ async def test_start_returns_at_acceptance_with_the_descriptor_seeded(env: Env) 
         ("completed", FINISHED, "\n\nIts closing message:\nall done"),
         ("interrupted", "was stopped before it finished.", "\n\nIt left no closing message."),
         ("max_steps", "ran out of steps before it finished.", "\n\nIts closing message:\nstep"),
+        ("max_tokens", "ran out of tokens before it finished.", "\n\nIts closing message:\ncut"),
         ("error", "failed before it finished.", "\n\nIt left no closing message."),
     ],
 )
@@ -83,6 +85,7 @@ async def test_settlement_notice_texts(env: Env, stop: str, summary: str, closin
         "completed": [say("all done")],
         "interrupted": [gate.reply(say("never"))],
         "max_steps": [calls(tool_call("echo", text="a"), text="step")],
+        "max_tokens": [ModelResponse(text="cut", stop_reason="max_tokens")],
         "error": [RuntimeError("boom")],
     }[stop]
     env.model.script("bg", *script)

@@ -189,9 +189,11 @@ class TerminalFront:
         return FormattedText([("", line[:width])])
 
     def _message(self) -> FormattedText:
+        """The line still arriving (if any) above the prompt. Not in the prompt's last
+        drawing, as Enter leaves it on the screen: that line is printed once it ends."""
         prompt = self.asker.prompt or PROMPT
         parts: list[tuple[str, str]] = []
-        if self._stream.partial:
+        if self._stream.partial and not self._session.app.is_done:
             size = self._session.app.output.get_size()
             shown = self._stream.arriving(size.columns, max(1, size.rows // 2))
             parts.append(("", shown + "\n"))

@@ -38,7 +38,10 @@ def run_calling_time(tmp_path: Path, approvals: str) -> tuple[str, list[str]]:
 
 def test_deny_mcp_star_denies_a_real_servers_tool(tmp_path: Path) -> None:
     stderr, log = run_calling_time(tmp_path, 'deny = ["mcp.*"]')
-    assert stderr == ""
+    assert stderr == (  # run shows the call and its result
+        '⏺ time__get_current_time {"timezone": "UTC"}\n'
+        "  ✗ the user denied time__get_current_time: the approval policy does not allow it\n"
+    )
     assert (
         "  ✗ the user denied time__get_current_time: the approval policy does not allow it" in log
     )
@@ -48,8 +51,10 @@ def test_deny_mcp_star_denies_a_real_servers_tool(tmp_path: Path) -> None:
 def test_ask_mcp_star_asks_before_a_real_servers_tool_runs(tmp_path: Path) -> None:
     stderr, log = run_calling_time(tmp_path, 'ask = ["mcp.*"]')
     assert re.fullmatch(
+        r'⏺ time__get_current_time \{"timezone": "UTC"\}\n'
         r"agent-host: approval denied \(no terminal to ask\): agent_[0-9a-f]{32} \(user, depth 0\)"
-        r' wants to run time__get_current_time \{"timezone": "UTC"\}\n',
+        r' wants to run time__get_current_time \{"timezone": "UTC"\}\n'
+        r"  ✗ the user denied time__get_current_time: no terminal to ask\n",
         stderr,
     ), stderr
     assert "  ✗ the user denied time__get_current_time: no terminal to ask" in log
@@ -70,7 +75,9 @@ def test_a_glob_naming_the_mcp_plugin_denies_nothing_and_is_a_warning(tmp_path: 
     stderr, log = run_calling_time(tmp_path, 'deny = ["mcp"]')
     assert stderr.splitlines() == [
         'agent-host: warning: [approvals] deny glob "mcp" matches plugin "mcp", which registers '
-        'no tool; "mcp.*" matches its sub-plugins\' tools'
+        'no tool; "mcp.*" matches its sub-plugins\' tools',
+        '⏺ time__get_current_time {"timezone": "UTC"}',  # run shows the call and its result
+        "  ⎿ {",
     ]
     assert any("datetime" in line for line in log)  # the server ran it
 

@@ -64,6 +64,9 @@ DEFAULT_MAX_TOKENS = 4096
 """The answer length asked for unless configured: a bound on how long an abandoned request can
 keep a server generating."""
 
+TEXT_TOOL_CALLS = ("off", "json")
+"""The values of ``text_tool_calls``."""
+
 BASE_URL_ENV = "OPENAI_BASE_URL"
 MODEL_ENV = "AGENT_HOST_MODEL"
 
@@ -106,6 +109,13 @@ class Config:
         default=False,
         metadata={"description": "Retry a request whose answer timed out (it may still run)."},
     )
+    text_tool_calls: str = attrs.field(
+        default="off",
+        metadata={
+            "description": 'Read an answer that is only tool calls written as JSON text as '
+            'those calls ("json"; "off": it stays text). For local models.'
+        },
+    )
     name: str = attrs.field(
         default="openai",
         metadata={"description": "The name the model is registered under."},
@@ -119,6 +129,10 @@ class Config:
             (self.max_tokens < 0, f"max_tokens: must be 0 or more, got {self.max_tokens!r}"),
             (not self.name.strip(), "name: must not be empty"),
             (not self.api_key_env.strip(), "api_key_env: must not be empty"),
+            (
+                self.text_tool_calls not in TEXT_TOOL_CALLS,
+                f'text_tool_calls: must be "off" or "json", got {self.text_tool_calls!r}',
+            ),
         ]
         for bad, problem in problems:
             if bad:
@@ -170,6 +184,7 @@ def resolve_settings(config: Config, environ: Mapping[str, str]) -> Settings | N
         stream=config.stream,
         stream_tools=config.stream_tools,
         retry_read_timeouts=config.retry_read_timeouts,
+        text_tool_calls=config.text_tool_calls == "json",
     )
 
 

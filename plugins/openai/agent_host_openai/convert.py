@@ -1,9 +1,12 @@
 """Host model requests to OpenAI chat-completions bodies, and completions back to responses.
 
-Pure functions, no I/O. Malformed tool-call arguments from the server (not JSON, or JSON that
-is not an object) are kept as ``{MALFORMED_ARGUMENTS_KEY: "<raw text>"}``: every host tool
-rejects that unknown key, so the model gets a clear ``invalid arguments for <tool>: …`` error
-result naming the key, instead of the turn failing.
+Pure functions, no I/O. Tool-call arguments are read as JSON leniently where JSON allows it
+(control characters such as literal newlines inside strings, as small local models write
+them); still malformed arguments (not JSON, or JSON that is not an object) are kept as
+``{MALFORMED_ARGUMENTS_KEY: "<raw text>"}``: every host tool rejects that unknown key, so the
+model gets a clear ``invalid arguments for <tool>: …`` error result naming the key, instead of
+the turn failing. With ``text_tool_calls = "json"``, an answer whose whole content is calls
+written as text becomes those calls (``calls_from_text``).
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ import json
 import uuid
 from typing import Any
 
+import attrs
+
+from host.agents import text_calls
 from host.agents.models import ModelRequest, ModelResponse, ToolSpec, Usage
 from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 from host.sessions.model import MessageEvent, ToolCall
@@ -131,12 +137,32 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
         return {}
     text = raw if isinstance(raw, str) else json.dumps(raw)
     try:
-        decoded = json.loads(text)
-    except ValueError:
+        decoded = json.loads(text, strict=False)
+    except (ValueError, RecursionError):
         return {MALFORMED_ARGUMENTS_KEY: text}
     if not isinstance(decoded, dict):
         return {MALFORMED_ARGUMENTS_KEY: text}
     return decoded
+
+
+def calls_from_text(response: ModelResponse, request: ModelRequest) -> ModelResponse:
+    """``response`` with its content read as the tool calls it wrote as text, when it has no
+    native calls and its whole content is calls of offered tools (``host.agents.text_calls``);
+    else ``response`` unchanged. The calls get generated ids and the content becomes empty,
+    so they are logged and replayed exactly as native calls."""
+    if response.tool_calls or not request.tools:
+        return response
+    found = text_calls.parse(response.text, {spec.name for spec in request.tools})
+    if found is None:
+        return response
+    calls = tuple(ToolCall(new_call_id(), name, arguments) for name, arguments in found)
+    stop = "tool_use" if response.stop_reason == "end_turn" else response.stop_reason
+    return attrs.evolve(response, text="", tool_calls=calls, stop_reason=stop)
+
+
+def new_call_id() -> str:
+    """An id for a call the server gave none (some servers omit them; the host needs one)."""
+    return f"call_{uuid.uuid4().hex}"
 
 
 def parse_completion(data: Any) -> ModelResponse:
@@ -178,7 +204,7 @@ def _parse_tool_call(raw: Any) -> ToolCall:
         raise ResponseShapeError("a tool call has no function name")
     call_id = raw.get("id")
     if not isinstance(call_id, str) or not call_id:
-        call_id = f"call_{uuid.uuid4().hex}"  # some servers omit ids; the host needs one
+        call_id = new_call_id()
     return ToolCall(id=call_id, name=name, arguments=parse_arguments(function.get("arguments")))
 
 

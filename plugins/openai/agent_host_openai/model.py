@@ -32,7 +32,12 @@ from typing import Any, TypeVar
 import httpx
 
 from agent_host_openai import DEFAULT_MAX_TOKENS
-from agent_host_openai.convert import ResponseShapeError, parse_completion, request_body
+from agent_host_openai.convert import (
+    ResponseShapeError,
+    calls_from_text,
+    parse_completion,
+    request_body,
+)
 from agent_host_openai.failures import (
     RETRYABLE_STATUS,
     OpenAIModelError,
@@ -42,7 +47,8 @@ from agent_host_openai.failures import (
     is_validation_error,
     parse_retry_after,
 )
-from agent_host_openai.streaming import SseDecoder, StreamAssembler
+from agent_host_openai.served import mismatch, served_ids
+from agent_host_openai.streaming import Holdback, SseDecoder, StreamAssembler
 from host.agents.models import ModelRequest, ModelResponse, StreamEvent, TextDelta
 from host.cancel import CancelSignal
 
@@ -58,12 +64,18 @@ class _Stalled(Exception):
     """No event arrived for ``timeout`` seconds."""
 
 
+class _Refused(Exception):
+    """A streamed request with tools got no event at all (``_stop_streaming_tools``)."""
+
+
 class OpenAIModel:
     """A model served by an OpenAI-compatible ``/chat/completions`` endpoint.
 
     ``stream=False`` makes ``stream`` fall back to one non-streaming call (for servers without
     server-sent events); ``stream_tools=False`` does so only for requests that offer tools.
-    ``max_tokens=None`` sends no limit. ``backoff_base`` is the first retry
+    ``max_tokens=None`` sends no limit. ``text_tool_calls`` reads an answer that is only tool
+    calls written as text as those calls (``convert.calls_from_text``); its streamed text is
+    held back while it may be one (``streaming.Holdback``). ``backoff_base`` is the first retry
     delay in seconds (doubling, capped at ``backoff_max``, plus up to 25 % jitter); ``sleep`` is
     awaited for every delay (tests inject a recorder).
     """
@@ -81,6 +93,7 @@ class OpenAIModel:
         stream: bool = True,
         stream_tools: bool = True,
         retry_read_timeouts: bool = False,
+        text_tool_calls: bool = False,
         backoff_base: float = 0.5,
         backoff_max: float = 8.0,
         sleep: Sleep = asyncio.sleep,
@@ -94,6 +107,7 @@ class OpenAIModel:
         self.max_tokens = max_tokens
         self.streaming = stream
         self.retry_read_timeouts = retry_read_timeouts
+        self.text_tool_calls = text_tool_calls
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self._sleep = sleep
@@ -111,7 +125,7 @@ class OpenAIModel:
         """Answer ``request``; setting ``signal`` abandons the HTTP call (code ``CANCELLED``)."""
         body = request_body(self.model, request, max_tokens=self._limit(request))
         response = await self._until_signal(self._send(body, stream=False), signal)
-        return self._parse(response)
+        return self._calls_from_text(self._parse(response), request)
 
     async def stream(
         self, request: ModelRequest, *, signal: CancelSignal
@@ -128,30 +142,54 @@ class OpenAIModel:
         try:
             if not response.headers.get("content-type", "").startswith("text/event-stream"):
                 await response.aread()  # a server that ignores "stream": one whole answer
-                whole = self._parse(response)
+                whole = self._calls_from_text(self._parse(response), request)
                 if whole.text:
                     yield TextDelta(whole.text)
                 yield whole
                 return
-            assembler, decoder = StreamAssembler(), SseDecoder()
-            received = False
             try:
-                async for payload in self._payloads(response, decoder, signal):
-                    received = True
-                    for delta in self._feed(assembler, payload):
-                        yield delta
-            except _Stalled:
-                if received or not request.tools:
-                    raise self._stalled(received) from None
-            refused = not received and bool(request.tools)
-            if not refused:
-                yield self._finish(assembler)
+                async for event in self._events(response, request, signal):
+                    yield event
+            except _Refused:
+                refused = True
         finally:
             await response.aclose()
         if refused:
             self._stop_streaming_tools()
             async for event in self._whole(request, signal):
                 yield event
+
+    def _calls_from_text(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
+        """``response`` with calls written as text read as calls, when so configured."""
+        return calls_from_text(response, request) if self.text_tool_calls else response
+
+    async def _events(
+        self, response: httpx.Response, request: ModelRequest, signal: CancelSignal
+    ) -> AsyncIterator[StreamEvent]:
+        """The deltas of a streamed answer, then its response; ``_Refused`` when a request
+        with tools got no event at all. Text that may be calls written as text is held back
+        (``Holdback``) and never handed out when it was."""
+        assembler, decoder = StreamAssembler(), SseDecoder()
+        hold = Holdback() if self.text_tool_calls and request.tools else None
+        received = False
+        try:
+            async for payload in self._payloads(response, decoder, signal):
+                received = True
+                for delta in self._feed(assembler, payload):
+                    if isinstance(delta, TextDelta) and hold is not None:
+                        delta = TextDelta(hold.feed(delta.text))
+                    if not isinstance(delta, TextDelta) or delta.text:
+                        yield delta
+        except _Stalled:
+            if received or not request.tools:
+                raise self._stalled(received) from None
+        if not received and request.tools:
+            raise _Refused
+        answer = self._calls_from_text(self._finish(assembler), request)
+        held = hold.release() if hold is not None and not answer.tool_calls else ""
+        if held:
+            yield TextDelta(held)
+        yield answer
 
     def _limit(self, request: ModelRequest) -> int | None:
         """The ``max_tokens`` to send: the smaller of the request's and this model's."""
@@ -179,6 +217,13 @@ class OpenAIModel:
             "streamed (set stream_tools = false in [plugins.openai] to skip the attempt)",
             self._server,
         )
+
+    async def check_warnings(self) -> list[str]:
+        """For ``models check``: a line when the server does not serve the configured model
+        id (``served.mismatch``); nothing when it does or cannot say."""
+        ids = await served_ids(self._client(), self.base_url, self._headers(stream=False))
+        found = mismatch(self.model, ids)
+        return [found] if found else []
 
     async def aclose(self) -> None:
         """Close the connection pool of the running event loop; forget pools of ended loops."""

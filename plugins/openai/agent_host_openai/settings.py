@@ -28,6 +28,7 @@ class Settings:
     stream: bool
     stream_tools: bool
     retry_read_timeouts: bool
+    text_tool_calls: bool = False
 
     def build(self) -> OpenAIModel:
         """The model these settings describe (httpx is imported here, on first use)."""
@@ -44,4 +45,5 @@ class Settings:
             stream=self.stream,
             stream_tools=self.stream_tools,
             retry_read_timeouts=self.retry_read_timeouts,
+            text_tool_calls=self.text_tool_calls,
         )

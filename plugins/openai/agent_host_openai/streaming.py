@@ -10,7 +10,6 @@ fail the call in one line and no partial tool call ever reaches the session.
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 import attrs
@@ -18,11 +17,13 @@ import attrs
 from agent_host_openai.convert import (
     ResponseShapeError,
     content_text,
+    new_call_id,
     parse_arguments,
     parse_usage,
     stop_reason,
 )
 from host.agents.models import ModelDelta, ModelResponse, TextDelta, ToolCallDelta, Usage
+from host.agents.text_calls import PREFIX_CHARS, could_be_call
 from host.sessions.model import ToolCall
 
 DONE = "[DONE]"
@@ -143,7 +144,7 @@ class StreamAssembler:
                 )
             call_id = raw.get("id")
             if not isinstance(call_id, str) or not call_id:
-                call_id = f"call_{uuid.uuid4().hex}"  # some servers omit ids; the host needs one
+                call_id = new_call_id()
             parts = self._calls[index] = _CallParts(call_id, name)
             parts.arguments.append(piece)
             return ToolCallDelta(index, call_id, name, piece)
@@ -174,3 +175,32 @@ def _error_text(chunk: dict[str, Any]) -> str:
         error = error.get("message") or error.get("detail") or ""
     text = " ".join(str(error).split())
     return text[:200] if text else "no message"
+
+
+class Holdback:
+    """Holds back streamed text that may be tool calls written as text (``text_tool_calls =
+    "json"``), so no JSON flickers on the screen: text is held while the content so far could
+    still be calls (``could_be_call``) and released whole, then passed through, once it
+    cannot. The verdict rests on the content's opening, so a long answer costs no rescans."""
+
+    def __init__(self) -> None:
+        self._held: list[str] = []
+        self._head = ""  # the opening of the content, leading white space dropped
+        self._holding = True
+
+    def feed(self, text: str) -> str:
+        """The text to hand out now for the arriving ``text`` ("" while it is held)."""
+        if not self._holding:
+            return text
+        self._held.append(text)
+        if len(self._head) < PREFIX_CHARS:
+            self._head = (self._head + text[:PREFIX_CHARS]).lstrip()
+            if not could_be_call(self._head):
+                return self.release()
+        return ""
+
+    def release(self) -> str:
+        """Everything held, handed out now; later text passes through."""
+        self._holding = False
+        held, self._held = "".join(self._held), []
+        return held

@@ -110,7 +110,8 @@ class FakeServer:
 
     With ``strict`` (the default) a ``…/chat/completions`` body ``validate_chat`` refuses is
     answered ``REJECT_STATUS`` with ``rejection_body`` and uses no scripted reply. With ``tls``
-    (a server-side context holding a certificate for 127.0.0.1) it speaks HTTPS.
+    (a server-side context holding a certificate for 127.0.0.1) it speaks HTTPS. ``GET
+    …/models`` lists ``models`` (404 while it is None); it is not recorded.
     """
 
     def __init__(self, *, strict: bool = True, tls: ssl.SSLContext | None = None) -> None:
@@ -118,6 +119,7 @@ class FakeServer:
         self.scheme = "https" if tls else "http"
         self.replies: deque[Reply | Stream] = deque()
         self.requests: list[Recorded] = []
+        self.models: list[str] | None = None
         self.stopping = threading.Event()
         self._http = _LoopbackServer(self._handler())
         if tls is not None:
@@ -209,6 +211,15 @@ class FakeServer:
                     recorded.finished.set()
                 if not whole:  # the answer is incomplete: this connection cannot carry more
                     self.close_connection = True
+
+            def do_GET(self) -> None:
+                listed = server.models
+                if self.path.endswith("/models") and listed is not None:
+                    data = [{"id": name, "object": "model"} for name in listed]
+                    reply = Reply(body={"object": "list", "data": data})
+                else:
+                    reply = Reply(404, {"error": {"message": f"no route {self.path}"}})
+                self.send(reply, Recorded("GET", self.path, {}, None))
 
             def send(self, reply: Reply, recorded: Recorded) -> bool:
                 """Answer ``reply`` after its delay; False if the delay was interrupted."""
