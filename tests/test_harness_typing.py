@@ -10,6 +10,9 @@ from tests.typecheck import right_and_wrong
 RIGHT = '''
 from __future__ import annotations
 
+from pathlib import Path
+from typing import assert_type
+
 from host.api import ServiceContext
 from host.testing import Answer, HostHarness, MakeHarness, MakeHost, call, calls, say, tool_call
 
@@ -33,8 +36,8 @@ async def test_harness(make_harness: MakeHarness) -> None:
     h.approvals.answer(Answer.approve())
     h.approvals.answer(lambda request: Answer.deny(request.tool))
     h.model.script("w", call("t", x=1), calls(tool_call("t")), say("done"))
-    sub: Sub = make_harness(cls=Sub)
-    assert sub.data_dir.exists() or True
+    assert_type(make_harness(cls=Sub), Sub)
+    assert_type(h.data_dir, Path)
 
 
 def lookups(ctx: ServiceContext) -> int:
@@ -46,7 +49,11 @@ WRONG = '''
 from __future__ import annotations
 
 from host.api import ServiceContext
-from host.testing import Answer, MakeHarness, MakeHost, say
+from host.testing import Answer, HostHarness, MakeHarness, MakeHost, say
+
+
+class Sub(HostHarness):
+    pass
 
 
 class Notebook:
@@ -64,6 +71,7 @@ async def test_harness(make_harness: MakeHarness) -> None:
     h.approvals.answer("yes")  # wrong
     h.model.script("w", say(42))  # wrong
     await make_harness()  # wrong
+    sub: Sub = make_harness()  # wrong
 
 
 def lookups(ctx: ServiceContext) -> None:

@@ -5,7 +5,8 @@ running one, then swapped in at once; any failure leaves the running version unt
    taken out of ``sys.modules``, import caches invalidated, and the entry point loaded again (a
    sub-plugin's ``load`` is simply called again).
 2. If the running version implements ``hand_over_state``, it returns the state its successor
-   starts from (``take_over_state``, called first on the new version).
+   starts from (``take_over_state``, called first on the new version). With ``keep_services``
+   whether a restart is due is decided before that hand-over (``_same_services``).
 3. The new version activates into a staging layer (``host.plugins.staging``): its hooks run and
    what they register is checked and held, while the old version keeps serving every call.
 4. The swap, in one synchronous step: the old version's dependents go down, its scope is
@@ -54,7 +55,10 @@ class ReloadOutcome:
     disposal: str | None = None
     kept: bool = True
     restart: str | None = None
-    """Why only a restart can bring the new version in (``keep_services``); nothing changed."""
+    """Why only a restart can bring the new version in (``keep_services``): decided before
+    the running version handed anything over, so nothing changed, its state included."""
+    dependents: tuple[tuple[str, str], ...] = ()
+    """``(name, error)`` of each plugin that failed to come back up after the swap."""
 
     def line(self) -> str:
         """The one line ``agent-host dev`` prints."""
@@ -64,6 +68,8 @@ class ReloadOutcome:
             done = f"reloaded {self.plugin} in {self.seconds * 1000:.0f} ms"
             if self.disposal is not None:
                 done += f"; disposing the previous version failed: {self.disposal}"
+            for other, error in self.dependents:
+                done += f"; {other} failed to re-activate: {error}"
             return done
         if self.kept:
             return f"reload of {self.plugin} failed, previous version kept: {self.error}"
@@ -144,6 +150,7 @@ def reload_plugin(
     elif record.state != "active":
         error_text = _replace(manager, record, fresh)
     else:
+        failed_before = _failed_plugins(manager)
         try:
             error_text, disposal = _swap(stage, keep_services)
         except ServicesChanged as changed:
@@ -153,7 +160,10 @@ def reload_plugin(
         if error_text is None:
             seconds = time.perf_counter() - started
             kept = stage.record.state != "failed"  # or the swap refused a registration
-            return ReloadOutcome(name, kept, seconds, record.state, record.error, disposal, kept)
+            dependents = _newly_failed(manager, failed_before | {name})
+            return ReloadOutcome(
+                name, kept, seconds, record.state, record.error, disposal, kept, None, dependents
+            )
     if error_text is not None:
         _restore_modules(package, saved)
         return _failed(record, started, error_text)
@@ -163,20 +173,19 @@ def reload_plugin(
 def _swap(stage: Stage, keep_services: bool) -> tuple[str | None, str | None]:
     """Stage the new version (with the old one's state) and swap it in: (the error that kept
     the old version, None) or (None, what the old version's disposers raised).
-    ``ServicesChanged`` (``keep_services``) when it may not go in without a restart."""
+    ``ServicesChanged`` (``keep_services``) when it may not go in without a restart, raised
+    before the old version hands anything over."""
     record, state = stage.record, NOTHING
     try:
+        if keep_services:
+            _same_services(stage)
         if "hand_over_state" in record.hooks:
             state = stage.hand_over()
         stage.run(state)
+    except ServicesChanged:
+        raise
     except Exception as error:
         return record.explain(error, stage.shadow.obj), None
-    if keep_services:
-        try:
-            _same_services(stage)
-        except ServicesChanged:
-            stage.abandon(handed_back=state is not NOTHING and state is not None)
-            raise
     if record.handle is not None:
         record.handle.handed_over = state is not NOTHING and state is not None
     retired = stage.swap()
@@ -185,15 +194,20 @@ def _swap(stage: Stage, keep_services: bool) -> tuple[str | None, str | None]:
 
 def _same_services(stage: Stage) -> None:
     """``ServicesChanged`` unless the staged version provides the running one's services and
-    (when there are any) takes over its state."""
+    (when there are any) takes over its state. Its names come from a rehearsal: the new
+    version's ``register_services`` alone, with no state taken over (as on a cold start), in
+    a stage abandoned at once; the running version and its state are not touched."""
     record = stage.record
-    old, new = set(record.services), stage.provided()
+    if record.services and "take_over_state" not in stage.shadow.hooks:
+        raise ServicesChanged(f"{record.name} provides services and takes over no state")
+    rehearsal = Stage(stage.manager, record, stage.shadow.obj)
+    rehearsal.run(only="register_services")
+    old, new = set(record.services), rehearsal.provided()
+    rehearsal.abandon()
     if old != new:
         now = ", ".join(sorted(new)) or "no service"
         was = ", ".join(sorted(old)) or "no service"
         raise ServicesChanged(f"{record.name} now provides {now} (was {was})")
-    if old and "take_over_state" not in stage.shadow.hooks:
-        raise ServicesChanged(f"{record.name} provides services and takes over no state")
 
 
 def _replace(manager: PluginManager, record: PluginRecord, fresh: Any) -> str | None:
@@ -211,6 +225,18 @@ def _replace(manager: PluginManager, record: PluginRecord, fresh: Any) -> str | 
         record.restore(old)
         record.deactivated()
     return error_text
+
+
+def _failed_plugins(manager: PluginManager) -> set[str]:
+    return {name for name, record in manager.records.items() if record.state == "failed"}
+
+
+def _newly_failed(manager: PluginManager, before: set[str]) -> tuple[tuple[str, str], ...]:
+    """``(name, error)`` of the plugins failed now that were not in ``before``."""
+    return tuple(
+        (other, manager.records[other].error or "activation failed")
+        for other in sorted(_failed_plugins(manager) - before)
+    )
 
 
 def _failed(record: PluginRecord, started: float, error: str) -> ReloadOutcome:

@@ -168,10 +168,10 @@ class Stage:
         results = self.manager.call(self.record, impls, {"ctx": self.manager.services})
         return results[-1] if results else None
 
-    def run(self, state: Any = NOTHING) -> None:
+    def run(self, state: Any = NOTHING, only: str | None = None) -> None:
         """Call the new version's hooks (``take_over_state`` first when ``state`` was handed
-        over); when one raises, everything it did is undone and the error propagates (in a
-        group with whatever the undoing raised, if anything did)."""
+        over; just the hook ``only`` when given); when one raises, everything it did is undone
+        and the error propagates (in a group with whatever the undoing raised, if any)."""
         manager, obj = self.manager, self.shadow.obj
         available = {"ctx": self.ctx, "scope": self.scope, "plugin": self.handle, "state": state}
         try:
@@ -180,7 +180,7 @@ class Stage:
             self.scope.add(lambda: manager.unregister(self._pluggy_name))
             manager.check_hooks(obj)
             implementations = manager.pm.implementations(obj)
-            hooks: tuple[str, ...] = manager.activation_order
+            hooks: tuple[str, ...] = manager.activation_order if only is None else (only,)
             if state is not NOTHING:
                 hooks = ("take_over_state", *hooks)
             for hook in hooks:

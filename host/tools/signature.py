@@ -12,7 +12,10 @@ A parameter without an annotation, ``*args``/``**kwargs``, a positional-only par
 type with no JSON Schema is refused with a ``TypeError`` naming the tool and the parameter.
 The function may be ``async`` (awaited) or plain: a plain one runs on a worker thread of the
 host (``host.tools.workers``) so blocking I/O in it never stalls the event loop, unless the tool
-was declared ``blocking=False`` (a cheap pure function, called on the loop).
+was declared ``blocking=False`` (a cheap pure function, called on the loop). A plain one that
+takes a ``ToolExec`` runs on the loop unless declared ``blocking=True``: the services, the agent
+and the signal it reaches belong to the event loop (on a thread, read only
+``exec.signal.is_set()``).
 """
 
 from __future__ import annotations
@@ -109,11 +112,13 @@ class FunctionSignature:
     """
 
     def __init__(
-        self, function: Callable[..., Any], tool_name: str, *, blocking: bool = True
+        self, function: Callable[..., Any], tool_name: str, *, blocking: bool | None = None
     ) -> None:
         self.function = function
         self.tool_name = tool_name
-        self.threaded = blocking and not _asynchronous(function)
+        self.blocking = None if _asynchronous(function) else blocking
+        """For a plain function: True on a thread, False on the loop, None as its parameters
+        say (on a thread unless it takes a ``ToolExec``); None for an ``async`` one too."""
         self._declaration: _Declaration | None = None
         self._schema: JsonSchema | None = None
 
@@ -123,6 +128,14 @@ class FunctionSignature:
         if self._schema is None:
             self._schema = _described(self.declare().schema, self.function.__doc__)
         return self._schema
+
+    @property
+    def threaded(self) -> bool:
+        """Whether a call runs on a worker thread (a plain function: ``blocking`` if declared,
+        else unless it takes a ``ToolExec``); resolves the parameters."""
+        if self.blocking is not None:
+            return self.blocking
+        return not _asynchronous(self.function) and self.declare().exec_parameter is None
 
     def check(self, raw: Any) -> list[str]:
         """Problems with raw arguments; empty when they are valid."""

@@ -132,7 +132,7 @@ def tool(
     needs_agent: bool = False,
     offered_to: OfferedTo | None = None,
     needs_approval: bool | Callable[[Any], bool] = False,
-    blocking: bool = True,
+    blocking: bool | None = None,
 ) -> Tool: ...
 
 
@@ -145,7 +145,7 @@ def tool(
     needs_agent: bool = False,
     offered_to: OfferedTo | None = None,
     needs_approval: bool | Callable[[Any], bool] = False,
-    blocking: bool = True,
+    blocking: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -169,7 +169,8 @@ def tool(*args: Any, **options: Any) -> Any:
       offered_to=…, needs_approval=…, blocking=…)``) on a typed function: see
       ``host.tools.signature``. Its name is the function's, its description the docstring's;
       it needs no calling agent unless ``needs_agent=True``. A plain ``def`` runs on a worker
-      thread unless ``blocking=False`` (then on the event loop: keep it quick).
+      thread unless ``blocking=False`` (then on the event loop: keep it quick); one taking a
+      ``ToolExec`` runs on the loop unless ``blocking=True``.
     * ``@tool(name, description, Params)`` on ``async def f(args, exec)``, where ``Params`` is a
       frozen attrs class; the schema is checked at once.
     """
@@ -200,10 +201,11 @@ def function_tool(
     needs_agent: bool = False,
     offered_to: OfferedTo | None = None,
     needs_approval: bool | Callable[[Any], bool] = False,
-    blocking: bool = True,
+    blocking: bool | None = None,
 ) -> Tool:
     """A ``Tool`` calling ``function`` with its arguments (``@tool`` on a function); a plain
-    ``def`` runs on a worker thread unless ``blocking=False``."""
+    ``def`` runs on a worker thread unless ``blocking=False``, or on the loop when it takes a
+    ``ToolExec`` and ``blocking=True`` is not given."""
     from host.tools.signature import FunctionSignature, summary  # on first use, not at start-up
 
     tool_name = name or function.__name__

@@ -6,6 +6,7 @@ takes over no state, and for providers that hand nothing over."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -104,8 +105,35 @@ async def test_a_changed_set_of_services_restarts_and_changes_nothing(
     assert reason == "notes now provides notes, tags (was notes)"
     assert lines == [f"restarting: {reason}"]
     assert (record.obj, record.scope, host.services.get("notes")) == before
+    assert host.services.get("notes") == ["v1"]  # nothing was handed over to the new version
     assert not host.services.has("tags")
     assert [host.plugins.records[n].state for n in ("notes", "reader")] == ["active", "active"]
+
+
+CHECKING_READER = READER + """
+@hookimpl
+def activate(ctx):
+    if "bad" in ctx.notes:
+        raise RuntimeError("a bad note")
+"""
+
+
+async def test_a_dependent_failing_against_the_new_service_is_in_the_outcome_line(
+    plugins: Plugins, dev_host: Callable[..., Host]
+) -> None:
+    plugins.install("notes", provider("v1"))
+    plugins.install("reader", tools_source({}, requires=("notes",)) + CHECKING_READER)
+    host = dev_host({"notes", "reader"})
+    plugins.write("notes", provider("bad"))
+    reason, lines = await one_round(host, plugins.path("notes"))
+
+    assert reason is None and len(lines) == 1
+    assert re.fullmatch(
+        r"reloaded notes in \d+ ms; reader failed to re-activate: "
+        r"RuntimeError: a bad note \(reader_\w+\.py:\d+ in activate\)",
+        lines[0],
+    ), lines[0]
+    assert host.plugins.records["reader"].state == "failed"
 
 
 async def test_a_new_version_taking_over_no_state_restarts(

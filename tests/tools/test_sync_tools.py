@@ -9,7 +9,7 @@ from host.agents.scripted import call, calls, say, tool_call
 from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 from host.sessions.model import MessageEvent, TurnEnd
 from host.testing import HostHarness
-from host.tools import tool
+from host.tools import ToolExec, tool
 from tests.support import bodies
 
 WAIT = 10.0
@@ -47,6 +47,30 @@ async def test_blocking_false_keeps_a_cheap_function_on_the_loop(harness: HostHa
 
     harness.add_tool(where)
     assert (await harness.call("where", {})).text == "true"
+
+
+async def test_a_plain_tool_taking_its_context_runs_on_the_loop(harness: HostHarness) -> None:
+    @tool
+    def where(exec: ToolExec) -> bool:
+        """Whether the tool runs on the event loop's thread (its services are safe to use)."""
+        assert exec.ctx.find("tool_workers") is not None
+        return threading.current_thread() is threading.main_thread()
+
+    harness.add_tool(where)
+    assert (await harness.call("where", {})).text == "true"
+
+
+async def test_blocking_true_puts_a_tool_taking_its_context_on_a_thread(
+    harness: HostHarness,
+) -> None:
+    @tool(blocking=True)
+    def where(exec: ToolExec) -> str:
+        """The thread the tool runs on, and whether its call was cancelled."""
+        return f"{threading.current_thread().name} {exec.signal.is_set()}"
+
+    harness.add_tool(where)
+    text = (await harness.call("where", {})).text
+    assert text.startswith("agent-host-tool") and text.endswith(" False")
 
 
 async def test_concurrency_safe_plain_tools_run_side_by_side(harness: HostHarness) -> None:
