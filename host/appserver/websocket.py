@@ -16,7 +16,6 @@ import asyncio
 import hmac
 import ipaddress
 import json
-import os
 import secrets
 import sys
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from websockets.typing import Subprotocol
 
 from host.appserver import rpc
 from host.appserver.connection import Connection
+from host.atomic import replace_file
 from host.errors import HostError
 
 if TYPE_CHECKING:
@@ -81,16 +81,13 @@ def _loopback(host: str) -> bool:
 
 
 def write_token(home: Path) -> tuple[str, Path]:
-    """A fresh random token, written to ``home/app-server.token`` with mode 0600."""
+    """A fresh random token, written to ``home/app-server.token``: a new file of mode 0600
+    renamed into place (a link at that path is replaced, never written through); ``home`` is
+    created with mode 0700 when missing."""
     token = secrets.token_urlsafe(32)
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = home / TOKEN_FILE
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(descriptor, 0o600)  # also when the file existed with a wider mode
-        os.write(descriptor, token.encode() + b"\n")
-    finally:
-        os.close(descriptor)
+    replace_file(path, token.encode() + b"\n", 0o600, sync=True)
     return token, path
 
 

@@ -16,6 +16,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 from websockets.typing import Origin, Subprotocol
 
+from host.appserver.websocket import write_token
 from tests.appserver.client import TIMEOUT, Schemas, environment
 from tests.appserver.conftest import ASKING_ROOT_SCRIPT, TREE_SCRIPT, project
 from tests.appserver.test_stdio import approve
@@ -111,6 +112,29 @@ def test_a_token_is_required_a_foreign_origin_refused_and_probes_are_open(
     for probe in ("/readyz", "/healthz"):
         with urllib.request.urlopen(server.url.replace("ws:", "http:") + probe) as answer:
             assert (answer.status, answer.read()) == (200, b"ok\n")
+
+
+def test_the_token_file_replaces_a_link_and_never_writes_through_it(servers, tmp_path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("not the token's\n")
+    elsewhere.chmod(0o644)
+    (tmp_path / "home").mkdir()
+    token_file = tmp_path / "home" / "app-server.token"
+    token_file.symlink_to(elsewhere)
+    server = servers(TREE_SCRIPT)
+    assert elsewhere.read_text() == "not the token's\n"
+    assert stat.S_IMODE(elsewhere.stat().st_mode) == 0o644
+    found = token_file.lstat()
+    assert stat.S_ISREG(found.st_mode) and stat.S_IMODE(found.st_mode) == 0o600
+    assert token_file.read_text() == server.token + "\n"
+    assert [p.name for p in token_file.parent.iterdir()] == ["app-server.token"]
+
+
+def test_a_missing_home_is_made_private(tmp_path) -> None:
+    token, path = write_token(tmp_path / "new" / "home")
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert path.read_text() == token + "\n"
 
 
 @pytest.mark.parametrize(
