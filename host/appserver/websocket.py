@@ -110,12 +110,17 @@ class Gate:
         return None
 
     def _authorized(self, headers: Headers) -> bool:
-        header = headers.get("Authorization", "")
-        if header.startswith("Bearer ") and hmac.compare_digest(header[7:], self.token):
+        scheme, _, credentials = headers.get("Authorization", "").strip().partition(" ")
+        if scheme.lower() == "bearer" and _same(credentials.strip(), self.token):
             return True
         offered = ",".join(headers.get_all("Sec-WebSocket-Protocol")).split(",")
-        wanted = TOKEN_PREFIX + self.token
-        return any(hmac.compare_digest(item.strip(), wanted) for item in offered)
+        return any(_same(item.strip(), TOKEN_PREFIX + self.token) for item in offered)
+
+
+def _same(given: str, wanted: str) -> bool:
+    """``given`` (a header value, any characters) is ``wanted``, compared in constant time as
+    bytes (a str comparison refuses non-ASCII text)."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), wanted.encode())
 
 
 def select(connection: ServerConnection, offered: Sequence[Subprotocol]) -> Subprotocol | None:

@@ -4,6 +4,7 @@ subprotocol), the Origin check, the probes, and the loopback rule."""
 
 from __future__ import annotations
 
+import json
 import stat
 import subprocess
 import urllib.request
@@ -112,6 +113,22 @@ def test_a_token_is_required_a_foreign_origin_refused_and_probes_are_open(
     for probe in ("/readyz", "/healthz"):
         with urllib.request.urlopen(server.url.replace("ws:", "http:") + probe) as answer:
             assert (answer.status, answer.read()) == (200, b"ok\n")
+
+
+def test_a_non_ascii_token_is_refused_quietly_and_bearer_is_any_case(servers) -> None:
+    server = servers(TREE_SCRIPT)
+    for token in ("éé", "\u00ff" + server.token[1:]):
+        with pytest.raises(InvalidStatus) as refused:
+            server.connect(token=token)
+        assert refused.value.response.status_code == 401
+    for scheme in ("bearer", "BEARER"):
+        headers = {"Authorization": f"{scheme} {server.token}"}
+        with connect(server.url, additional_headers=headers, open_timeout=TIMEOUT) as socket:
+            socket.send('{"id": 1, "method": "models/list"}')
+            assert json.loads(socket.recv(timeout=TIMEOUT))["error"]["code"] == -32002
+    assert server.stop() == 143
+    assert server.process.stderr is not None
+    assert len(server.process.stderr.read().decode().splitlines()) <= 1
 
 
 def test_the_token_file_replaces_a_link_and_never_writes_through_it(servers, tmp_path) -> None:
