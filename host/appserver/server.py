@@ -40,7 +40,7 @@ class AppServer:
         self._stops: list[Disposer] = []
         approvals = host.services.find("approvals")
         if approvals is not None:
-            self._stops.append(approvals.on_request(self.asker))
+            self._stops.append(approvals.on_request(self.asker, per_root=True))
 
     def connect(self, connection: Connection) -> None:
         """A new client."""
