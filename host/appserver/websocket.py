@@ -17,6 +17,7 @@ import hmac
 import ipaddress
 import json
 import secrets
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,8 +54,10 @@ class ListenError(HostError):
         super().__init__("BAD_LISTEN", message)
 
 
-def address(url: str, allow_remote: bool) -> tuple[str, int]:
-    """Host and port of ``ws://HOST:PORT``; a non-loopback host needs ``allow_remote``."""
+def address(url: str, allow_remote: bool) -> tuple[list[str], int]:
+    """The addresses ``ws://HOST:PORT`` binds (HOST resolved; with port 0 only the first, so
+    that the one port printed is the only one listening) and the port; a HOST with any
+    address not loopback needs ``allow_remote``."""
     parts = urlsplit(url)
     if parts.scheme != "ws" or not parts.hostname or parts.path not in ("", "/"):
         raise ListenError(f"cannot listen on {url!r}: use stdio:// or ws://HOST:PORT")
@@ -64,20 +67,23 @@ def address(url: str, allow_remote: bool) -> tuple[str, int]:
         raise ListenError(f"cannot listen on {url!r}: bad port") from None
     if port is None:
         raise ListenError(f"cannot listen on {url!r}: name a port (0 picks a free one)")
-    if not allow_remote and not _loopback(parts.hostname):
+    hosts = _resolve(parts.hostname, port)
+    if not allow_remote and not (hosts and all(ipaddress.ip_address(h).is_loopback for h in hosts)):
         raise ListenError(
             f"refusing to listen on {parts.hostname} (not loopback) without --allow-remote"
         )
-    return parts.hostname, port
+    if not hosts:
+        raise ListenError(f"cannot listen on {url!r}: {parts.hostname} does not resolve")
+    return hosts[:1] if port == 0 else hosts, port
 
 
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+def _resolve(host: str, port: int) -> list[str]:
+    """The addresses ``host`` names, in the resolver's order (none when it does not resolve)."""
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return []
+    return list(dict.fromkeys(str(info[4][0]) for info in found))
 
 
 def write_token(home: Path) -> tuple[str, Path]:
@@ -128,8 +134,8 @@ def select(connection: ServerConnection, offered: Sequence[Subprotocol]) -> Subp
     return Subprotocol(SUBPROTOCOL) if SUBPROTOCOL in offered else None
 
 
-async def serve_websocket(server: AppServer, host: str, port: int, home: Path) -> None:
-    """Serve clients on ``ws://host:port`` until cancelled (SIGTERM, Ctrl-C)."""
+async def serve_websocket(server: AppServer, hosts: list[str], port: int, home: Path) -> None:
+    """Serve clients on ``hosts`` at ``port`` until cancelled (SIGTERM, Ctrl-C)."""
     token, path = write_token(home)
     gate = Gate(token)
 
@@ -138,20 +144,25 @@ async def serve_websocket(server: AppServer, host: str, port: int, home: Path) -
 
     async with serve(
         handle,
-        host,
+        hosts,  # type: ignore[arg-type]  # loop.create_server binds each of a sequence
         port,
         process_request=gate.check,
         select_subprotocol=select,
         max_size=MAX_FRAME,
         server_header=None,
     ) as listening:
-        bound = listening.sockets[0].getsockname()[1]
-        shown = f"[{host}]" if ":" in host else host
-        gate.origins = {f"http://{shown}:{bound}", f"http://localhost:{bound}"}
+        bound = [_shown(s.getsockname()[0]) for s in listening.sockets]
+        port = listening.sockets[0].getsockname()[1]
+        gate.origins = {f"http://{host}:{port}" for host in [*bound, "localhost"]}
         print(f"agent-host: app-server token (also in {path}): {token}", file=sys.stderr)
-        print(f"agent-host: app-server listening on ws://{shown}:{bound}", file=sys.stderr)
+        print(f"agent-host: app-server listening on ws://{bound[0]}:{port}", file=sys.stderr)
         sys.stderr.flush()
         await asyncio.Future()  # until cancelled
+
+
+def _shown(host: str) -> str:
+    """``host`` as a URL names it (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host else host
 
 
 async def _connection(server: AppServer, socket: ServerConnection) -> None:

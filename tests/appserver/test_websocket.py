@@ -5,6 +5,8 @@ subprotocol), the Origin check, the probes, and the loopback rule."""
 from __future__ import annotations
 
 import json
+import re
+import socket
 import stat
 import subprocess
 import urllib.request
@@ -17,8 +19,8 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 from websockets.typing import Origin, Subprotocol
 
-from host.appserver.websocket import write_token
-from tests.appserver.client import TIMEOUT, Schemas, environment
+from host.appserver.websocket import ListenError, address, write_token
+from tests.appserver.client import TIMEOUT, Schemas, environment, start_server
 from tests.appserver.conftest import ASKING_ROOT_SCRIPT, TREE_SCRIPT, project
 from tests.appserver.test_stdio import approve
 from tests.appserver.websocket import WsServer
@@ -172,6 +174,48 @@ def test_a_non_loopback_bind_needs_allow_remote(tmp_path, listen, said) -> None:
     )
     assert (result.returncode, result.stdout, result.stderr) == (2, "", f"agent-host: error: {said}\n")
     assert not (tmp_path / "home" / "app-server.token").exists()
+
+
+def test_a_name_is_resolved_and_every_address_must_be_loopback(monkeypatch) -> None:
+    resolved = {"localhost": ["::1", "127.0.0.1"], "tricky": ["127.0.0.1", "192.0.2.7"]}
+
+    def getaddrinfo(host: str, port: int, *args: Any, **kwargs: Any) -> list[Any]:
+        return [(0, 0, 0, "", (found, port)) for found in resolved[host]]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    assert address("ws://localhost:0", False) == (["::1"], 0)  # one socket, one port
+    assert address("ws://localhost:8765", False) == (["::1", "127.0.0.1"], 8765)
+    with pytest.raises(ListenError) as refused:
+        address("ws://tricky:0", False)
+    assert refused.value.message == (
+        "refusing to listen on tricky (not loopback) without --allow-remote"
+    )
+    assert address("ws://tricky:80", True) == (["127.0.0.1", "192.0.2.7"], 80)
+
+
+def test_localhost_listens_on_the_address_it_names(tmp_path, schemas) -> None:
+    script = project(tmp_path, TREE_SCRIPT)
+    process = start_server(tmp_path, "--listen", "ws://localhost:0", script=script)
+    try:
+        assert process.stderr is not None
+        line = ""
+        for raw in process.stderr:  # the server runs until killed: a line says where
+            line = raw.decode()
+            if "listening" in line:
+                break
+        found = re.search(r"listening on ws://(\S+):(\d+)$", line)
+        assert found, line
+        host, port = found.groups()
+        assert host in ("127.0.0.1", "[::1]")
+        token = (tmp_path / "home" / "app-server.token").read_text().strip()
+        headers = {"Authorization": f"Bearer {token}"}
+        url = f"ws://{host}:{port}"
+        with connect(url, additional_headers=headers, open_timeout=TIMEOUT) as socket_:
+            socket_.send('{"id": 1, "method": "models/list"}')
+            assert json.loads(socket_.recv(timeout=TIMEOUT))["id"] == 1
+    finally:
+        process.kill()
+        process.wait(timeout=TIMEOUT)
 
 
 def test_bad_frames_get_errors_and_the_connection_stays(servers) -> None:
