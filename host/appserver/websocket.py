@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import ipaddress
-import json
 import secrets
 import socket
 import sys
@@ -31,7 +30,7 @@ from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
 from host.appserver import rpc
-from host.appserver.connection import Connection
+from host.appserver.connection import TOO_SLOW, Connection
 from host.atomic import replace_file
 from host.errors import HostError
 
@@ -167,17 +166,25 @@ def _shown(host: str) -> str:
 
 async def _connection(server: AppServer, socket: ServerConnection) -> None:
     """One client: frames in, messages out, until it closes."""
-    connection = Connection(server)
+    loop = asyncio.get_running_loop()
+    closing: list[asyncio.Task[None]] = []
+
+    def hangup() -> None:  # the writer may wait on the socket: close it from here
+        closing.append(loop.create_task(socket.close(1008, TOO_SLOW)))
+
+    connection = Connection(server, hangup)
     server.connect(connection)
 
     async def write() -> None:
-        while (message := await connection.outbox.get()) is not None:
-            try:
-                await socket.send(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
-            except ConnectionClosed:
-                return
+        while None not in (batch := await connection.take()):
+            for text in batch:
+                assert text is not None
+                try:
+                    await socket.send(text)
+                except ConnectionClosed:
+                    return
 
-    writer = asyncio.get_running_loop().create_task(write())
+    writer = loop.create_task(write())
     try:
         async for frame in socket:
             connection.receive(frame)
@@ -186,3 +193,4 @@ async def _connection(server: AppServer, socket: ServerConnection) -> None:
     finally:
         connection.close()
         writer.cancel()
+        await asyncio.gather(writer, *closing, return_exceptions=True)

@@ -4,6 +4,7 @@ another thread's, and a request the service stops waiting for is withdrawn from 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from host.approvals.requests import ApprovalRequest
@@ -52,7 +53,8 @@ async def test_a_request_the_service_gives_up_on_leaves_nothing_open() -> None:
     origin = ApprovalOrigin("agent_root", "agent_root", 0, "user")
     request = ApprovalRequest("apr_1", "list_agents", {}, "call_1", origin, "agent_root")
     asking = asyncio.get_running_loop().create_task(asker(request))
-    sent: Any = await asyncio.wait_for(connection.outbox.get(), 10)
+    (text,) = await asyncio.wait_for(connection.take(), 10)
+    sent: Any = json.loads(text or "null")
     assert sent["method"] == "approval/request"
     asking.cancel()  # what the service does on a timeout or an interrupt
     await asyncio.gather(asking, return_exceptions=True)

@@ -5,10 +5,12 @@ subprotocol), the Origin check, the probes, and the loopback rule."""
 from __future__ import annotations
 
 import json
+import queue
 import re
 import socket
 import stat
 import subprocess
+import threading
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any
 
 import pytest
 from websockets.exceptions import InvalidStatus
+from websockets.frames import Frame, Opcode
 from websockets.sync.client import connect
 from websockets.typing import Origin, Subprotocol
 
@@ -23,7 +26,7 @@ from host.appserver.websocket import ListenError, address, write_token
 from tests.appserver.client import TIMEOUT, Schemas, environment, start_server
 from tests.appserver.conftest import ASKING_ROOT_SCRIPT, TREE_SCRIPT, project
 from tests.appserver.test_stdio import approve
-from tests.appserver.websocket import WsServer
+from tests.appserver.websocket import WsPeer, WsServer
 from tests.cli.support import AGENT_HOST
 
 
@@ -244,4 +247,40 @@ def test_a_client_that_leaves_mid_request_leaves_the_server_up(servers) -> None:
     staying.initialize()
     assert staying.call("thread/resume", {"threadId": thread_id})["thread"]["id"] == thread_id
     assert staying.call("models/list")["default"] == "scripted"
+    assert server.process.poll() is None
+
+
+def test_a_client_that_stops_reading_is_closed_and_the_server_stays(servers) -> None:
+    server = servers({"user": ["noted"]})
+    writer = WsPeer(server.sockets.enter_context(server.connect(max_size=None)), None)
+    writer.initialize()
+    thread_id = writer.call("thread/start")["thread"]["id"]
+    writer.call("turn/start", {"threadId": thread_id, "input": text("x" * (7 << 20))})
+    writer.notification("turn/completed")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as idle:
+        idle.sendall(
+            f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nUpgrade: websocket\r\n"
+            "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            f"Sec-WebSocket-Version: 13\r\nAuthorization: Bearer {server.token}\r\n\r\n".encode()
+        )
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):  # the handshake's answer, byte by byte
+            head += idle.recv(1)
+        assert head.startswith(b"HTTP/1.1 101")
+        info = {"clientInfo": {"name": "idle", "version": "1"}}
+        messages = [{"id": 0, "method": "initialize", "params": info}, {"method": "initialized"}]
+        messages += [
+            {"id": n, "method": "thread/read", "params": {"threadId": thread_id}}
+            for n in range(1, 31)  # about 210 MB of answers, none read
+        ]
+        for message in messages:
+            frame = Frame(Opcode.TEXT, json.dumps(message).encode())
+            idle.sendall(frame.serialize(mask=True, extensions=[]))
+        stderr = server.process.stderr
+        assert stderr is not None
+        said: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=lambda: said.put(stderr.readline()), daemon=True).start()
+        line = said.get(timeout=TIMEOUT).decode()
+        assert line == "agent-host: a client left over 64 MiB of messages unread: closed\n"
+    assert writer.call("models/list")["default"] == "scripted"
     assert server.process.poll() is None
