@@ -71,6 +71,8 @@ def test_wrong_or_extra_params_and_unknown_or_foreign_threads(clients, tmp_path)
     image = error_of(client, turn, {"threadId": "a", "input": [{"type": "image", "text": "x"}]})
     assert image[:2] == (-32602, "INVALID_PARAMS")
     assert error_of(client, turn, {"threadId": "a", "input": []})[:2] == (-32602, "INVALID_INPUT")
+    blank = {"threadId": "a", "input": [{"type": "text", "text": " \n"}]}
+    assert error_of(client, turn, blank) == (-32602, "INVALID_INPUT", "input is empty")
     assert error_of(client, "thread/read", {"threadId": "nope"}) == (
         -32010, "UNKNOWN_THREAD", 'no thread "nope"',
     )
