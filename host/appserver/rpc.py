@@ -77,7 +77,8 @@ class Message:
 
 def parse(text: str | bytes) -> Message:
     """The message ``text`` holds; ``RpcError`` (parse error or invalid request) else."""
-    if len(text) > MAX_MESSAGE_BYTES:
+    size = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else len(text)
+    if size > MAX_MESSAGE_BYTES:
         raise TOO_LARGE
     try:
         data = json.loads(text)

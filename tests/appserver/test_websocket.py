@@ -229,6 +229,10 @@ def test_bad_frames_get_errors_and_the_connection_stays(servers) -> None:
     client.socket.send('{"id": 1, "method": "x", "params": {"big": "' + "a" * (9 << 20) + '"}}')
     large = client.expect(lambda m: "error" in m)
     assert (large["id"], large["error"]["data"]["code"]) == (None, "TOO_LARGE")
+    wide = '{"id": 2, "method": "x", "params": {"big": "' + "é" * (5 << 20) + '"}}'
+    client.socket.send(wide)  # 5 Mi characters, 10 MiB of UTF-8: the bytes count
+    wider = client.expect(lambda m: "error" in m)
+    assert (wider["id"], wider["error"]["data"]["code"]) == (None, "TOO_LARGE")
     assert client.request("models/list")["error"]["code"] == -32002  # not initialized yet
     client.initialize()
     assert client.call("models/list")["default"] == "scripted"
