@@ -4,7 +4,9 @@ tree, whatever its depth, with the innermost requester kept as its ``origin``.
 A tool call the policy (``host.approvals.policy``) sends to the user becomes an
 ``ApprovalRequested`` event in the calling agent's log, mirrored into the root's, committed
 durably; the call then waits. Requests are asked one at a time, in arrival order, through the
-front end's handler (``on_request``); without one they wait in ``pending()`` for ``decide``.
+front end's handler (``on_request``) — one at a time for the whole host (a terminal user), or,
+for a handler that can hold several questions open (``per_root``), one at a time per root
+tree, the trees in parallel; without a handler they wait in ``pending()`` for ``decide``.
 The decision is an ``ApprovalDecided`` event in both logs, committed durably **before** the
 tool runs; a denial is the error result ``the user denied <tool>: <reason>``; "approve for
 this session" lets that tool run without asking for the rest of the root's session. A policy
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-@attrs.define
+@attrs.define(eq=False)
 class _Pending:
     request: ApprovalRequest
     agent: Agent
@@ -71,17 +73,20 @@ class ApprovalService:
         self._live_agent = live_agent
         self._plugin_of = plugin_of
         self._handler: Handler | None = None
+        self._per_root = False
         self._queue: list[_Pending] = []
-        self._asking: tuple[_Pending, asyncio.Task[None]] | None = None
+        self._asking: dict[str | None, tuple[_Pending, asyncio.Task[None]]] = {}
         self._closed: dict[str, Decision] = {}
         self._broken: set[str] = set()
         self._root_logs: dict[str, tuple[Agent, LogRequests]] = {}
 
     # -- the front end -----------------------------------------------------------------------
 
-    def on_request(self, handler: Handler) -> Disposer:
-        """Ask ``handler`` each request, one at a time; returns the disposer that stops it."""
+    def on_request(self, handler: Handler, *, per_root: bool = False) -> Disposer:
+        """Ask ``handler`` each request, one at a time (``per_root``: one at a time per root
+        tree, several trees' requests open at once); returns the disposer that stops it."""
         self._handler = handler
+        self._per_root = per_root
         self._pump()
 
         def dispose() -> None:
@@ -246,12 +251,20 @@ class ApprovalService:
             return Answer.deny(f"no answer within {timeout:g} seconds")
 
     def _pump(self) -> None:
-        """Ask the oldest request not yet asked, if a handler is set and none is being asked."""
-        if self._handler is None or self._asking is not None or not self._queue:
+        """Ask the oldest request of each line (the host, or each root tree with ``per_root``)
+        where none is being asked, if a handler is set."""
+        if self._handler is None:
             return
-        head = self._queue[0]
-        task = asyncio.get_running_loop().create_task(self._ask_head(self._handler, head))
-        self._asking = (head, task)
+        asked = {pending for pending, _ in self._asking.values()}
+        for pending in self._queue:
+            line = self._line(pending)
+            if line not in self._asking and pending not in asked:
+                asking = self._ask_head(self._handler, pending)
+                self._asking[line] = (pending, asyncio.get_running_loop().create_task(asking))
+
+    def _line(self, pending: _Pending) -> str | None:
+        """The line ``pending`` waits in: its root's with ``per_root``, else the host's."""
+        return pending.request.root_id if self._per_root else None
 
     async def _ask_head(self, handler: Handler, pending: _Pending) -> None:
         try:
@@ -270,10 +283,11 @@ class ApprovalService:
             self._queue.remove(pending)
         request_id = pending.request.request_id
         self._closed[request_id] = answer.decision
-        if self._asking is not None and self._asking[0] is pending:
-            asking, self._asking = self._asking[1], None
-            if not asking.done():
-                asking.cancel()
+        for line, (asked, task) in list(self._asking.items()):
+            if asked is pending:
+                del self._asking[line]
+                if not task.done():
+                    task.cancel()
         decided = ApprovalDecided(request_id, answer.decision, answer.reason, answer.answer)
         try:
             self._record(pending.agent, pending.root, decided)

@@ -1,13 +1,15 @@
 """Approval requests and ``ask_user`` questions as the server's requests to clients.
 
-The approvals service asks one request at a time through ``Asker`` (its front-end handler).
-The request goes, as ``approval/request`` or ``userInput/request``, to every connection that
-declared it can answer (``capabilities.approvals`` / ``userInput``) and follows the request's
-thread; the first answer decides, and every follower hears the decision as
-``approval/decided`` from the log. A client that disconnects or errs leaves the request open
-for the others and for a capable client that follows the thread later (the policy's
-``timeout`` still applies). With nobody able to answer when it is asked, the request gets the
-no-terminal denial of ``agent-host run``.
+The approvals service asks through ``Asker`` (its front-end handler) one request at a time per
+root tree: requests of different threads are open at once, so a client that leaves one
+unanswered holds up that thread only. The request goes, as ``approval/request`` or
+``userInput/request``, to every connection that declared it can answer
+(``capabilities.approvals`` / ``userInput``) and follows the request's thread; the first
+answer decides, and every follower hears the decision as ``approval/decided`` from the log.
+A client that disconnects or errs leaves the request open for the others and for a capable
+client that follows the thread later (the policy's ``timeout`` still applies). With nobody
+able to answer when it is asked, the request gets the no-terminal denial of
+``agent-host run``.
 """
 
 from __future__ import annotations
@@ -55,8 +57,9 @@ class Asker:
             for connection in capable:
                 self._ask(connection, opened)
             return await opened.future
-        finally:
+        finally:  # also when the service gives up (a timeout, an interrupt): stop asking
             self._open.pop(request.request_id, None)
+            opened.future.cancel()
 
     def following(self, connection: Connection, thread_id: str) -> None:
         """``connection`` now follows ``thread_id``: ask it the thread's open requests (those

@@ -2,16 +2,21 @@
 follows, and the requests the server sends it (approvals, questions).
 
 A transport hands each message it reads to ``receive`` and writes what ``send`` queues, in
-order (``outbox``). Requests run as tasks, so an answer to the server's request is read while
-a method waits; at most ``MAX_IN_FLIGHT`` at a time (more: ``OVERLOADED``). An error never
-ends the connection: it is answered, with ``id: null`` when the message had no usable id.
+order (``take``); past ``MAX_UNREAD`` characters queued and not yet taken, the connection
+closes (``overflowed``) and the transport's ``hangup`` is called. Requests run as tasks, so
+an answer to the server's request is read while a method waits; at most ``MAX_IN_FLIGHT``
+at a time (more: ``OVERLOADED``). An error never ends the connection: it is answered, with
+``id: null`` when the message had no usable id.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
+import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import cattrs
@@ -37,6 +42,11 @@ log = logging.getLogger(__name__)
 
 MAX_IN_FLIGHT = 64
 """Requests a connection may have running at once; more are refused (``OVERLOADED``)."""
+MAX_UNREAD = 64 * 1024 * 1024
+"""Characters of messages queued for a client and not yet written (64 Mi): more close the
+connection, so a client that stops reading cannot grow the server without bound."""
+TOO_SLOW = "a client left over 64 MiB of messages unread"
+"""Said on stderr, and as the WebSocket close reason (1008), when a client overflows."""
 
 _ids = itertools.count(1)
 
@@ -44,9 +54,13 @@ _ids = itertools.count(1)
 class Connection:
     """One client (module docstring)."""
 
-    def __init__(self, server: AppServer) -> None:
+    def __init__(self, server: AppServer, hangup: Callable[[], None] = lambda: None) -> None:
+        """``hangup``: how the transport drops a client that overflowed."""
         self.server = server
-        self.outbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.hangup = hangup
+        self.outbox: asyncio.Queue[str | None] = asyncio.Queue()
+        self.unread = 0
+        self.overflowed = False
         self.capabilities = Capabilities()
         self.state = "new"  # new → initializing → ready → closed
         self.follows: dict[str, Disposer] = {}
@@ -54,9 +68,26 @@ class Connection:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def send(self, message: dict[str, Any]) -> None:
-        """Queue ``message`` for the transport (nothing once closed)."""
-        if self.state != "closed":
-            self.outbox.put_nowait(message)
+        """Queue ``message``, as JSON text, for the transport (nothing once closed)."""
+        if self.state == "closed":
+            return
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        self.unread += len(text)
+        if self.unread > MAX_UNREAD:
+            print(f"agent-host: {TOO_SLOW}: closed", file=sys.stderr)
+            self.overflowed = True
+            self.close()
+            self.hangup()
+            return
+        self.outbox.put_nowait(text)
+
+    async def take(self) -> list[str | None]:
+        """The messages queued (waiting for one); None last once the connection closed."""
+        taken = [await self.outbox.get()]
+        while not self.outbox.empty():
+            taken.append(self.outbox.get_nowait())
+        self.unread -= sum(len(text) for text in taken if text is not None)
+        return taken
 
     def notify(self, event: ClientEvent) -> None:
         """Send a feed event as its notification."""

@@ -77,7 +77,8 @@ class Message:
 
 def parse(text: str | bytes) -> Message:
     """The message ``text`` holds; ``RpcError`` (parse error or invalid request) else."""
-    if len(text) > MAX_MESSAGE_BYTES:
+    size = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else len(text)
+    if size > MAX_MESSAGE_BYTES:
         raise TOO_LARGE
     try:
         data = json.loads(text)
@@ -88,7 +89,7 @@ def parse(text: str | bytes) -> Message:
     if data.get("jsonrpc", "2.0") != "2.0":
         raise RpcError(INVALID_REQUEST, 'jsonrpc must be "2.0"', "INVALID_REQUEST")
     request_id = data.get("id")
-    if request_id is not None and not isinstance(request_id, str | int):
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int | float | None):
         raise RpcError(INVALID_REQUEST, "id must be a string or a number", "INVALID_REQUEST")
     method = data.get("method")
     if method is not None and not isinstance(method, str):

@@ -40,7 +40,7 @@ class AppServer:
         self._stops: list[Disposer] = []
         approvals = host.services.find("approvals")
         if approvals is not None:
-            self._stops.append(approvals.on_request(self.asker))
+            self._stops.append(approvals.on_request(self.asker, per_root=True))
 
     def connect(self, connection: Connection) -> None:
         """A new client."""
@@ -203,9 +203,10 @@ def _nothing() -> None:
 
 
 def _text(params: p.TurnParams) -> str:
-    if not params.input:
+    text = "\n".join(piece.text for piece in params.input)
+    if not text.strip():
         raise ClientError("INVALID_INPUT", "input is empty")
-    return "\n".join(piece.text for piece in params.input)
+    return text
 
 
 def _cursor(cursor: str | None) -> int:

@@ -9,7 +9,6 @@ does (turns end interrupted) and the command exits 0.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from typing import IO, TYPE_CHECKING
 
@@ -63,16 +62,10 @@ async def serve(server: AppServer, stdin: IO[bytes], stdout: IO[bytes]) -> None:
 async def _write(connection: Connection, stdout: IO[bytes]) -> None:
     """Write what the connection queues, everything queued so far in one write."""
     while True:
-        batch = [await connection.outbox.get()]
-        while not connection.outbox.empty():
-            batch.append(connection.outbox.get_nowait())
-        lines = [_line(message) for message in batch if message is not None]
+        batch = await connection.take()
+        lines = [text.encode() + b"\n" for text in batch if text is not None]
         if lines:
             stdout.write(b"".join(lines))
             stdout.flush()
         if None in batch:
             return
-
-
-def _line(message: dict[str, object]) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"

@@ -15,9 +15,8 @@ from __future__ import annotations
 import asyncio
 import hmac
 import ipaddress
-import json
-import os
 import secrets
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,7 +30,8 @@ from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
 from host.appserver import rpc
-from host.appserver.connection import Connection
+from host.appserver.connection import TOO_SLOW, Connection
+from host.atomic import replace_file
 from host.errors import HostError
 
 if TYPE_CHECKING:
@@ -53,8 +53,10 @@ class ListenError(HostError):
         super().__init__("BAD_LISTEN", message)
 
 
-def address(url: str, allow_remote: bool) -> tuple[str, int]:
-    """Host and port of ``ws://HOST:PORT``; a non-loopback host needs ``allow_remote``."""
+def address(url: str, allow_remote: bool) -> tuple[list[str], int]:
+    """The addresses ``ws://HOST:PORT`` binds (HOST resolved; with port 0 only the first, so
+    that the one port printed is the only one listening) and the port; a HOST with any
+    address not loopback needs ``allow_remote``."""
     parts = urlsplit(url)
     if parts.scheme != "ws" or not parts.hostname or parts.path not in ("", "/"):
         raise ListenError(f"cannot listen on {url!r}: use stdio:// or ws://HOST:PORT")
@@ -64,33 +66,33 @@ def address(url: str, allow_remote: bool) -> tuple[str, int]:
         raise ListenError(f"cannot listen on {url!r}: bad port") from None
     if port is None:
         raise ListenError(f"cannot listen on {url!r}: name a port (0 picks a free one)")
-    if not allow_remote and not _loopback(parts.hostname):
+    hosts = _resolve(parts.hostname, port)
+    if not allow_remote and not (hosts and all(ipaddress.ip_address(h).is_loopback for h in hosts)):
         raise ListenError(
             f"refusing to listen on {parts.hostname} (not loopback) without --allow-remote"
         )
-    return parts.hostname, port
+    if not hosts:
+        raise ListenError(f"cannot listen on {url!r}: {parts.hostname} does not resolve")
+    return hosts[:1] if port == 0 else hosts, port
 
 
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+def _resolve(host: str, port: int) -> list[str]:
+    """The addresses ``host`` names, in the resolver's order (none when it does not resolve)."""
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return []
+    return list(dict.fromkeys(str(info[4][0]) for info in found))
 
 
 def write_token(home: Path) -> tuple[str, Path]:
-    """A fresh random token, written to ``home/app-server.token`` with mode 0600."""
+    """A fresh random token, written to ``home/app-server.token``: a new file of mode 0600
+    renamed into place (a link at that path is replaced, never written through); ``home`` is
+    created with mode 0700 when missing."""
     token = secrets.token_urlsafe(32)
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = home / TOKEN_FILE
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(descriptor, 0o600)  # also when the file existed with a wider mode
-        os.write(descriptor, token.encode() + b"\n")
-    finally:
-        os.close(descriptor)
+    replace_file(path, token.encode() + b"\n", 0o600, sync=True)
     return token, path
 
 
@@ -113,12 +115,17 @@ class Gate:
         return None
 
     def _authorized(self, headers: Headers) -> bool:
-        header = headers.get("Authorization", "")
-        if header.startswith("Bearer ") and hmac.compare_digest(header[7:], self.token):
+        scheme, _, credentials = headers.get("Authorization", "").strip().partition(" ")
+        if scheme.lower() == "bearer" and _same(credentials.strip(), self.token):
             return True
         offered = ",".join(headers.get_all("Sec-WebSocket-Protocol")).split(",")
-        wanted = TOKEN_PREFIX + self.token
-        return any(hmac.compare_digest(item.strip(), wanted) for item in offered)
+        return any(_same(item.strip(), TOKEN_PREFIX + self.token) for item in offered)
+
+
+def _same(given: str, wanted: str) -> bool:
+    """``given`` (a header value, any characters) is ``wanted``, compared in constant time as
+    bytes (a str comparison refuses non-ASCII text)."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), wanted.encode())
 
 
 def select(connection: ServerConnection, offered: Sequence[Subprotocol]) -> Subprotocol | None:
@@ -126,8 +133,8 @@ def select(connection: ServerConnection, offered: Sequence[Subprotocol]) -> Subp
     return Subprotocol(SUBPROTOCOL) if SUBPROTOCOL in offered else None
 
 
-async def serve_websocket(server: AppServer, host: str, port: int, home: Path) -> None:
-    """Serve clients on ``ws://host:port`` until cancelled (SIGTERM, Ctrl-C)."""
+async def serve_websocket(server: AppServer, hosts: list[str], port: int, home: Path) -> None:
+    """Serve clients on ``hosts`` at ``port`` until cancelled (SIGTERM, Ctrl-C)."""
     token, path = write_token(home)
     gate = Gate(token)
 
@@ -136,35 +143,48 @@ async def serve_websocket(server: AppServer, host: str, port: int, home: Path) -
 
     async with serve(
         handle,
-        host,
+        hosts,  # type: ignore[arg-type]  # loop.create_server binds each of a sequence
         port,
         process_request=gate.check,
         select_subprotocol=select,
         max_size=MAX_FRAME,
         server_header=None,
     ) as listening:
-        bound = listening.sockets[0].getsockname()[1]
-        shown = f"[{host}]" if ":" in host else host
-        gate.origins = {f"http://{shown}:{bound}", f"http://localhost:{bound}"}
+        bound = [_shown(s.getsockname()[0]) for s in listening.sockets]
+        port = listening.sockets[0].getsockname()[1]
+        gate.origins = {f"http://{host}:{port}" for host in [*bound, "localhost"]}
         print(f"agent-host: app-server token (also in {path}): {token}", file=sys.stderr)
-        print(f"agent-host: app-server listening on ws://{shown}:{bound}", file=sys.stderr)
+        print(f"agent-host: app-server listening on ws://{bound[0]}:{port}", file=sys.stderr)
         sys.stderr.flush()
         await asyncio.Future()  # until cancelled
 
 
+def _shown(host: str) -> str:
+    """``host`` as a URL names it (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host else host
+
+
 async def _connection(server: AppServer, socket: ServerConnection) -> None:
     """One client: frames in, messages out, until it closes."""
-    connection = Connection(server)
+    loop = asyncio.get_running_loop()
+    closing: list[asyncio.Task[None]] = []
+
+    def hangup() -> None:  # the writer may wait on the socket: close it from here
+        closing.append(loop.create_task(socket.close(1008, TOO_SLOW)))
+
+    connection = Connection(server, hangup)
     server.connect(connection)
 
     async def write() -> None:
-        while (message := await connection.outbox.get()) is not None:
-            try:
-                await socket.send(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
-            except ConnectionClosed:
-                return
+        while None not in (batch := await connection.take()):
+            for text in batch:
+                assert text is not None
+                try:
+                    await socket.send(text)
+                except ConnectionClosed:
+                    return
 
-    writer = asyncio.get_running_loop().create_task(write())
+    writer = loop.create_task(write())
     try:
         async for frame in socket:
             connection.receive(frame)
@@ -173,3 +193,4 @@ async def _connection(server: AppServer, socket: ServerConnection) -> None:
     finally:
         connection.close()
         writer.cancel()
+        await asyncio.gather(writer, *closing, return_exceptions=True)

@@ -55,7 +55,7 @@ def command(host: Host, args: argparse.Namespace) -> int:
     return termination.run(_serve(host, args, where))
 
 
-async def _serve(host: Host, args: argparse.Namespace, where: tuple[str, int] | None) -> int:
+async def _serve(host: Host, args: argparse.Namespace, where: tuple[list[str], int] | None) -> int:
     from host.appserver.server import AppServer
     from host.cli.chat import choose_model
 

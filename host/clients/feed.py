@@ -191,11 +191,11 @@ class Feed:
         except BaseException:
             thread.followers.remove(follower)
             raise
+        replay = _Thread(thread_id, lambda _id: None).fold(stored)
+        thread.fold(stored)  # before any await: an append meanwhile folds after these
+        follower.covered = stored[-1].seq if stored else -1
         if stored and not thread.tree.members():
             await self._join_stored(thread)
-        replay = _Thread(thread_id, lambda _id: None).fold(stored)
-        thread.fold(stored)
-        follower.covered = stored[-1].seq if stored else -1
         for event in replay:
             if after_seq is not None and isinstance(event, REPLAYED) and event.seq > after_seq:
                 follower.listener(event)

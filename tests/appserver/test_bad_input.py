@@ -50,6 +50,12 @@ def test_malformed_and_oversized_messages_and_unknown_methods(clients, tmp_path)
     assert (large["id"], large["error"]["code"], large["error"]["data"]["code"]) == (
         None, -32600, "TOO_LARGE",
     )
+    client.send_raw(b'{"id": true, "method": "models/list"}\n')
+    boolean = client.expect(lambda m: "error" in m)
+    assert (boolean["id"], boolean["error"]["message"]) == (None, "id must be a string or a number")
+    client.methods[2.5] = "models/list"
+    client.send_raw(b'{"id": 2.5, "method": "models/list"}\n')
+    assert client.expect(lambda m: m.get("id") == 2.5)["result"]["default"] == "scripted"
     assert error_of(client, "thread/fork")[:2] == (-32601, "METHOD_NOT_FOUND")
     assert client.call("models/list")["default"] == "scripted"  # still up
     assert stored(tmp_path / "data") == before
@@ -71,6 +77,8 @@ def test_wrong_or_extra_params_and_unknown_or_foreign_threads(clients, tmp_path)
     image = error_of(client, turn, {"threadId": "a", "input": [{"type": "image", "text": "x"}]})
     assert image[:2] == (-32602, "INVALID_PARAMS")
     assert error_of(client, turn, {"threadId": "a", "input": []})[:2] == (-32602, "INVALID_INPUT")
+    blank = {"threadId": "a", "input": [{"type": "text", "text": " \n"}]}
+    assert error_of(client, turn, blank) == (-32602, "INVALID_INPUT", "input is empty")
     assert error_of(client, "thread/read", {"threadId": "nope"}) == (
         -32010, "UNKNOWN_THREAD", 'no thread "nope"',
     )

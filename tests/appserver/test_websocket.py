@@ -4,8 +4,13 @@ subprotocol), the Origin check, the probes, and the loopback rule."""
 
 from __future__ import annotations
 
+import json
+import queue
+import re
+import socket
 import stat
 import subprocess
+import threading
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,13 +18,15 @@ from typing import Any
 
 import pytest
 from websockets.exceptions import InvalidStatus
+from websockets.frames import Frame, Opcode
 from websockets.sync.client import connect
 from websockets.typing import Origin, Subprotocol
 
-from tests.appserver.client import TIMEOUT, Schemas, environment
+from host.appserver.websocket import ListenError, address, write_token
+from tests.appserver.client import TIMEOUT, Schemas, environment, start_server
 from tests.appserver.conftest import ASKING_ROOT_SCRIPT, TREE_SCRIPT, project
 from tests.appserver.test_stdio import approve
-from tests.appserver.websocket import WsServer
+from tests.appserver.websocket import WsPeer, WsServer
 from tests.cli.support import AGENT_HOST
 
 
@@ -113,6 +120,45 @@ def test_a_token_is_required_a_foreign_origin_refused_and_probes_are_open(
             assert (answer.status, answer.read()) == (200, b"ok\n")
 
 
+def test_a_non_ascii_token_is_refused_quietly_and_bearer_is_any_case(servers) -> None:
+    server = servers(TREE_SCRIPT)
+    for token in ("éé", "\u00ff" + server.token[1:]):
+        with pytest.raises(InvalidStatus) as refused:
+            server.connect(token=token)
+        assert refused.value.response.status_code == 401
+    for scheme in ("bearer", "BEARER"):
+        headers = {"Authorization": f"{scheme} {server.token}"}
+        with connect(server.url, additional_headers=headers, open_timeout=TIMEOUT) as socket:
+            socket.send('{"id": 1, "method": "models/list"}')
+            assert json.loads(socket.recv(timeout=TIMEOUT))["error"]["code"] == -32002
+    assert server.stop() == 143
+    assert server.process.stderr is not None
+    assert len(server.process.stderr.read().decode().splitlines()) <= 1
+
+
+def test_the_token_file_replaces_a_link_and_never_writes_through_it(servers, tmp_path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("not the token's\n")
+    elsewhere.chmod(0o644)
+    (tmp_path / "home").mkdir()
+    token_file = tmp_path / "home" / "app-server.token"
+    token_file.symlink_to(elsewhere)
+    server = servers(TREE_SCRIPT)
+    assert elsewhere.read_text() == "not the token's\n"
+    assert stat.S_IMODE(elsewhere.stat().st_mode) == 0o644
+    found = token_file.lstat()
+    assert stat.S_ISREG(found.st_mode) and stat.S_IMODE(found.st_mode) == 0o600
+    assert token_file.read_text() == server.token + "\n"
+    assert [p.name for p in token_file.parent.iterdir()] == ["app-server.token"]
+
+
+def test_a_missing_home_is_made_private(tmp_path) -> None:
+    token, path = write_token(tmp_path / "new" / "home")
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert path.read_text() == token + "\n"
+
+
 @pytest.mark.parametrize(
     ("listen", "said"),
     [
@@ -133,6 +179,48 @@ def test_a_non_loopback_bind_needs_allow_remote(tmp_path, listen, said) -> None:
     assert not (tmp_path / "home" / "app-server.token").exists()
 
 
+def test_a_name_is_resolved_and_every_address_must_be_loopback(monkeypatch) -> None:
+    resolved = {"localhost": ["::1", "127.0.0.1"], "tricky": ["127.0.0.1", "192.0.2.7"]}
+
+    def getaddrinfo(host: str, port: int, *args: Any, **kwargs: Any) -> list[Any]:
+        return [(0, 0, 0, "", (found, port)) for found in resolved[host]]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    assert address("ws://localhost:0", False) == (["::1"], 0)  # one socket, one port
+    assert address("ws://localhost:8765", False) == (["::1", "127.0.0.1"], 8765)
+    with pytest.raises(ListenError) as refused:
+        address("ws://tricky:0", False)
+    assert refused.value.message == (
+        "refusing to listen on tricky (not loopback) without --allow-remote"
+    )
+    assert address("ws://tricky:80", True) == (["127.0.0.1", "192.0.2.7"], 80)
+
+
+def test_localhost_listens_on_the_address_it_names(tmp_path, schemas) -> None:
+    script = project(tmp_path, TREE_SCRIPT)
+    process = start_server(tmp_path, "--listen", "ws://localhost:0", script=script)
+    try:
+        assert process.stderr is not None
+        line = ""
+        for raw in process.stderr:  # the server runs until killed: a line says where
+            line = raw.decode()
+            if "listening" in line:
+                break
+        found = re.search(r"listening on ws://(\S+):(\d+)$", line)
+        assert found, line
+        host, port = found.groups()
+        assert host in ("127.0.0.1", "[::1]")
+        token = (tmp_path / "home" / "app-server.token").read_text().strip()
+        headers = {"Authorization": f"Bearer {token}"}
+        url = f"ws://{host}:{port}"
+        with connect(url, additional_headers=headers, open_timeout=TIMEOUT) as socket_:
+            socket_.send('{"id": 1, "method": "models/list"}')
+            assert json.loads(socket_.recv(timeout=TIMEOUT))["id"] == 1
+    finally:
+        process.kill()
+        process.wait(timeout=TIMEOUT)
+
+
 def test_bad_frames_get_errors_and_the_connection_stays(servers) -> None:
     server = servers(TREE_SCRIPT)
     client = server.client()
@@ -141,6 +229,10 @@ def test_bad_frames_get_errors_and_the_connection_stays(servers) -> None:
     client.socket.send('{"id": 1, "method": "x", "params": {"big": "' + "a" * (9 << 20) + '"}}')
     large = client.expect(lambda m: "error" in m)
     assert (large["id"], large["error"]["data"]["code"]) == (None, "TOO_LARGE")
+    wide = '{"id": 2, "method": "x", "params": {"big": "' + "é" * (5 << 20) + '"}}'
+    client.socket.send(wide)  # 5 Mi characters, 10 MiB of UTF-8: the bytes count
+    wider = client.expect(lambda m: "error" in m)
+    assert (wider["id"], wider["error"]["data"]["code"]) == (None, "TOO_LARGE")
     assert client.request("models/list")["error"]["code"] == -32002  # not initialized yet
     client.initialize()
     assert client.call("models/list")["default"] == "scripted"
@@ -159,4 +251,40 @@ def test_a_client_that_leaves_mid_request_leaves_the_server_up(servers) -> None:
     staying.initialize()
     assert staying.call("thread/resume", {"threadId": thread_id})["thread"]["id"] == thread_id
     assert staying.call("models/list")["default"] == "scripted"
+    assert server.process.poll() is None
+
+
+def test_a_client_that_stops_reading_is_closed_and_the_server_stays(servers) -> None:
+    server = servers({"user": ["noted"]})
+    writer = WsPeer(server.sockets.enter_context(server.connect(max_size=None)), None)
+    writer.initialize()
+    thread_id = writer.call("thread/start")["thread"]["id"]
+    writer.call("turn/start", {"threadId": thread_id, "input": text("x" * (7 << 20))})
+    writer.notification("turn/completed")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as idle:
+        idle.sendall(
+            f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nUpgrade: websocket\r\n"
+            "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            f"Sec-WebSocket-Version: 13\r\nAuthorization: Bearer {server.token}\r\n\r\n".encode()
+        )
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):  # the handshake's answer, byte by byte
+            head += idle.recv(1)
+        assert head.startswith(b"HTTP/1.1 101")
+        info = {"clientInfo": {"name": "idle", "version": "1"}}
+        messages = [{"id": 0, "method": "initialize", "params": info}, {"method": "initialized"}]
+        messages += [
+            {"id": n, "method": "thread/read", "params": {"threadId": thread_id}}
+            for n in range(1, 31)  # about 210 MB of answers, none read
+        ]
+        for message in messages:
+            frame = Frame(Opcode.TEXT, json.dumps(message).encode())
+            idle.sendall(frame.serialize(mask=True, extensions=[]))
+        stderr = server.process.stderr
+        assert stderr is not None
+        said: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=lambda: said.put(stderr.readline()), daemon=True).start()
+        line = said.get(timeout=TIMEOUT).decode()
+        assert line == "agent-host: a client left over 64 MiB of messages unread: closed\n"
+    assert writer.call("models/list")["default"] == "scripted"
     assert server.process.poll() is None

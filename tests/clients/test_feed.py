@@ -4,6 +4,8 @@ changes from a background child's appends."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from host.agents import say
 from host.clients.events import (
     AgentMessageDelta,
@@ -17,6 +19,7 @@ from host.clients.events import (
 )
 from host.clients.feed import Feed
 from host.clients.items import items_of
+from host.sessions.model import MessageEvent, TurnStart
 from host.subagents.types import ChildRequest
 from host.testing import HostHarness
 
@@ -80,3 +83,26 @@ async def test_without_a_seq_only_what_comes_next_and_the_tree(harness: HostHarn
     settled = [e.item for e in heard if isinstance(e, ItemCompleted)]
     assert [item.type for item in settled][:1] == ["subagentSettled"]
     assert settled[0].subagent_id == started.child_id
+
+
+async def test_an_append_while_the_subagents_are_listed_keeps_the_stored_turn(
+    harness: HostHarness, monkeypatch
+) -> None:
+    root = await harness.root()
+    root.session.append(TurnStart("turn_stored"))
+    listed = harness.subagents.list_descendants
+
+    async def list_descendants(root_id: str) -> Any:
+        """An append lands while the stored subagents are listed (the follow's await)."""
+        root.session.append(MessageEvent("assistant", "live meanwhile"))
+        return await listed(root_id)
+
+    monkeypatch.setattr(harness.subagents, "list_descendants", list_descendants)
+    feed = Feed(harness.host)
+    heard: list[ClientEvent] = []
+    await feed.follow(root.id, heard.append, after_seq=-1)
+    root.session.append(MessageEvent("assistant", "live after"))
+    feed.close()
+    completed = [(e.item.text, e.turn_id) for e in heard if isinstance(e, ItemCompleted)]
+    assert completed == [("live meanwhile", "turn_stored"), ("live after", "turn_stored")]
+    assert [e.turn_id for e in heard if isinstance(e, TurnStarted)] == ["turn_stored"]
