@@ -117,7 +117,6 @@ class Connection:
     def _notified(self, message: rpc.Message) -> None:
         if message.method == "initialized" and self.state == "initializing":
             self.state = "ready"
-            self.server.ready(self)
 
     def _initialize(self, message: rpc.Message) -> None:
         """The handshake's request, answered at once (so that ``initialized``, read next,

@@ -46,11 +46,6 @@ class AppServer:
         """A new client."""
         self.connections.add(connection)
 
-    def ready(self, connection: Connection) -> None:
-        """A client finished its handshake: ask it what its threads have open."""
-        for thread_id in connection.follows:
-            self.asker.following(connection, thread_id)
-
     def gone(self, connection: Connection) -> None:
         """A client left."""
         self.connections.discard(connection)

@@ -112,14 +112,27 @@ class Gate:
             return connection.respond(403, "forbidden origin\n")
         if not self._authorized(request.headers):
             return connection.respond(401, "a valid token is required\n")
+        if not _protocol_offered(request.headers):
+            return connection.respond(400, f"offer {SUBPROTOCOL} beside the token\n")
         return None
 
     def _authorized(self, headers: Headers) -> bool:
         scheme, _, credentials = headers.get("Authorization", "").strip().partition(" ")
         if scheme.lower() == "bearer" and _same(credentials.strip(), self.token):
             return True
-        offered = ",".join(headers.get_all("Sec-WebSocket-Protocol")).split(",")
-        return any(_same(item.strip(), TOKEN_PREFIX + self.token) for item in offered)
+        return any(_same(item, TOKEN_PREFIX + self.token) for item in _offered(headers))
+
+
+def _offered(headers: Headers) -> list[str]:
+    """The subprotocols a client offered."""
+    return [item.strip() for item in ",".join(headers.get_all("Sec-WebSocket-Protocol")).split(",")]
+
+
+def _protocol_offered(headers: Headers) -> bool:
+    """A client that offers subprotocols (a browser sending the token as one) offers ours too:
+    a browser drops a connection whose answer names none of the protocols it offered."""
+    offered = [item for item in _offered(headers) if item]
+    return not offered or SUBPROTOCOL in offered
 
 
 def _same(given: str, wanted: str) -> bool:

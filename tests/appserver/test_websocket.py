@@ -115,6 +115,10 @@ def test_a_token_is_required_a_foreign_origin_refused_and_probes_are_open(
     offered = [Subprotocol("agent-host.v1"), Subprotocol(f"agent-host.token.{server.token}")]
     with connect(server.url, origin=own, subprotocols=offered, open_timeout=TIMEOUT) as browser:
         assert browser.subprotocol == "agent-host.v1"
+    with pytest.raises(InvalidStatus) as token_alone:  # a browser would drop the answer
+        connect(server.url, origin=own, subprotocols=offered[1:], open_timeout=TIMEOUT)
+    assert token_alone.value.response.status_code == 400
+    assert token_alone.value.response.body == b"offer agent-host.v1 beside the token\n"
     for probe in ("/readyz", "/healthz"):
         with urllib.request.urlopen(server.url.replace("ws:", "http:") + probe) as answer:
             assert (answer.status, answer.read()) == (200, b"ok\n")
