@@ -98,7 +98,7 @@ class Connection:
         try:
             message = rpc.parse(text)
         except rpc.RpcError as error:
-            self.send(error.response(None))
+            self.send(error.response(error.request_id))
             return
         if message.method is None:
             self._answered(message)

@@ -42,11 +42,13 @@ OWN_CODES = {
 
 @attrs.define
 class RpcError(Exception):
-    """A JSON-RPC error to answer with: a code, one line and the stable word."""
+    """A JSON-RPC error to answer with: a code, one line and the stable word; ``request_id``
+    is the id of the message it answers when that could be read before the error."""
 
     code: int
     message: str
     word: str
+    request_id: Any = None
 
     @classmethod
     def of(cls, word: str, message: str) -> RpcError:
@@ -98,7 +100,7 @@ def parse(text: str | bytes) -> Message:
         raise RpcError(INVALID_REQUEST, "a message needs a method or a result", "INVALID_REQUEST")
     params = data.get("params", {})
     if method is not None and not isinstance(params, dict):
-        raise RpcError(INVALID_PARAMS, "params must be an object", "INVALID_PARAMS")
+        raise RpcError(INVALID_PARAMS, "params must be an object", "INVALID_PARAMS", request_id)
     return Message(
         request_id, method, params, data.get("result"), data.get("error"), "id" in data
     )

@@ -53,6 +53,10 @@ def test_malformed_and_oversized_messages_and_unknown_methods(clients, tmp_path)
     client.send_raw(b'{"id": true, "method": "models/list"}\n')
     boolean = client.expect(lambda m: "error" in m)
     assert (boolean["id"], boolean["error"]["message"]) == (None, "id must be a string or a number")
+    for params in (b"null", b"[]"):  # the id was read: the error answers it
+        client.send_raw(b'{"id": 7, "method": "models/list", "params": ' + params + b"}\n")
+        refused = client.expect(lambda m: m.get("id") == 7)["error"]
+        assert (refused["code"], refused["message"]) == (-32602, "params must be an object")
     client.methods[2.5] = "models/list"
     client.send_raw(b'{"id": 2.5, "method": "models/list"}\n')
     assert client.expect(lambda m: m.get("id") == 2.5)["result"]["default"] == "scripted"
