@@ -21,7 +21,7 @@ from host.clients.items import Item, items_of
 from host.errors import HostError
 from host.sessions.model import Event, SessionHeader
 from host.sessions.persistence import PersistenceError
-from host.subagents.rows import Scope, project, render
+from host.subagents.rows import Scope, entries_of, project, render
 
 if TYPE_CHECKING:
     from host.agents.agent import Agent
@@ -162,11 +162,7 @@ class Commands:
     async def subagents(self, thread_id: str, scope: Scope) -> tuple[str, list[dict[str, Any]]]:
         """The root's subagents as ``list_agents`` shows them: its text and its rows."""
         root = await self.live_root(thread_id)
-        service = self._subagents()
-        if scope == "children":
-            entries = await service.list_children(root.id)
-        else:
-            entries = await service.list_descendants(root.id)
+        entries = await entries_of(self._subagents(), root.id, scope)
         approvals = self._host.services.find("approvals")
         waiting = approvals.waiting(root) if approvals is not None else set()
         rows = project(entries, self._host.services.agents, scope, waiting)

@@ -29,6 +29,15 @@ def status_of(agents: Any, entry: Any, waiting: Collection[str] = ()) -> Status:
     return "ready" if lease is None else lease
 
 
+async def entries_of(
+    subagents: Any, root_id: str, scope: Scope, signal: Any = None
+) -> list[Any]:
+    """The subagent service's catalog below ``root_id``: its children, or every descendant."""
+    if scope == "children":
+        return await subagents.list_children(root_id, signal=signal)  # type: ignore[no-any-return]
+    return await subagents.list_descendants(root_id, signal=signal)  # type: ignore[no-any-return]
+
+
 def project(
     entries: Sequence[Any], agents: Any, scope: Scope, waiting: Collection[str] = ()
 ) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ import attrs
 
 from host import hookimpl
 from host.errors import HostError
-from host.subagents.rows import Scope, project, render
+from host.subagents.rows import Scope, entries_of, project, render
 from host.tools import ToolExec, ToolResult, tool
 
 if TYPE_CHECKING:
@@ -72,12 +72,8 @@ def waiting_in(exec: ToolExec) -> set[str]:
 async def list_agents(args: ListAgentsArgs, exec: ToolExec) -> ToolResult:
     """List the caller's continuable subagents and diagnostics."""
     spec = resolve(args, exec)
-    subagents = exec.ctx.subagents
     try:
-        if spec.scope == "children":
-            entries = await subagents.list_children(spec.root_id, signal=exec.signal)
-        else:
-            entries = await subagents.list_descendants(spec.root_id, signal=exec.signal)
+        entries = await entries_of(exec.ctx.subagents, spec.root_id, spec.scope, exec.signal)
     except HostError as error:
         return ToolResult.error(f"list_agents failed ({error.code}): {error.message}")
     rows = project(entries, exec.ctx.agents, spec.scope, waiting_in(exec))
