@@ -15,12 +15,10 @@ from rich.cells import cell_len, chop_cells
 from rich.text import Text
 
 from host.agents.models import ModelResponse, StreamEvent, TextDelta
-from host.cli.transcript import short
+from host.cli.transcript import ARGUMENT_CHARS, first_line, short
 from host.clients.items import items_of
 from host.sessions.model import Event, TurnEnd
 
-ARGUMENT_CHARS = 80
-RESULT_CHARS = 160
 NOTICE_CHARS = 200
 NOTICE_MARKS = {"subagentReport": ("↳", "report from"), "subagentSettled": ("◆", "settled:")}
 
@@ -34,8 +32,7 @@ def event_lines(event: Event, names: Mapping[str, str]) -> Iterator[Text]:
             yield Text.assemble(("⏺ ", "yellow"), (item.name or "", "bold yellow"), " ",
                                 (short(arguments, ARGUMENT_CHARS), "dim"))
         elif item.type == "toolResult":
-            text = item.text or ""
-            first = short((text.strip().splitlines() or [""])[0], RESULT_CHARS)
+            first = first_line(item.text or "")
             if item.is_error:
                 yield Text.assemble(("  ✗ ", "bold red"), (first, "red"))
             else:

@@ -8,7 +8,8 @@ import json
 from rich.text import Text
 
 from host.agents.models import ModelResponse, TextDelta, ToolCallDelta
-from host.cli.terminal.lines import ARGUMENT_CHARS, StreamLines, event_lines
+from host.cli.terminal.lines import StreamLines, event_lines
+from host.cli.transcript import ARGUMENT_CHARS
 from host.sessions.model import (
     Event,
     EventBody,
