@@ -48,6 +48,14 @@ class FileRefused(Exception):
         self.path = path
         self.reason = reason
 
+    @classmethod
+    def too_large(cls, path: Path | str, limit: int) -> FileRefused:
+        return cls(os.fspath(path), f"larger than {limit} bytes")
+
+    @classmethod
+    def unreadable(cls, path: Path | str, error: OSError) -> FileRefused:
+        return cls(os.fspath(path), f"cannot be read: {error.strerror or error}")
+
 
 def read_regular(path: Path | str, limit: int, *, cut: bool = False) -> bytes | None:
     """The bytes of the regular file at ``path`` (a link to one is followed); None when there
@@ -60,14 +68,14 @@ def read_regular(path: Path | str, limit: int, *, cut: bool = False) -> bytes | 
     name = os.fspath(path)
     try:
         if os.fstat(fd).st_size > limit and not cut:
-            raise FileRefused(name, _too_large(limit))
+            raise FileRefused.too_large(name, limit)
         data = _read(fd, limit + 1)
     except OSError as error:
-        raise FileRefused(name, f"cannot be read: {error.strerror or error}") from None
+        raise FileRefused.unreadable(name, error) from None
     finally:
         os.close(fd)
     if len(data) > limit and not cut:  # it grew after the check
-        raise FileRefused(name, _too_large(limit))
+        raise FileRefused.too_large(name, limit)
     return data
 
 
@@ -90,7 +98,7 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> int | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as error:
-        raise FileRefused(name, f"cannot be read: {error.strerror or error}") from None
+        raise FileRefused.unreadable(name, error) from None
     try:
         _check(name, os.fstat(fd))  # what was opened: it may have been swapped
     except BaseException:
@@ -122,10 +130,6 @@ def _target(name: str) -> str:
         return f" (a link to {os.readlink(name)})" if os.path.islink(name) else ""
     except OSError:
         return ""
-
-
-def _too_large(limit: int) -> str:
-    return f"larger than {limit} bytes"
 
 
 def _read(fd: int, most: int) -> bytes:

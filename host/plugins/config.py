@@ -70,9 +70,9 @@ def _read_named(path: Path) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise FileRefused(str(path), f"cannot be read: {error.strerror or error}") from None
+        raise FileRefused.unreadable(path, error) from None
     if len(data) > CONFIG_BYTES:
-        raise FileRefused(str(path), f"larger than {CONFIG_BYTES} bytes")
+        raise FileRefused.too_large(path, CONFIG_BYTES)
     return data
 
 

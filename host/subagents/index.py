@@ -152,7 +152,7 @@ class IdentityIndex:
             with os.fdopen(fd, "rb") as file:
                 stat = os.fstat(fd)
                 if stat.st_size > INDEX_BYTES:
-                    self._reset(f"{self.path}: larger than {INDEX_BYTES} bytes")
+                    self._reset(str(FileRefused.too_large(self.path, INDEX_BYTES)))
                     return
                 cached = self._stat
                 if cached is not None and cached[0] == stat.st_ino and cached[1] <= stat.st_size:
