@@ -2,7 +2,7 @@
 ``AGENT_HOST_TEST_POSTGRES_DSN`` (skipped without it on a developer machine; an error under
 ``CI=true``), a server with ``fsync=on`` for the slow profile, a clean environment, and
 appends grouped on purpose (``held_commits``), a database that can be cut and restored
-(``proxy``)."""
+(``proxy``), hosts on the ``postgres`` plugin with subagents (``make_postgres_host``)."""
 
 from __future__ import annotations
 
@@ -14,17 +14,21 @@ import socket
 import subprocess
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import agent_host_postgres
 import psycopg
 import pytest
+import tool_subagent_report.plugin as report_plugin
 from agent_host_postgres import DSN_ENV, leases
 
 from host.sessions.model import Event, EventBody
 from host.sessions.session import Session
+from host.testing import HostHarness
+from tool_subagent_control import root as control_root
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -130,6 +134,31 @@ class HeldCommits:
         self._busy.set()
         await holder
         return await asyncio.gather(*batch, return_exceptions=True)
+
+
+@pytest.fixture
+async def make_postgres_host(
+    dsn: str, schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Callable[[str], HostHarness]]:
+    """Makes a host on the ``postgres`` plugin (``schema``) with the subagent control and
+    report plugins, its data directory ``tmp_path / name``; each is closed at teardown."""
+    monkeypatch.setenv(DSN_ENV, dsn)
+    made: list[HostHarness] = []
+
+    def make(name: str) -> HostHarness:
+        harness = HostHarness(
+            ("postgres", agent_host_postgres),
+            ("subagent_control", control_root),
+            ("subagent_report", report_plugin),
+            data_dir=tmp_path / name,
+            config={"plugins": {"postgres": {"schema": schema}}},
+        )
+        made.append(harness)
+        return harness
+
+    yield make
+    for harness in made:
+        await harness.close()
 
 
 @pytest.fixture

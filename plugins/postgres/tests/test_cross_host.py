@@ -8,13 +8,10 @@ LISTEN thread), so the hosts meet only in the database. Real separate processes 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
-import agent_host_postgres
 import psycopg
 import pytest
-import tool_subagent_report.plugin as report_plugin
-from agent_host_postgres import DSN_ENV
 
 from host.agents import ModelRequest, say
 from host.agents.agent import Agent
@@ -22,27 +19,13 @@ from host.agents.models import ModelResponse
 from host.sessions.model import InboxAccepted
 from host.subagents.types import ChildRequest
 from host.testing import HostHarness
-from tool_subagent_control import root as control_root
 
 Hosts = tuple[HostHarness, HostHarness]
 
 
 @pytest.fixture
-async def hosts(dsn: str, schema: str, tmp_path, monkeypatch) -> AsyncIterator[Hosts]:
-    monkeypatch.setenv(DSN_ENV, dsn)
-    made = [
-        HostHarness(
-            ("postgres", agent_host_postgres),
-            ("subagent_control", control_root),
-            ("subagent_report", report_plugin),
-            data_dir=tmp_path / name,
-            config={"plugins": {"postgres": {"schema": schema}}},
-        )
-        for name in ("a", "b")
-    ]
-    yield made[0], made[1]
-    for harness in made:
-        await harness.close()
+def hosts(make_postgres_host: Callable[[str], HostHarness]) -> Hosts:
+    return make_postgres_host("a"), make_postgres_host("b")
 
 
 async def until(condition: Callable[[], object], timeout: float = 10.0) -> None:

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import agent_host_postgres
 import psycopg
 import pytest
-import tool_subagent_report.plugin as report_plugin
 from agent_host_postgres import DSN_ENV, leases
 from agent_host_postgres.persistence import PostgresPersistence
 
@@ -165,17 +164,8 @@ async def test_a_freshly_renewed_lease_is_not_read(dsn, schema, monkeypatch) -> 
 
 
 @pytest.fixture
-async def host(dsn: str, schema: str, tmp_path, monkeypatch) -> AsyncIterator[HostHarness]:
-    monkeypatch.setenv(DSN_ENV, dsn)
-    harness = HostHarness(
-        ("postgres", agent_host_postgres),
-        ("subagent_control", control_root),
-        ("subagent_report", report_plugin),
-        data_dir=tmp_path / "a",
-        config={"plugins": {"postgres": {"schema": schema}}},
-    )
-    yield harness
-    await harness.close()
+def host(make_postgres_host: Callable[[str], HostHarness]) -> HostHarness:
+    return make_postgres_host("a")
 
 
 async def held_child(host: HostHarness, parent_id: str) -> tuple[str, asyncio.Event]:
