@@ -66,6 +66,8 @@ def logged_structured(text: str, structured: Any) -> Any:
     if structured is None or repeats(text, structured):
         return None
     kept = without_media(structured)
+    if kept == structured:  # no media: ``repeats`` said no already (no text parsed twice)
+        return kept
     return None if repeats(text, kept) else kept
 
 
