@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agent_host_mcp.config import ServerSpec, load_servers
@@ -441,44 +442,43 @@ async def test_streamable_http_on_loopback(mcp_loop, http_server, http_log):
     await asyncio.to_thread(connection.close)
 
 
-def test_an_unreachable_http_server_fails_in_one_line(mcp_loop):
-    url = f"http://127.0.0.1:{_free_port()}/mcp"
-    connection = ServerConnection(
-        server_spec("away", transport="http", url=url, startup_timeout=5), mcp_loop
-    )
+def _failure(mcp_loop: McpLoop, spec: ServerSpec) -> str:
+    """The one-line ``McpError`` of a connection to ``spec`` that never gets ready."""
+    connection = ServerConnection(spec, mcp_loop)
     with pytest.raises(McpError) as raised:
         connection.wait_ready(10)
-    assert raised.value.message == (
+    connection.close()
+    return raised.value.message
+
+
+def _with_secret(name: str, definition: dict[str, Any]) -> ServerSpec:
+    """``definition`` loaded from agent-host.toml with ``ACC_SECRET`` set to a secret value."""
+    found = load_servers({name: definition}, None, {"ACC_SECRET": "acc-secret-value"},
+                         toml_project=False, mcp_json_project=False)  # fmt: skip
+    return found.specs[0]
+
+
+def test_an_unreachable_http_server_fails_in_one_line(mcp_loop):
+    url = f"http://127.0.0.1:{_free_port()}/mcp"
+    spec = server_spec("away", transport="http", url=url, startup_timeout=5)
+    assert _failure(mcp_loop, spec) == (
         f'MCP server "away" ({url}) failed to connect: ConnectError: All connection attempts failed'
     )
-    connection.close()
 
 
 def test_a_failed_connection_names_the_url_as_written_never_a_secret_in_it(mcp_loop):
     url = f"http://127.0.0.1:{_free_port()}/mcp?key=${{ACC_SECRET}}"
     definition = {"url": url, "headers": {"X": "ACC_SECRET"}, "startup_timeout": 5}
-    found = load_servers({"away": definition}, None, {"ACC_SECRET": "acc-secret-value"},
-                         toml_project=False, mcp_json_project=False)  # fmt: skip
-    connection = ServerConnection(found.specs[0], mcp_loop)
-    with pytest.raises(McpError) as raised:
-        connection.wait_ready(10)
-    assert raised.value.message == (
+    assert _failure(mcp_loop, _with_secret("away", definition)) == (
         f'MCP server "away" ({url}) failed to connect: ConnectError: All connection attempts failed'
     )
-    connection.close()
 
 
 def test_a_command_that_cannot_start_is_named_as_written_never_a_secret_in_it(mcp_loop):
     command = "/nonexistent/${ACC_SECRET}/server"
-    found = load_servers({"gone": {"command": command}}, None, {"ACC_SECRET": "acc-secret-value"},
-                         toml_project=False, mcp_json_project=False)  # fmt: skip
-    connection = ServerConnection(found.specs[0], mcp_loop)
-    with pytest.raises(McpError) as raised:
-        connection.wait_ready(10)
-    assert raised.value.message == (
+    assert _failure(mcp_loop, _with_secret("gone", {"command": command})) == (
         f'MCP server "gone" could not start: No such file or directory: {command}'
     )
-    connection.close()
 
 
 # -- the loop ----------------------------------------------------------------------------------
