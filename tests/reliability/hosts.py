@@ -16,12 +16,10 @@ from typing import Any
 
 import tool_subagent_report.plugin as report_plugin
 
-from host.agents import Agent, ModelRequest, ScriptedModel, say
-from host.app import Host
+from host.agents import Agent, ModelRequest, say
 from host.plugins.record import DisposalFailure
-from host.subagents.service import SubagentService
 from host.subagents.types import ChildRequest
-from host.testing import build_host
+from host.testing import HostHarness
 from host.tools import ToolExec, ToolResult
 from host.tools.execute import run_tool
 from tool_subagent_control import listing, root
@@ -34,7 +32,7 @@ PLUGINS = (
 QUIET = {"plugins": {"subagent_report": {"delivery": "quiet"}}}
 
 
-class Tree:
+class Tree(HostHarness):
     """One host over ``data_dir`` (module docstring)."""
 
     def __init__(
@@ -45,32 +43,9 @@ class Tree:
         environ: Mapping[str, str] | None = None,
         extra: tuple[Any, ...] = (),
     ) -> None:
-        self.data_dir = data_dir
-        self.host: Host = build_host(
-            *extra, *PLUGINS, data_dir=data_dir, config=config, environ=environ
-        )
-        self.services = self.host.services
+        super().__init__(*extra, *PLUGINS, data_dir=data_dir, config=config, environ=environ)
         self.release = asyncio.Event()
-
-    @property
-    def model(self) -> ScriptedModel:
-        model = self.services.models.resolve("scripted")
-        assert isinstance(model, ScriptedModel)
-        return model
-
-    @property
-    def agents(self) -> Any:
-        return self.services.agents
-
-    @property
-    def subagents(self) -> SubagentService:
-        service = self.services.subagents
-        assert isinstance(service, SubagentService)
-        return service
-
-    async def root(self, label: str) -> Agent:
-        agent: Agent = await self.agents.create(label=label)
-        return agent
+        self.on_close(self.release.set)
 
     async def child(self, parent: Agent, label: str, *, held: bool = True) -> Agent:
         """A continuable child of ``parent``; ``held``: its first model call waits for
@@ -112,16 +87,6 @@ class Tree:
             str(p.relative_to(base)): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()
         }
 
-    async def settled(self, child_id: str, *parents: Agent) -> None:
-        manager = self.subagents.manager()
-        assert manager is not None
-        activation = manager.activation(child_id)
-        if activation is not None:
-            await activation.wait_done()
-        for parent in parents:
-            await parent.wait_idle()
-
     async def aclose(self) -> list[DisposalFailure]:
         """Release held tools, shut the host down; the plugins whose disposal failed."""
-        self.release.set()
-        return await self.host.aclose()
+        return await self.close()
