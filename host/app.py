@@ -239,9 +239,9 @@ def open_host(
 
 def _unmatched_globs(host: Host, policy: Policy) -> list[str]:
     """The start-up warnings of the policy's globs that match no tool (``Policy.unmatched``)."""
-    from host.tools.globs import registered_by
+    from host.tools.globs import plugins_by_tool
 
-    tools = {name: registered_by(host.tools, name) for name in host.tools}
+    tools = plugins_by_tool(host.tools)
     plugins = {name: r.state == "active" for name, r in host.plugins.records.items()}
     return policy.unmatched(tools, plugins)
 

@@ -145,9 +145,9 @@ class ProfileLibrary:
         """Each global tool's name and the plugin that registered it (None: no plugin)."""
         if self.tools is None:
             return {}
-        from host.tools.globs import registered_by
+        from host.tools.globs import plugins_by_tool
 
-        return {name: registered_by(self.tools, name) for name in self.tools}
+        return plugins_by_tool(self.tools)
 
 
 def _watched(loaded: ProfileSet) -> tuple[Any, bool]:

@@ -71,3 +71,9 @@ def registered_by(registry: NamedRegistry[Any], name: str, item: object = None) 
     if item is not None and registry.get(name) is not item:
         return None
     return owning_plugin(registry.owner(name))
+
+
+def plugins_by_tool(registry: NamedRegistry[Any]) -> dict[str, str | None]:
+    """Each tool of ``registry`` (the global tools) → the plugin that registered it (None: no
+    plugin), what ``unmatched`` and a profile's ``widening`` judge globs against."""
+    return {name: registered_by(registry, name) for name in registry}
