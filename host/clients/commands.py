@@ -107,7 +107,7 @@ class Commands:
         live = self._host.services.sessions.get(session_id)
         if live is not None:
             return live.header  # type: ignore[no-any-return]
-        return (await self._stored(session_id)).header  # type: ignore[no-any-return]
+        return (await inspect(self._host, session_id)).header  # type: ignore[no-any-return]
 
     # -- turns -----------------------------------------------------------------------------
 
@@ -131,10 +131,7 @@ class Commands:
         """The items of any session (live or stored) after ``after_seq``, at most about
         ``limit`` (whole events), and the last ``seq`` read: reading on from it misses
         nothing."""
-        live = self._host.services.sessions.get(session_id)
-        events: Sequence[Event] = (
-            list(live.events) if live is not None else (await self._stored(session_id)).events
-        )
+        events = await events_of(self._host, session_id)
         items: list[Item] = []
         last = max(after_seq, -1)
         for event in events:
@@ -145,17 +142,6 @@ class Commands:
             items.extend(items_of(event, session_id))
             last = event.seq
         return Transcript(items, last)
-
-    async def _stored(self, session_id: str) -> Any:
-        persistence: Any = self._host.services.find("session_persistence")
-        if persistence is None:
-            raise ClientError("UNKNOWN_THREAD", f'no thread "{session_id}" (no persistence)')
-        try:
-            return await persistence.inspect(session_id)
-        except PersistenceError as error:
-            if error.code == PersistenceError.NOT_FOUND:
-                raise ClientError("UNKNOWN_THREAD", f'no thread "{session_id}"') from None
-            raise
 
     # -- the subagent tree -----------------------------------------------------------------
 
@@ -193,6 +179,27 @@ class Commands:
         if service is None:
             raise ClientError("SERVICE_UNAVAILABLE", "no subagent service (is it blocked?)")
         return service
+
+
+async def inspect(host: Host, session_id: str) -> Any:
+    """The stored log of ``session_id`` (``UNKNOWN_THREAD`` when nothing is stored)."""
+    persistence: Any = host.services.find("session_persistence")
+    if persistence is None:
+        raise ClientError("UNKNOWN_THREAD", f'no thread "{session_id}" (no persistence)')
+    try:
+        return await persistence.inspect(session_id)
+    except PersistenceError as error:
+        if error.code == PersistenceError.NOT_FOUND:
+            raise ClientError("UNKNOWN_THREAD", f'no thread "{session_id}"') from None
+        raise
+
+
+async def events_of(host: Host, session_id: str) -> Sequence[Event]:
+    """The events of a session: the live one's, else the stored log's (``inspect``)."""
+    live = host.services.sessions.get(session_id)
+    if live is not None:
+        return list(live.events)
+    return list((await inspect(host, session_id)).events)
 
 
 def _not_a_root(session_id: str) -> ClientError:

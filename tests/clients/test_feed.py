@@ -54,12 +54,17 @@ async def test_a_follower_gets_the_stored_events_after_its_seq_then_live_ones(
     first_turn = turns[0].turn_id
     assert all(e.turn_id == first_turn for e in replayed if isinstance(e, ItemCompleted))
     live = heard[len(replayed) :]
-    started = next(i for i, e in enumerate(live) if isinstance(e, ItemStarted))
+    started = next(i for i, e in enumerate(live) if isinstance(e, ItemStarted) and e.seq is None)
     deltas = [e for e in live if isinstance(e, AgentMessageDelta)]
     done = next(e for e in live if isinstance(e, ItemCompleted) and e.stream_id)
     assert "".join(d.delta for d in deltas) == "second answer" == done.item.text
     assert {d.item_id for d in deltas} == {done.stream_id, live[started].item.id}
     assert live.index(done) > max(live.index(d) for d in deltas) > started
+    for index, event in enumerate(heard):  # every other item is started just before it ends
+        if isinstance(event, ItemCompleted) and event.stream_id is None:
+            before = heard[index - 1]
+            assert isinstance(before, ItemStarted)
+            assert (before.item, before.seq, before.session_id) == (event.item, event.seq, root.id)
 
 
 async def test_without_a_seq_only_what_comes_next_and_the_tree(harness: HostHarness) -> None:
