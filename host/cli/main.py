@@ -157,7 +157,7 @@ def _named(rows: list[dict[str, Any]], names: Sequence[str]) -> list[dict[str, A
 
 def cmd_tools(host: Host, args: argparse.Namespace) -> int:
     """Print the tool catalog of a scope (or the whole catalog document)."""
-    from host.cli import catalog
+    from host.clients import catalog
 
     if args.markdown:
         print(catalog.markdown(host), end="")

@@ -71,7 +71,8 @@ class Commands:
         if header.parent_session is not None:
             raise _not_a_root(thread_id)
         try:
-            agent: Agent = await self._host.services.agents.resume(thread_id, label=ROOT_LABEL)
+            label = header.label or ROOT_LABEL
+            agent: Agent = await self._host.services.agents.resume(thread_id, label=label)
         except PersistenceError as error:
             if error.code == PersistenceError.LOCKED:
                 message = f'thread "{thread_id}" is in use by another process'
@@ -111,9 +112,12 @@ class Commands:
 
     # -- turns -----------------------------------------------------------------------------
 
-    async def followup(self, thread_id: str, text: str) -> str:
-        """Queue ``text`` as the root's next turn; the accepted message's id."""
-        return (await self.live_root(thread_id)).followup(text)
+    async def followup(self, thread_id: str, text: str) -> tuple[str, str]:
+        """Queue ``text`` as the root's next turn: the accepted message's id, and the id of
+        the turn that will take it."""
+        root = await self.live_root(thread_id)
+        message_id = root.followup(text)
+        return message_id, root.inbox.reserve_turn(message_id)
 
     async def steer(self, thread_id: str, text: str) -> str:
         """Join the root's running turn at its next step (or start one); the message's id."""

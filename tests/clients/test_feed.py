@@ -111,3 +111,20 @@ async def test_an_append_while_the_subagents_are_listed_keeps_the_stored_turn(
     completed = [(e.item.text, e.turn_id) for e in heard if isinstance(e, ItemCompleted)]
     assert completed == [("live meanwhile", "turn_stored"), ("live after", "turn_stored")]
     assert [e.turn_id for e in heard if isinstance(e, TurnStarted)] == ["turn_stored"]
+
+
+async def test_a_thread_nobody_follows_any_more_is_forgotten(harness: HostHarness) -> None:
+    harness.model.script("root", say("answer"))
+    root = await harness.root()
+    feed = Feed(harness.host)
+    first = await feed.follow(root.id, lambda _event: None, after_seq=None)
+    heard: list[ClientEvent] = []
+    second = await feed.follow(root.id, heard.append, after_seq=None)
+    first()
+    assert feed.tree(root.id) is not None  # one follower is left
+    second()
+    assert feed.tree(root.id) is None  # its turn, tree and stream are let go
+    root.followup("more")
+    await root.wait_idle()
+    assert heard == []
+    feed.close()
