@@ -161,6 +161,7 @@ async def serve_websocket(server: AppServer, hosts: list[str], port: int, home: 
         process_request=gate.check,
         select_subprotocol=select,
         max_size=MAX_FRAME,
+        compression=None,  # no per-message deflate: each small frame would pay for zlib
         server_header=None,
     ) as listening:
         bound = [_shown(s.getsockname()[0]) for s in listening.sockets]
@@ -193,7 +194,7 @@ async def _connection(server: AppServer, socket: ServerConnection) -> None:
             for text in batch:
                 assert text is not None
                 try:
-                    await socket.send(text)
+                    await socket.send(text.decode())  # a text frame
                 except ConnectionClosed:
                     return
 

@@ -70,6 +70,11 @@ _loads, _dumps, BACKEND = _pick_backend()
 """``BACKEND`` names the JSON library in use: ``"orjson"`` or ``"json"``."""
 
 
+def encode_json(value: Any) -> bytes:
+    """``value`` as compact UTF-8 JSON, by the library in use (``BACKEND``)."""
+    return _dumps(value)
+
+
 def encode_header(header: SessionHeader) -> bytes:
     """The header line of ``header``, newline included."""
     data: dict[str, Any] = {"format": HEADER_FORMAT, "version": HEADER_VERSION}
