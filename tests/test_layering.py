@@ -138,3 +138,18 @@ def test_the_client_layer_and_the_app_server_import_nothing_of_the_cli() -> None
         if module.startswith(("host.clients", "host.appserver"))
     }
     assert {module: names for module, names in offending.items() if names} == {}
+
+
+def test_front_ends_hear_the_session_logs_only_through_the_feed() -> None:
+    """The terminal client, the plain one and the app-server render the feed's events
+    (``host.clients.feed``), not a second reading of ``SessionStore.observe``."""
+    observing = {
+        module
+        for module, path in MODULES.items()
+        if any(
+            isinstance(node, ast.Attribute) and node.attr == "observe"
+            and isinstance(node.value, ast.Attribute) and node.value.attr == "sessions"
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    }
+    assert observing == {"host.clients.feed"}
