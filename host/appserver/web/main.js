@@ -1,0 +1,386 @@
+// The web console: threads, the open thread's transcript and subagent tree, the composer, and
+// requests to the user, all over the app-server protocol (docs/app-server.md). The token comes
+// in the URL's fragment (#token=…), is kept in this tab only (sessionStorage) and taken out of
+// the address bar at once.
+
+import { Dialogs } from "./dialogs.js";
+import { el, short } from "./dom.js";
+import { Rpc } from "./rpc.js";
+import { Transcript } from "./transcript.js";
+import { Tree } from "./tree.js";
+
+const $ = (id) => document.getElementById(id);
+const PAGE = 50;
+const READ_PAGE = 500;
+
+const state = {
+  rpc: null,
+  threads: [],
+  shown: 0,
+  live: new Set(), // threads followed live by this page
+  root: null, // {id, label, readOnly}
+  rootSeq: -1,
+  viewing: null, // the session whose transcript is shown
+  loading: null, // notifications for the viewed session held while it is read
+  running: false,
+};
+
+const names = new Map();
+const transcript = new Transcript($("transcript"), names);
+const tree = new Tree($("tree"), (id) => view(id));
+const dialogs = new Dialogs((id, result) => state.rpc.answer(id, result));
+
+function token() {
+  const found = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (found) {
+    sessionStorage.setItem("agent-host.token", decodeURIComponent(found[1]));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return sessionStorage.getItem("agent-host.token");
+}
+
+function connect(secret) {
+  const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
+  state.rpc = new Rpc(url, secret, { opened, lost, refused, bad: error, notify, ask: dialogs.asked.bind(dialogs) });
+  state.rpc.start();
+}
+
+function login(message) {
+  $("console").hidden = true;
+  $("login").hidden = false;
+  $("login-message").textContent = message;
+  $("status").textContent = "not connected";
+  $("login-token").focus();
+}
+
+async function refused() {
+  let up = false;
+  try {
+    up = (await fetch("/readyz", { cache: "no-store" })).ok;
+  } catch {
+    up = false;
+  }
+  login(up ? "The server refused this token. Open the console's URL that agent-host printed (it ends in #token=…), or paste the token from ~/.agent-host/app-server.token." : "The server does not answer. Start agent-host app-server --listen ws://… --web and open the URL it prints.");
+}
+
+function lost() {
+  $("banner").hidden = false;
+  $("banner").textContent = "Connection lost: reconnecting…";
+  $("status").textContent = "reconnecting…";
+  dialogs.clear();
+}
+
+async function opened(first) {
+  const capabilities = { approvals: true, userInput: true };
+  try {
+    await state.rpc.request("initialize", { clientInfo: { name: "agent-host web console", version: "1" }, capabilities });
+    state.rpc.notify("initialized");
+    $("login").hidden = true;
+    $("console").hidden = false;
+    $("status").textContent = "connected";
+    if (first) await loadThreads();
+    else await rejoin();
+    $("banner").hidden = true;
+  } catch (failure) {
+    error(failure.message);
+  }
+}
+
+// After a lost connection: the open thread again from the last seq seen, the tree afresh.
+async function rejoin() {
+  if (!state.root) return;
+  await follow(state.root.id, state.rootSeq);
+  if (state.viewing !== state.root.id) await state.rpc.request("thread/subscribe", { threadId: state.viewing, afterSeq: transcript.lastSeq });
+  await loadTree();
+}
+
+function error(line) {
+  const list = $("errors");
+  list.append(el("li", {}, String(line)));
+  while (list.children.length > 5) list.firstElementChild.remove();
+}
+
+// -- threads ---------------------------------------------------------------------------------
+
+async function loadThreads() {
+  const threads = [];
+  let cursor = null;
+  do {
+    const page = await state.rpc.request("thread/list", cursor ? { cursor, limit: READ_PAGE } : { limit: READ_PAGE });
+    threads.push(...(page.threads ?? []));
+    cursor = page.nextCursor ?? null;
+  } while (cursor);
+  threads.sort((a, b) => (b.createdAt ?? 0) - (a.createdAt ?? 0));
+  state.threads = threads;
+  state.shown = 0;
+  $("thread-list").replaceChildren();
+  showThreads();
+}
+
+function showThreads() {
+  const next = state.threads.slice(state.shown, state.shown + PAGE);
+  state.shown += next.length;
+  $("thread-list").append(...next.map(threadRow));
+  $("more-threads").hidden = state.shown >= state.threads.length;
+}
+
+function threadRow(thread) {
+  const when = thread.createdAt ? new Date(Number(thread.createdAt) / 1e6).toLocaleString() : "";
+  const live = state.live.has(thread.id);
+  return el(
+    "li", { dataset: { thread: thread.id } },
+    el("button", { type: "button", class: "thread", "aria-current": state.root?.id === thread.id ? "true" : null, onclick: () => open(thread.id) },
+      el("span", { class: "label" }, thread.label ?? "thread"),
+      el("span", { class: "id" }, short(thread.id)),
+      el("span", { class: "when" }, when),
+      el("span", { class: live ? "live" : "stored" }, live ? "live" : "stored")),
+  );
+}
+
+function markThreads() {
+  for (const row of $("thread-list").children) {
+    const id = row.dataset.thread;
+    const live = state.live.has(id);
+    row.querySelector("button").setAttribute("aria-current", state.root?.id === id ? "true" : "false");
+    const mark = row.querySelector(".live, .stored");
+    mark.className = live ? "live" : "stored";
+    mark.textContent = live ? "live" : "stored";
+  }
+}
+
+async function newThread() {
+  try {
+    const result = await state.rpc.request("thread/start", {});
+    state.threads.unshift(result.thread);
+    state.shown += 1;
+    state.live.add(result.thread.id);
+    $("thread-list").prepend(threadRow(result.thread));
+    await open(result.thread.id, result.thread);
+  } catch (failure) {
+    error(failure.message);
+  }
+}
+
+// -- the open thread ---------------------------------------------------------------------------
+
+async function open(threadId, known = null) {
+  try {
+    if (state.root && state.root.id !== threadId) {
+      await leave(state.root.id);
+      if (state.viewing !== state.root.id) await leave(state.viewing);
+    }
+    const thread = known ?? state.threads.find((t) => t.id === threadId) ?? { id: threadId, label: null };
+    state.root = { id: threadId, label: thread.label ?? null, readOnly: false };
+    state.rootSeq = -1;
+    state.running = false;
+    names.clear();
+    if (thread.label) names.set(threadId, thread.label);
+    tree.reset(threadId, thread.label ?? null);
+    const paint = performance.now();
+    await read(threadId);
+    await painted();
+    performance.measure("transcript", { start: paint, end: performance.now() });
+    state.rootSeq = transcript.lastSeq;
+    await follow(threadId, state.rootSeq);
+    await loadTree();
+    await painted();
+    performance.measure("tree", { start: paint, end: performance.now() });
+    markThreads();
+  } catch (failure) {
+    error(failure.message);
+  }
+}
+
+// The next frame drawn (what the benchmark's timings measure up to).
+function painted() {
+  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+}
+
+async function leave(threadId) {
+  try {
+    await state.rpc.request("thread/unsubscribe", { threadId });
+  } catch (failure) {
+    error(failure.message);
+  }
+}
+
+// Follow the root live (thread/resume); one another process holds is watched read-only.
+async function follow(threadId, afterSeq) {
+  try {
+    await state.rpc.request("thread/resume", { threadId, afterSeq });
+    state.live.add(threadId);
+    state.root.readOnly = false;
+  } catch (failure) {
+    if (failure.code !== "LOCKED") throw failure;
+    await state.rpc.request("thread/subscribe", { threadId, afterSeq });
+    state.root.readOnly = true;
+    error(`${failure.message}: watching only`);
+  }
+  controls();
+}
+
+async function loadTree() {
+  try {
+    const result = await state.rpc.request("subagent/list", { threadId: state.root.id, scope: "descendants" });
+    for (const row of result.rows ?? []) if (row.label) names.set(row.id, row.label);
+    tree.rows(result.rows);
+  } catch (failure) {
+    error(failure.message);
+  }
+}
+
+// Show a session's stored transcript, page by page, holding live items that come meanwhile.
+async function read(sessionId) {
+  state.viewing = sessionId;
+  state.loading = [];
+  transcript.reset(sessionId);
+  const label = sessionId === state.root.id ? state.root.label ?? "thread" : tree.label(sessionId) ?? "subagent";
+  $("viewing").textContent = `${label} · ${short(sessionId)}`;
+  let afterSeq = -1;
+  for (;;) {
+    const page = await state.rpc.request("thread/read", { threadId: sessionId, afterSeq, limit: READ_PAGE });
+    transcript.add(page.items ?? []);
+    if (!page.items?.length || page.lastSeq === afterSeq) break;
+    afterSeq = page.lastSeq;
+  }
+  const held = state.loading;
+  state.loading = null;
+  for (const [method, params] of held) notify(method, params);
+}
+
+// Follow a child's own transcript (read-only), or go back to the root's.
+async function view(sessionId) {
+  if (!state.root || sessionId === state.viewing) return;
+  const previous = state.viewing;
+  tree.choose(sessionId);
+  try {
+    await read(sessionId);
+    if (previous !== state.root.id) await leave(previous);
+    if (sessionId !== state.root.id) await state.rpc.request("thread/subscribe", { threadId: sessionId, afterSeq: transcript.lastSeq });
+  } catch (failure) {
+    error(failure.message);
+  }
+  controls();
+}
+
+// -- notifications ---------------------------------------------------------------------------
+
+function notify(method, params) {
+  try {
+    if (state.loading && params.threadId === state.viewing) {
+      state.loading.push([method, params]);
+      return;
+    }
+    const root = state.root?.id;
+    if (params.threadId === root && params.sessionId === root && typeof params.seq === "number") {
+      state.rootSeq = Math.max(state.rootSeq, params.seq);
+    }
+    if (params.threadId === root) onRoot(method, params);
+    if (params.threadId === state.viewing) onViewed(method, params);
+  } catch (failure) {
+    error(`a ${String(method)} notification could not be shown: ${failure.message}`);
+  }
+}
+
+function onRoot(method, params) {
+  switch (method) {
+    case "turn/started":
+      state.running = true;
+      controls();
+      break;
+    case "turn/completed":
+      state.running = false;
+      controls();
+      if (params.stopReason && params.stopReason !== "completed") error(`turn ended: ${params.stopReason}${params.error ? ": " + params.error : ""}`);
+      break;
+    case "subagent/started":
+      if (params.label) names.set(params.subagentId, params.label);
+      tree.started(params);
+      break;
+    case "subagent/status":
+      tree.status(params);
+      break;
+    case "approval/decided":
+      dialogs.decided(params.requestId);
+      break;
+  }
+}
+
+function onViewed(method, params) {
+  switch (method) {
+    case "item/started":
+      transcript.started(params.item);
+      break;
+    case "item/agentMessage/delta":
+      transcript.delta(params.itemId, params.delta);
+      break;
+    case "item/completed":
+      transcript.completed(params.item, params.streamId);
+      break;
+    case "turn/completed":
+      if (params.sessionId === state.viewing) transcript.marker(`turn ${params.stopReason ?? "ended"}`);
+      break;
+  }
+}
+
+// -- the composer ------------------------------------------------------------------------------
+
+function controls() {
+  const child = state.root && state.viewing !== state.root.id;
+  const usable = Boolean(state.root) && !(state.root.readOnly && !child);
+  $("message").disabled = !usable;
+  $("send").disabled = !usable;
+  $("interrupt").disabled = !usable;
+  $("send").textContent = child ? "Send to subagent" : state.running ? "Steer" : "Send";
+}
+
+async function send(event) {
+  event.preventDefault();
+  const text = $("message").value;
+  if (!text.trim() || !state.root) return;
+  const root = state.root.id;
+  try {
+    if (state.viewing !== root) {
+      await state.rpc.request("subagent/send", { threadId: root, subagentId: state.viewing, text });
+    } else {
+      const method = state.running ? "turn/steer" : "turn/start";
+      await state.rpc.request(method, { threadId: root, input: [{ type: "text", text }] });
+    }
+    $("message").value = "";
+  } catch (failure) {
+    error(failure.message);
+  }
+}
+
+async function interrupt() {
+  if (!state.root) return;
+  try {
+    if (state.viewing !== state.root.id) await state.rpc.request("subagent/interrupt", { threadId: state.root.id, subagentId: state.viewing });
+    else await state.rpc.request("turn/interrupt", { threadId: state.root.id });
+  } catch (failure) {
+    error(failure.message);
+  }
+}
+
+// -- start -----------------------------------------------------------------------------------
+
+$("composer").addEventListener("submit", send);
+$("message").addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) send(event);
+});
+$("interrupt").addEventListener("click", interrupt);
+$("new-thread").addEventListener("click", newThread);
+$("more-threads").addEventListener("click", showThreads);
+$("login-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const secret = $("login-token").value.trim();
+  if (!secret) return;
+  sessionStorage.setItem("agent-host.token", secret);
+  $("login-token").value = "";
+  state.rpc?.stop();
+  connect(secret);
+});
+
+const secret = token();
+if (secret) connect(secret);
+else login("No token: open the console's URL that agent-host printed (it ends in #token=…), or paste the token.");
