@@ -163,6 +163,7 @@ async function newThread() {
 
 // -- the open thread ---------------------------------------------------------------------------
 
+// Follow the thread, paint its tree, then its stored transcript (live items meanwhile held).
 async function open(threadId, known = null) {
   try {
     if (state.root && state.root.id !== threadId) {
@@ -175,17 +176,17 @@ async function open(threadId, known = null) {
     state.running = false;
     names.clear();
     if (thread.label) names.set(threadId, thread.label);
+    const start = performance.now();
     tree.reset(threadId, thread.label ?? null);
-    const paint = performance.now();
-    await read(threadId);
-    await painted();
-    performance.measure("transcript", { start: paint, end: performance.now() });
-    state.rootSeq = transcript.lastSeq;
-    await follow(threadId, state.rootSeq);
+    begin(threadId);
+    markThreads();
+    await follow(threadId);
     await loadTree();
     await painted();
-    performance.measure("tree", { start: paint, end: performance.now() });
-    markThreads();
+    performance.measure("tree", { start, end: performance.now() });
+    await read(threadId);
+    await painted();
+    performance.measure("transcript", { start, end: performance.now() });
   } catch (failure) {
     error(failure.message);
   }
@@ -205,14 +206,16 @@ async function leave(threadId) {
 }
 
 // Follow the root live (thread/resume); one another process holds is watched read-only.
+// With afterSeq, what was stored after it is replayed first.
 async function follow(threadId, afterSeq) {
+  const params = afterSeq === undefined ? { threadId } : { threadId, afterSeq };
   try {
-    await state.rpc.request("thread/resume", { threadId, afterSeq });
+    await state.rpc.request("thread/resume", params);
     state.live.add(threadId);
     state.root.readOnly = false;
   } catch (failure) {
     if (failure.code !== "LOCKED") throw failure;
-    await state.rpc.request("thread/subscribe", { threadId, afterSeq });
+    await state.rpc.request("thread/subscribe", params);
     state.root.readOnly = true;
     error(`${failure.message}: watching only`);
   }
@@ -229,13 +232,18 @@ async function loadTree() {
   }
 }
 
-// Show a session's stored transcript, page by page, holding live items that come meanwhile.
-async function read(sessionId) {
+// Show a session's transcript from now on: its live notifications are held until read.
+function begin(sessionId) {
   state.viewing = sessionId;
   state.loading = [];
   transcript.reset(sessionId);
   const label = sessionId === state.root.id ? state.root.label ?? "thread" : tree.label(sessionId) ?? "subagent";
   $("viewing").textContent = `${label} · ${short(sessionId)}`;
+}
+
+// The viewed session's stored transcript, page by page, then the live items held meanwhile
+// (those already read are not shown twice).
+async function read(sessionId) {
   let afterSeq = -1;
   for (;;) {
     const page = await state.rpc.request("thread/read", { threadId: sessionId, afterSeq, limit: READ_PAGE });
@@ -243,9 +251,10 @@ async function read(sessionId) {
     if (!page.items?.length || page.lastSeq === afterSeq) break;
     afterSeq = page.lastSeq;
   }
-  const held = state.loading;
+  const held = state.loading ?? [];
   state.loading = null;
   for (const [method, params] of held) notify(method, params);
+  state.rootSeq = Math.max(state.rootSeq, sessionId === state.root.id ? transcript.lastSeq : -1);
 }
 
 // Follow a child's own transcript (read-only), or go back to the root's.
@@ -254,9 +263,10 @@ async function view(sessionId) {
   const previous = state.viewing;
   tree.choose(sessionId);
   try {
-    await read(sessionId);
     if (previous !== state.root.id) await leave(previous);
-    if (sessionId !== state.root.id) await state.rpc.request("thread/subscribe", { threadId: sessionId, afterSeq: transcript.lastSeq });
+    begin(sessionId);
+    if (sessionId !== state.root.id) await state.rpc.request("thread/subscribe", { threadId: sessionId });
+    await read(sessionId);
   } catch (failure) {
     error(failure.message);
   }
