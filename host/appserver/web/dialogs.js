@@ -11,6 +11,10 @@ export class Dialogs {
     this.queue = [];
     this.dialog = document.getElementById("ask");
     this.dialog.addEventListener("cancel", (event) => event.preventDefault());
+    // Chromium closes a dialog on a repeated Escape even so: an undecided request reopens it.
+    this.dialog.addEventListener("close", () => {
+      if (this.queue.length) this.show();
+    });
     document.getElementById("ask-form").addEventListener("submit", (event) => event.preventDefault());
   }
 

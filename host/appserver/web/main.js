@@ -184,7 +184,7 @@ async function open(threadId, known = null) {
     await loadTree();
     await painted();
     performance.measure("tree", { start, end: performance.now() });
-    await read(threadId);
+    await read(threadId, start);
     await painted();
     performance.measure("transcript", { start, end: performance.now() });
   } catch (failure) {
@@ -242,12 +242,16 @@ function begin(sessionId) {
 }
 
 // The viewed session's stored transcript, page by page, then the live items held meanwhile
-// (those already read are not shown twice).
-async function read(sessionId) {
+// (those already read are not shown twice). With `start`, the first page's paint is timed.
+async function read(sessionId, start = null) {
   let afterSeq = -1;
   for (;;) {
     const page = await state.rpc.request("thread/read", { threadId: sessionId, afterSeq, limit: READ_PAGE });
     transcript.add(page.items ?? []);
+    if (start !== null && afterSeq === -1) {
+      await painted();
+      performance.measure("transcript-first", { start, end: performance.now() });
+    }
     if (!page.items?.length || page.lastSeq === afterSeq) break;
     afterSeq = page.lastSeq;
   }
