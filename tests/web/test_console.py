@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from tests.web.browser import Console, ConsoleServer
 
 MESSAGE = re.compile(r"^(?:user|assistant)(?: \([^)]*\))?: (.*)$", re.MULTILINE)
 """A message line of ``sessions show`` (``user (settled: sub_…): text``), its text."""
-ROOT_ONLY = {"user": ["Hello from the root.", "Second answer."]}
+ROOT_ONLY = {"user": ["Hello from the root.", "Second answer.", "Third."]}
 
 
 def begin(tab: Console, server: ConsoleServer, message: str = "go") -> None:
@@ -169,28 +170,40 @@ def test_both_widths_are_readable_without_sideways_scrolling(servers, tabs) -> N
     wide.quiet()
 
 
-def test_a_lost_connection_shows_a_banner_and_replays_without_duplicates(servers, tabs) -> None:
+def test_a_lost_connection_shows_a_banner_and_replays_what_it_missed_once(servers, tabs) -> None:
     server, tab = servers(ROOT_ONLY), tabs()
     sockets: list[Any] = []
+    away = threading.Event()  # while set, the page's attempts to reconnect are dropped
 
     def route(socket: Any) -> None:  # the page's socket, passed through to the server
+        if away.is_set():
+            socket.close()
+            return
         sockets.append(socket)
         socket.connect_to_server()
 
     tab.page.route_web_socket("**/*", route)
     begin(tab, server, "first")
     tab.page.wait_for_selector(".item.marker")
-    before = tab.page.locator(".item").all_inner_texts()
-    sockets[-1].close()  # the connection drops
+    thread = tab.page.locator("#thread-list li").first.get_attribute("data-thread")
+    away.set()
+    sockets[-1].close()  # the connection drops…
     tab.page.wait_for_selector("#banner:visible")
+    other = server.client()  # …and the thread goes on meanwhile
+    other.initialize()
+    other.call("thread/resume", {"threadId": thread})
+    other.call("turn/start", {"threadId": thread, "input": [{"type": "text", "text": "away"}]})
+    other.notification("turn/completed")
+    away.clear()
     tab.page.wait_for_selector("#banner", state="hidden")  # reconnected, replayed
-    assert len(sockets) == 2
-    tab.page.fill("#message", "second")
-    tab.page.press("#message", "Enter")
     tab.page.wait_for_selector(".item.marker >> nth=1")
+    tab.page.fill("#message", "back")
+    tab.page.press("#message", "Enter")
+    tab.page.wait_for_selector(".item.marker >> nth=2")
     texts = tab.page.locator(".item .text").all_inner_texts()
-    assert texts == ["first", "Hello from the root.", "second", "Second answer."]
-    assert tab.page.locator(".item").all_inner_texts()[: len(before)] == before
+    assert texts == ["first", "Hello from the root.", "away", "Second answer.", "back", "Third."]
+    assert len(sockets) == 2
+    assert tab.page.locator("#errors li").count() == 0
     tab.quiet()
 
 

@@ -82,7 +82,7 @@ async function opened(first) {
     else await rejoin();
     $("banner").hidden = true;
   } catch (failure) {
-    error(failure.message);
+    if (state.rpc.socket?.readyState === WebSocket.OPEN) error(failure.message);
   }
 }
 
