@@ -2,7 +2,8 @@
 tree of a background child running, waiting and settling; an approval from a grandchild
 answered in the page and recorded in the grandchild's log; a decision in one tab closing the
 other's dialog; a stored thread after a restart shown as ``agent-host sessions show`` shows it;
-a wrong token; both widths; and a lost connection replayed without duplicates."""
+a wrong token; both widths; a lost connection replayed without duplicates; a child followed;
+and a question answered."""
 
 from __future__ import annotations
 
@@ -229,4 +230,36 @@ def test_a_child_is_followed_and_a_refused_send_shows_the_error_text(servers, ta
     assert error.inner_text() == (
         f'message was not delivered: subagent "{child}" belongs to another parent session'
     )
+    tab.quiet()
+
+
+ASKING = {
+    "user": [
+        {"tool_calls": [{"name": "ask_user", "arguments": {"question": "Which branch?",
+                                                           "choices": ["main", "dev"]}}]},
+        {"tool_calls": [{"name": "ask_user", "arguments": {"question": "Ship it?"}}]},
+        "Done.",
+    ],
+}
+
+
+def test_a_question_is_answered_by_a_choice_and_declined_by_keyboard(servers, tabs) -> None:
+    server, tab = servers(ASKING), tabs()
+    begin(tab, server)
+    dialog = tab.page.locator("dialog[open]")
+    dialog.wait_for()
+    assert dialog.locator("#ask-body").inner_text() == "Which branch?"
+    tab.page.keyboard.press("Escape")
+    tab.page.keyboard.press("Escape")  # an undecided request is not dismissed
+    assert dialog.locator("#ask-body").inner_text() == "Which branch?"
+    assert dialog.get_by_role("button").all_inner_texts() == ["main", "dev", "Answer", "Decline"]
+    dialog.get_by_role("button", name="dev").click()
+    tab.page.wait_for_selector("#ask-body:has-text('Ship it?')")
+    tab.page.fill("#ask-text", "not sure")
+    tab.page.locator("#ask-buttons button", has_text="Decline").focus()
+    tab.page.keyboard.press("Enter")
+    tab.page.wait_for_selector("#ask", state="hidden")
+    tab.page.wait_for_selector(".agentMessage .text:has-text('Done.')")
+    results = tab.page.locator(".toolCall .result").all_inner_texts()
+    assert results == [" ✓ dev", " ✗ error: the user did not answer: not sure"]
     tab.quiet()
