@@ -131,6 +131,9 @@ def test_a_stored_thread_after_a_restart_shows_what_sessions_show_shows(
     assert row.locator(".stored").inner_text() == "stored"
     row.click()
     reader.page.wait_for_selector(".subagentSettled")
+    reader.shot("stored-after-restart-1440")
+    assert row.inner_text().split()[:1] == ["user"]  # its label, which thread/resume gave
+    assert row.locator(".live").inner_text() == "live"  # followed live now
     assert thread is not None
     stored = show(tmp_path, thread)
     expected = [found.group(1) for found in MESSAGE.finditer(stored)]

@@ -20,7 +20,10 @@ from tests.appserver.websocket import WsServer
 from tests.cli.support import AGENT_HOST
 from tests.web.browser import CHECKOUT
 
-FILES = ["console.css", "dialogs.js", "dom.js", "index.html", "main.js", "rpc.js", "transcript.js", "tree.js"]
+FILES = [
+    "console.css", "dialogs.js", "dom.js", "index.html", "main.js", "rpc.js", "threads.js",
+    "transcript.js", "tree.js",
+]
 
 
 def get(url: str) -> tuple[int, dict[str, str], bytes]:

@@ -6,18 +6,15 @@
 import { Dialogs } from "./dialogs.js";
 import { el, short } from "./dom.js";
 import { Rpc } from "./rpc.js";
+import { Threads } from "./threads.js";
 import { Transcript } from "./transcript.js";
 import { Tree } from "./tree.js";
 
 const $ = (id) => document.getElementById(id);
-const PAGE = 50;
 const READ_PAGE = 500;
 
 const state = {
   rpc: null,
-  threads: [],
-  shown: 0,
-  live: new Set(), // threads followed live by this page
   root: null, // {id, label, readOnly}
   rootSeq: -1,
   viewing: null, // the session whose transcript is shown
@@ -26,6 +23,7 @@ const state = {
 };
 
 const names = new Map();
+const list = new Threads($("thread-list"), $("more-threads"), (id) => open(id));
 const transcript = new Transcript($("transcript"), names);
 const tree = new Tree($("tree"), (id) => view(id));
 const dialogs = new Dialogs((id, result) => state.rpc.answer(id, result));
@@ -110,51 +108,14 @@ async function loadThreads() {
     threads.push(...(page.threads ?? []));
     cursor = page.nextCursor ?? null;
   } while (cursor);
-  threads.sort((a, b) => (b.createdAt ?? 0) - (a.createdAt ?? 0));
-  state.threads = threads;
-  state.shown = 0;
-  $("thread-list").replaceChildren();
-  showThreads();
-}
-
-function showThreads() {
-  const next = state.threads.slice(state.shown, state.shown + PAGE);
-  state.shown += next.length;
-  $("thread-list").append(...next.map(threadRow));
-  $("more-threads").hidden = state.shown >= state.threads.length;
-}
-
-function threadRow(thread) {
-  const when = thread.createdAt ? new Date(Number(thread.createdAt) / 1e6).toLocaleString() : "";
-  const live = state.live.has(thread.id);
-  return el(
-    "li", { dataset: { thread: thread.id } },
-    el("button", { type: "button", class: "thread", "aria-current": state.root?.id === thread.id ? "true" : null, onclick: () => open(thread.id) },
-      el("span", { class: "label" }, thread.label ?? "thread"),
-      el("span", { class: "id" }, short(thread.id)),
-      el("span", { class: "when" }, when),
-      el("span", { class: live ? "live" : "stored" }, live ? "live" : "stored")),
-  );
-}
-
-function markThreads() {
-  for (const row of $("thread-list").children) {
-    const id = row.dataset.thread;
-    const live = state.live.has(id);
-    row.querySelector("button").setAttribute("aria-current", state.root?.id === id ? "true" : "false");
-    const mark = row.querySelector(".live, .stored");
-    mark.className = live ? "live" : "stored";
-    mark.textContent = live ? "live" : "stored";
-  }
+  list.set(threads);
+  list.mark(state.root?.id ?? null);
 }
 
 async function newThread() {
   try {
     const result = await state.rpc.request("thread/start", {});
-    state.threads.unshift(result.thread);
-    state.shown += 1;
-    state.live.add(result.thread.id);
-    $("thread-list").prepend(threadRow(result.thread));
+    list.add(result.thread);
     await open(result.thread.id, result.thread);
   } catch (failure) {
     error(failure.message);
@@ -170,7 +131,7 @@ async function open(threadId, known = null) {
       await leave(state.root.id);
       if (state.viewing !== state.root.id) await leave(state.viewing);
     }
-    const thread = known ?? state.threads.find((t) => t.id === threadId) ?? { id: threadId, label: null };
+    const thread = known ?? list.find(threadId) ?? { id: threadId, label: null };
     state.root = { id: threadId, label: thread.label ?? null, readOnly: false };
     state.rootSeq = -1;
     state.running = false;
@@ -179,7 +140,6 @@ async function open(threadId, known = null) {
     const start = performance.now();
     tree.reset(threadId, thread.label ?? null);
     begin(threadId);
-    markThreads();
     await follow(threadId);
     await loadTree();
     await painted();
@@ -210,9 +170,10 @@ async function leave(threadId) {
 async function follow(threadId, afterSeq) {
   const params = afterSeq === undefined ? { threadId } : { threadId, afterSeq };
   try {
-    await state.rpc.request("thread/resume", params);
-    state.live.add(threadId);
+    const result = await state.rpc.request("thread/resume", params);
+    list.live.add(threadId);
     state.root.readOnly = false;
+    named(result.thread?.label);
   } catch (failure) {
     if (failure.code !== "LOCKED") throw failure;
     await state.rpc.request("thread/subscribe", params);
@@ -220,6 +181,18 @@ async function follow(threadId, afterSeq) {
     error(`${failure.message}: watching only`);
   }
   controls();
+  list.mark(threadId);
+}
+
+// The root's label, which thread/resume knows when thread/list did not say it.
+function named(label) {
+  if (typeof label !== "string" || state.root.label === label) return;
+  state.root.label = label;
+  names.set(state.root.id, label);
+  tree.rootLabel = label;
+  tree.render();
+  list.rename(state.root.id, label);
+  if (state.viewing === state.root.id) $("viewing").textContent = `${label} · ${short(state.root.id)}`;
 }
 
 async function loadTree() {
@@ -384,7 +357,6 @@ $("message").addEventListener("keydown", (event) => {
 });
 $("interrupt").addEventListener("click", interrupt);
 $("new-thread").addEventListener("click", newThread);
-$("more-threads").addEventListener("click", showThreads);
 $("login-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const secret = $("login-token").value.trim();
