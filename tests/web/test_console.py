@@ -124,6 +124,7 @@ def test_a_stored_thread_after_a_restart_shows_what_sessions_show_shows(
     tab.page.wait_for_selector(".item.marker >> nth=2")  # the settlement's turn ended too
     thread = tab.page.locator("#thread-list li").first.get_attribute("data-thread")
     assert server.stop() == 143
+    tab.page.wait_for_selector("#banner:has-text('The server does not answer: retrying…')")
     again, reader = servers(TREE_SCRIPT), tabs()
     reader.page.goto(again.console)
     row = reader.page.locator("#thread-list li").first

@@ -51,6 +51,8 @@ function login(message) {
   $("login-token").focus();
 }
 
+// An attempt that never opened: the server answers its probe, so it refused the token (it makes
+// a new one each start); or it does not answer, and the page goes on trying.
 async function refused() {
   let up = false;
   try {
@@ -58,7 +60,15 @@ async function refused() {
   } catch {
     up = false;
   }
-  login(up ? "The server refused this token. Open the console's URL that agent-host printed (it ends in #token=…), or paste the token from ~/.agent-host/app-server.token." : "The server does not answer. Start agent-host app-server --listen ws://… --web and open the URL it prints.");
+  if (up) {
+    state.rpc.stop();
+    $("banner").hidden = true;
+    login("The server refused this token. Open the console's URL that agent-host printed (it ends in #token=…), or paste the token from ~/.agent-host/app-server.token.");
+  } else {
+    $("banner").hidden = false;
+    $("banner").textContent = "The server does not answer: retrying…";
+    $("status").textContent = "not connected";
+  }
 }
 
 function lost() {
@@ -77,7 +87,7 @@ async function opened(first) {
     $("console").hidden = false;
     $("status").textContent = "connected";
     if (first) await loadThreads();
-    else await rejoin();
+    await rejoin();
     $("banner").hidden = true;
   } catch (failure) {
     if (state.rpc.socket?.readyState === WebSocket.OPEN) error(failure.message);

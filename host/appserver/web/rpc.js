@@ -12,7 +12,8 @@ export class RpcError extends Error {
 }
 
 export class Rpc {
-  // handlers: {notify(method, params), ask(id, method, params), opened(first), lost(), refused(), bad(line)}
+  // handlers: {notify(method, params), ask(id, method, params), opened(first), lost(), bad(line),
+  // refused(): an attempt that never opened (a wrong token, or no server); retried until stop()}
   constructor(url, token, handlers) {
     this.url = url;
     this.token = token;
@@ -41,13 +42,10 @@ export class Rpc {
       if (socket !== this.socket) return;
       this.failPending();
       if (this.stopped) return;
-      if (!opened && !this.everOpened) {
-        this.handlers.refused();
-        return;
-      }
       if (opened) this.handlers.lost();
+      else this.handlers.refused();
       this.retry = Math.min(this.retry + 1, 5);
-      setTimeout(() => this.start(), 250 * this.retry);
+      setTimeout(() => this.stopped || this.start(), 250 * this.retry);
     };
   }
 
