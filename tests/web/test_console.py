@@ -156,6 +156,15 @@ def test_a_wrong_token_gets_the_login_message_and_no_data(servers, tabs) -> None
     assert tab.page.locator("#console").is_hidden()
     assert tab.page.locator(".thread").count() == 0
     assert tab.page.url == server.base  # the token left the address bar
+    tab.page.fill("#login-token", server.token)  # pasted: now it connects
+    tab.page.press("#login-token", "Enter")
+    tab.page.wait_for_selector(".thread")
+    assert tab.page.locator("#login").is_hidden()
+    assert tab.logged == [  # the browser's own line for the refused handshake, nothing else
+        f"error: WebSocket connection to 'ws://127.0.0.1:{server.port}/' failed: "
+        "HTTP Authentication failed; no valid credentials available"
+    ]
+    assert tab.raised == []
 
 
 def test_both_widths_are_readable_without_sideways_scrolling(servers, tabs) -> None:
