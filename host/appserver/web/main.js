@@ -31,7 +31,13 @@ const dialogs = new Dialogs((id, result) => state.rpc.answer(id, result));
 function token() {
   const found = /(?:^#|&)token=([^&]+)/.exec(location.hash);
   if (found) {
-    sessionStorage.setItem("agent-host.token", decodeURIComponent(found[1]));
+    let secret = found[1];
+    try {
+      secret = decodeURIComponent(secret);
+    } catch {
+      // not percent-encoded after all: taken as it is
+    }
+    sessionStorage.setItem("agent-host.token", secret);
     history.replaceState(null, "", location.pathname + location.search);
   }
   return sessionStorage.getItem("agent-host.token");
@@ -39,8 +45,14 @@ function token() {
 
 function connect(secret) {
   const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
-  state.rpc = new Rpc(url, secret, { opened, lost, refused, bad: error, notify, ask: dialogs.asked.bind(dialogs) });
+  state.rpc = new Rpc(url, secret, { opened, lost, refused, bad: error, notify, ask });
   state.rpc.start();
+}
+
+// The server's own requests: the two the page answers, and a refusal for any other.
+function ask(id, method, params) {
+  if (method === "approval/request" || method === "userInput/request") dialogs.asked(id, method, params);
+  else state.rpc.send({ id, error: { code: -32601, message: `the console does not answer ${String(method)}` } });
 }
 
 function login(message) {
