@@ -147,7 +147,7 @@ def test_a_stored_thread_after_a_restart_shows_what_sessions_show_shows(
 
 
 def test_a_wrong_token_gets_the_login_message_and_no_data(servers, tabs) -> None:
-    server, tab = servers(ROOT_ONLY), tabs()
+    server, tab = servers(ROOT_ONLY), tabs(375, 812)
     begin(tabs(), server)  # a thread exists
     tab.page.goto(server.base + "#token=wrong")
     message = tab.page.locator("#login-message")
@@ -156,6 +156,7 @@ def test_a_wrong_token_gets_the_login_message_and_no_data(servers, tabs) -> None
     assert tab.page.locator("#console").is_hidden()
     assert tab.page.locator(".thread").count() == 0
     assert tab.page.url == server.base  # the token left the address bar
+    tab.shot("login-wrong-token-375")
     tab.page.fill("#login-token", server.token)  # pasted: now it connects
     tab.page.press("#login-token", "Enter")
     tab.page.wait_for_selector(".thread")
