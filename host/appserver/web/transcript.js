@@ -93,9 +93,11 @@ export class Transcript {
     return label ? `${label} (${short(id)})` : short(id) || "a subagent";
   }
 
-  // Streamed text: a row that grows, replaced by the stored item that names its stream.
+  // Streamed text: a row that grows, replaced by the stored item that names its stream. A
+  // stored item's own item/started (it has a seq) adds nothing: its item/completed follows.
   started(item) {
     if (!item || item.type !== "agentMessage" || this.streams.has(item.id)) return;
+    if (item.seq !== null && item.seq !== undefined) return;
     const text = el("div", { class: "text" }, item.text ?? "");
     const row = el("li", { class: "item agentMessage streaming" }, text);
     this.streams.set(item.id, text);
