@@ -25,7 +25,9 @@ from host.subagents.rows import Scope, entries_of, project, render
 
 if TYPE_CHECKING:
     from host.agents.agent import Agent
+    from host.agents.registry import AgentSetup
     from host.app import Host
+    from host.disposal import Disposer
 
 ROOT_LABEL = "user"
 """The label of a root agent (``--script`` files address it by this name)."""
@@ -73,11 +75,34 @@ class Commands:
         try:
             agent: Agent = await self._host.services.agents.resume(thread_id, label=ROOT_LABEL)
         except PersistenceError as error:
-            if error.code == PersistenceError.LOCKED:
-                message = f'thread "{thread_id}" is in use by another process'
-                raise ClientError("LOCKED", message) from None
-            raise
+            raise _locked(error, thread_id) from None
         return agent
+
+    async def open(self, thread_id: str, *, held: bool = False) -> Agent:
+        """The root ``thread_id``: the live one, the stored one resumed, else a new one with
+        that id (for a front end that names its roots). ``held``: it runs no turn
+        (``Agent.hold``), for a root that a program outside the host speaks for."""
+        live = self._host.services.agents.get(thread_id)
+        if live is not None:
+            return self._root(live)
+        agents = self._host.services.agents
+        setup = [_hold] if held else []
+        try:
+            header = await self.header(thread_id)
+        except ClientError as error:
+            if error.code != "UNKNOWN_THREAD":
+                raise
+            created: Agent = await agents.create(
+                SessionHeader(id=thread_id), label=ROOT_LABEL, setup=setup
+            )
+            return created
+        if header.parent_session is not None:
+            raise _not_a_root(thread_id)
+        try:
+            resumed: Agent = await agents.resume(thread_id, label=ROOT_LABEL, setup=setup)
+        except PersistenceError as error:
+            raise _locked(error, thread_id) from None
+        return resumed
 
     async def live_root(self, thread_id: str) -> Agent:
         """The live root agent of ``thread_id``."""
@@ -193,6 +218,19 @@ class Commands:
         if service is None:
             raise ClientError("SERVICE_UNAVAILABLE", "no subagent service (is it blocked?)")
         return service
+
+
+def _locked(error: PersistenceError, thread_id: str) -> Exception:
+    """``LOCKED`` for a thread another process holds; any other failure as it is."""
+    if error.code == PersistenceError.LOCKED:
+        return ClientError("LOCKED", f'thread "{thread_id}" is in use by another process')
+    return error
+
+
+def _hold(setup: AgentSetup) -> Disposer:
+    """The setup step of a held root (``Agent.hold``)."""
+    setup.agent.hold()
+    return lambda: None
 
 
 def _not_a_root(session_id: str) -> ClientError:
