@@ -3,8 +3,8 @@
 While the call runs, appends to the sessions of children of the root that appear during it
 (``SessionStore.observe``) become ``notifications/progress`` messages: each tool call the
 child makes (``calling <tool>``) and each text it finishes; and, while the child is live,
-its streamed text as it arrives (``Agent.on_stream``; a finished text already streamed is
-not sent again). Nothing is sent when the client gave
+its text as it arrives (``Agent.on_stream``: streamed deltas, or a whole answer from a model
+that does not stream; a finished text is not sent again). Nothing is sent when the client gave
 no ``progressToken`` (the SDK's ``report_progress`` is then a no-op).
 """
 
@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from host.agents.models import TextDelta
+from host.agents.models import ModelResponse, TextDelta
 from host.clients.items import items_of
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ class Progress:
         self._streams: list[Disposer] = []
         self._queue: asyncio.Queue[str] = asyncio.Queue()
         self._count = 0
+        self._deltas = False  # the model call under way streamed text
         self._sender = asyncio.get_running_loop().create_task(self._send())
         self._stop = store.observe(self._appended)
 
@@ -79,8 +80,14 @@ class Progress:
         return True
 
     def _streamed(self, event: Any) -> None:
+        """A delta's text; a whole answer's when its model did not stream it."""
         if isinstance(event, TextDelta) and event.text:
+            self._deltas = True
             self._queue.put_nowait(event.text)
+        elif isinstance(event, ModelResponse):
+            if event.text and not self._deltas:
+                self._queue.put_nowait(event.text)
+            self._deltas = False
 
     async def _send(self) -> None:
         while message := await self._queue.get():
