@@ -1,0 +1,53 @@
+"""``agent-host mcp serve --transport http``: the SDK's client over streamable HTTP, with the
+bearer token from the user's home; a request without it is refused."""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+REPORTING = {
+    "research": [
+        {"tool_calls": [{"name": "report", "arguments": {"output": "Found it."}}]},
+        "Research done.",
+    ]
+}
+
+
+async def test_a_background_child_is_read_over_streamable_http(serve, settle, free_port) -> None:
+    token = serve.project(REPORTING).http(free_port)
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        create_mcp_http_client(headers=headers) as client,
+        streamable_http_client(f"http://127.0.0.1:{free_port}/mcp", http_client=client) as (
+            read, write,
+        ),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        started = await session.call_tool("subagent", {"description": "research", "prompt": "Go."})
+        child_id = started.structured_content["subagent_id"]
+        messages, _after = await settle(session)
+    assert [(m["subagent_id"], m["kind"]) for m in messages] == [
+        (child_id, "report"), (child_id, "settled")
+    ]
+    assert messages[0]["text"] == f"Background subagent {child_id} reported:\nFound it."
+
+
+def test_a_request_without_the_token_is_refused(serve, free_port) -> None:
+    serve.project(REPORTING).http(free_port)
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{free_port}/mcp", data=b"{}", method="POST",
+        headers={"Content-Type": "application/json", "Authorization": "Bearer wrong"},
+    )
+    try:
+        urllib.request.urlopen(request, timeout=30)
+    except urllib.error.HTTPError as refused:
+        assert refused.code == 401
+        assert refused.read() == b"missing or wrong bearer token\n"
+    else:
+        raise AssertionError("the request was served")
