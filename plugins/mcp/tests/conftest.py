@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from agent_host_openai.testing import ENV_VARS
-from mcp.client.session import ClientSession, ElicitationFnT
+from mcp.client.session import ClientSession, ElicitationFnT, MessageHandlerFnT
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.cli.support import AGENT_HOST
@@ -57,10 +57,13 @@ class McpServe:
 
     @asynccontextmanager
     async def stdio(
-        self, *args: str, elicit: ElicitationFnT | None = None
+        self,
+        *args: str,
+        elicit: ElicitationFnT | None = None,
+        heard: MessageHandlerFnT | None = None,
     ) -> AsyncIterator[ClientSession]:
         """An initialized client over stdio (``elicit``: its elicitation handler; None
-        declares no elicitation)."""
+        declares no elicitation; ``heard``: its handler of notifications)."""
         program, *rest = self.command(*args)
         params = StdioServerParameters(
             command=program, args=rest, env=self.environment(), cwd=self.path
@@ -68,7 +71,9 @@ class McpServe:
         with (self.path / "stderr.txt").open("a") as errlog:
             async with (
                 stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(read, write, elicitation_callback=elicit) as session,
+                ClientSession(
+                    read, write, elicitation_callback=elicit, message_handler=heard
+                ) as session,
             ):
                 await session.initialize()
                 yield session
