@@ -68,6 +68,8 @@ async def test_a_background_report_and_its_settlement_are_read_once_each(serve, 
     assert messages[0]["seq"] < messages[1]["seq"] <= int(after)
     assert again.structured_content == {"messages": [], "next": after}
     assert again.content[0].text == f"no new messages\n\n(next cursor: {after})"
+    [root_log] = (serve.path / "data").glob("mcp-*.jsonl")
+    assert '"kind":"turn/start"' not in root_log.read_text()  # no model answers the client's root
 
 
 async def test_a_long_poll_wakes_when_a_report_arrives(serve, settle) -> None:
