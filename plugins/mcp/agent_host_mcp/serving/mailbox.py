@@ -12,6 +12,7 @@ the same messages again.
 from __future__ import annotations
 
 import asyncio
+import bisect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -130,11 +131,13 @@ class Mailbox:
 
     def now(self, after: int) -> dict[str, Any]:
         """The notices after ``after`` in the log as it is."""
+        events = self._root.session.events
+        start = bisect.bisect_right(events, after, key=lambda event: event.seq)  # seq order
         messages = [
             {"subagent_id": item.subagent_id or "", "kind": KINDS[item.type],
              "text": item.text or "", "seq": item.seq}
-            for event in self._root.session.events
-            if event.seq > after and _notice(event)
+            for event in events[start:]
+            if _notice(event)
             for item in items_of(event, self._root.id)
             if item.type in KINDS
         ]
