@@ -199,3 +199,30 @@ async def test_a_client_without_elicitation_gets_the_denial(serve) -> None:
         result = await session.call_tool("list_agents", {})
     assert result.is_error
     assert result.content[0].text == "the user denied list_agents: no terminal to ask"
+
+
+async def test_a_childs_question_is_elicited_with_its_choices_and_answered(serve, settle) -> None:
+    script = {
+        "research": [
+            {"tool_calls": [{"name": "ask_user", "arguments": {
+                "question": "Which branch?", "choices": ["main", "dev"],
+            }}]},
+            "Going with it.",
+        ]
+    }
+    asked: list[types.ElicitRequestParams] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"answer": "dev"})
+
+    async with serve.project(script).stdio(elicit=elicit) as session:
+        child_id = await start(session)
+        await settle(session)
+        transcript = await session.read_resource(f"agent://{child_id}/transcript")
+    [params] = asked
+    assert params.message == f"{child_id} (research, depth 1) asks: Which branch? [1 main / 2 dev]"
+    assert params.requested_schema["properties"]["answer"]["enum"] == ["main", "dev"]
+    items = json.loads(transcript.contents[0].text)["items"]
+    [answered] = [item for item in items if item["type"] == "toolResult"]
+    assert (answered["text"], answered["isError"]) == ("dev", False)
