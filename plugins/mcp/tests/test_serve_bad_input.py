@@ -1,12 +1,15 @@
 """Bad input to ``agent-host mcp serve``: each gets the §10 error text or one line, and
-nothing is written; a client that leaves mid-poll ends the server cleanly; a second server on
-the same root is refused."""
+nothing is written; a client that leaves mid-poll or mid-elicitation ends the server cleanly,
+deciding nothing; a second server on the same root is refused."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 from typing import Any
+
+import anyio
+import mcp_types as types
 
 REPORTING = {
     "research": [
@@ -138,3 +141,26 @@ def test_a_second_server_on_the_same_root_is_refused(serve) -> None:
     assert second.returncode == 2
     assert second.stderr == f'agent-host: error: thread "{root}" is in use by another process\n'
     assert second.stdout == ""
+
+
+async def test_a_client_that_leaves_mid_elicitation_decides_nothing(serve) -> None:
+    script = {"research": [{"tool_calls": [{"name": "list_agents", "arguments": {}}]}, "Listed."]}
+    asked = anyio.Event()
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    policy = '[approvals]\nask = ["list_agents"]\n'
+    async with serve.project(script, policy).stdio(elicit=elicit) as session:
+        await session.call_tool("subagent", {"description": "research", "prompt": "Go."})
+        with anyio.fail_after(60):
+            await asked.wait()
+    [child_log] = (serve.path / "data").glob("sub_*.jsonl")
+    decided = [
+        event for event in map(json.loads, child_log.read_text().splitlines()[1:])
+        if event["kind"] == "approval/decided"
+    ]
+    assert [event["decision"] for event in decided] == ["cancelled"]  # the turn ended, unanswered
+    assert "Traceback" not in (serve.path / "stderr.txt").read_text()
