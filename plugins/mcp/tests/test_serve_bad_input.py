@@ -5,6 +5,7 @@ deciding nothing; a second server on the same root is refused."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 from typing import Any
 
@@ -164,3 +165,19 @@ async def test_a_client_that_leaves_mid_elicitation_decides_nothing(serve) -> No
     ]
     assert [event["decision"] for event in decided] == ["cancelled"]  # the turn ended, unanswered
     assert "Traceback" not in (serve.path / "stderr.txt").read_text()
+
+
+def test_a_port_in_use_is_one_line(serve) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        ran = subprocess.run(
+            serve.project(REPORTING).command("--transport", "http", "--port", str(port)),
+            stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            env=serve.environment(), cwd=serve.path, timeout=60,
+        )
+    assert ran.returncode == 2
+    assert ran.stderr == (
+        f"agent-host: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+    )

@@ -46,6 +46,11 @@ def question_form(choices: tuple[str, ...] | None) -> dict[str, Any]:
     return {"type": "object", "properties": {"answer": answer}, "required": ["answer"]}
 
 
+def client_key(session: ServerSession) -> int:
+    """One key per client connection (the SDK makes a session object per request)."""
+    return id(getattr(session, "_connection", session))
+
+
 class Elicitor:
     """The approvals handler of ``mcp serve`` (module docstring)."""
 
@@ -56,7 +61,7 @@ class Elicitor:
     def seen(self, session: ServerSession) -> None:
         """A request came from ``session``'s client: remember it when it can be asked."""
         if session.check_client_capability(ELICITING):
-            key = id(getattr(session, "_connection", session))
+            key = client_key(session)
             self._clients.pop(key, None)
             self._clients[key] = session  # newest last
             self._joined.set()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from agent_host_mcp.serving.root import open_root, root_id
 from agent_host_mcp.serving.server import Served
 from host.atomic import replace_file
+from host.errors import HostError
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -34,9 +36,10 @@ async def serve(
     host: Host, *, root: str | None, port: int | None, ready: Callable[[], None]
 ) -> int:
     """Serve the root ``root`` (None: this directory's) over stdio, or HTTP on ``port``;
-    ``ready`` is called once the root is open."""
+    ``ready`` is called once the root is open (and the port bound)."""
     try:
         agent = await open_root(host, root_id(root, Path.cwd()))
+        listening = _bind(port) if port is not None else None
     except BaseException:
         await host.aclose()
         raise
@@ -44,10 +47,10 @@ async def serve(
     served = Served(host, agent)
     try:
         await served.start()
-        if port is None:
+        if listening is None:
             await _stdio(served)
         else:
-            await _http(served, port)
+            await _http(served, listening)
     finally:
         served.close()
         await host.aclose()
@@ -61,7 +64,20 @@ async def _stdio(served: Served) -> None:
         await served.server.run(read, write, served.options())
 
 
-async def _http(served: Served, port: int) -> None:
+def _bind(port: int) -> socket.socket:
+    """The loopback socket to serve on; ``BAD_LISTEN`` when the port cannot be had."""
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listening.bind((LOOPBACK, port))
+    except OSError as error:
+        listening.close()
+        reason = error.strerror or error
+        raise HostError("BAD_LISTEN", f"cannot listen on {LOOPBACK}:{port}: {reason}") from None
+    return listening
+
+
+async def _http(served: Served, listening: socket.socket) -> None:
     import uvicorn
 
     from host.approvals.policy import user_config_file
@@ -71,12 +87,11 @@ async def _http(served: Served, port: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     replace_file(path, token.encode() + b"\n", 0o600, sync=True)
     app = served.server.streamable_http_app(host=LOOPBACK)
-    config = uvicorn.Config(
-        Bearer(app, token), host=LOOPBACK, port=port, log_level="warning", lifespan="on"
-    )
+    config = uvicorn.Config(Bearer(app, token), log_level="warning", lifespan="on")
+    port = listening.getsockname()[1]
     print(f"agent-host: serving MCP on http://{LOOPBACK}:{port}/mcp (token in {path})",
           file=sys.stderr, flush=True)
-    await uvicorn.Server(config).serve()
+    await uvicorn.Server(config).serve(sockets=[listening])
 
 
 class Bearer:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from agent_host_mcp.serving.asking import client_key
 from host.clients.commands import Commands
 from host.clients.events import ClientEvent, SubagentStarted, SubagentStatus
 from host.clients.feed import Feed
@@ -69,7 +70,7 @@ class Resources:
 
     def seen(self, session: ServerSession) -> None:
         """A client that hears ``list_changed``."""
-        self._clients[_key(session)] = session
+        self._clients[client_key(session)] = session
 
     async def list(self) -> list[types.Resource]:
         """A resource per subagent below the root, parents first."""
@@ -94,11 +95,11 @@ class Resources:
     async def subscribe(self, session: ServerSession, uri: str) -> None:
         """Send ``updated`` for ``uri`` to this client as it grows."""
         await self._below_root(uri)
-        self._subscribed.setdefault(uri, {})[_key(session)] = session
+        self._subscribed.setdefault(uri, {})[client_key(session)] = session
 
     def unsubscribe(self, session: ServerSession, uri: str) -> None:
         """Stop sending ``updated`` for ``uri`` to this client."""
-        self._subscribed.get(uri, {}).pop(_key(session), None)
+        self._subscribed.get(uri, {}).pop(client_key(session), None)
 
     async def _below_root(self, uri: str) -> str:
         matched = URI.fullmatch(uri)
@@ -135,7 +136,3 @@ class Resources:
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
 
-
-def _key(session: ServerSession) -> int:
-    """One key per client connection (a session object is made per request)."""
-    return id(getattr(session, "_connection", session))
