@@ -1,11 +1,14 @@
 """``agent-host mcp serve --transport http``: the SDK's client over streamable HTTP, with the
-bearer token from the user's home; a request without it is refused."""
+bearer token from the user's home (a request without it is refused): a background child read
+through ``read_agent_messages``, and its approval elicited."""
 
 from __future__ import annotations
 
 import urllib.error
 import urllib.request
+from typing import Any
 
+import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -51,3 +54,27 @@ def test_a_request_without_the_token_is_refused(serve, free_port) -> None:
         assert refused.read() == b"missing or wrong bearer token\n"
     else:
         raise AssertionError("the request was served")
+
+
+async def test_a_childs_approval_is_elicited_over_http(serve, settle, free_port) -> None:
+    script = {"research": [{"tool_calls": [{"name": "list_agents", "arguments": {}}]}, "Listed."]}
+    token = serve.project(script, '[approvals]\nask = ["list_agents"]\n').http(free_port)
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"decision": "approve"})
+
+    async with (
+        create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as client,
+        streamable_http_client(f"http://127.0.0.1:{free_port}/mcp", http_client=client) as (
+            read, write,
+        ),
+        ClientSession(read, write, elicitation_callback=elicit) as session,
+    ):
+        await session.initialize()
+        started = await session.call_tool("subagent", {"description": "research", "prompt": "Go."})
+        child_id = started.structured_content["subagent_id"]
+        messages, _after = await settle(session)
+    assert asked == [f"{child_id} (research, depth 1) wants to run list_agents {{}}"]
+    assert messages[-1]["text"].endswith("Its closing message:\nListed.")
