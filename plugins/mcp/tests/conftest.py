@@ -18,6 +18,8 @@ import pytest
 from agent_host_openai.testing import ENV_VARS
 from mcp.client.session import ClientSession, ElicitationFnT, MessageHandlerFnT
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.cli.support import AGENT_HOST
 
@@ -77,6 +79,20 @@ class McpServe:
             ):
                 await session.initialize()
                 yield session
+
+    @asynccontextmanager
+    async def http_client(
+        self, port: int, token: str, elicit: ElicitationFnT | None = None
+    ) -> AsyncIterator[ClientSession]:
+        """An initialized client over streamable HTTP of the server ``http`` started."""
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with (
+            create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as client,
+            streamable_http_client(url, http_client=client) as (read, write),
+            ClientSession(read, write, elicitation_callback=elicit) as session,
+        ):
+            await session.initialize()
+            yield session
 
     def http(self, port: int) -> str:
         """Start ``--transport http --port PORT``; its bearer token once it listens."""

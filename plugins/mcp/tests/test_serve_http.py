@@ -9,9 +9,6 @@ import urllib.request
 from typing import Any
 
 import mcp_types as types
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 REPORTING = {
     "research": [
@@ -23,15 +20,7 @@ REPORTING = {
 
 async def test_a_background_child_is_read_over_streamable_http(serve, settle, free_port) -> None:
     token = serve.project(REPORTING).http(free_port)
-    headers = {"Authorization": f"Bearer {token}"}
-    async with (
-        create_mcp_http_client(headers=headers) as client,
-        streamable_http_client(f"http://127.0.0.1:{free_port}/mcp", http_client=client) as (
-            read, write,
-        ),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
+    async with serve.http_client(free_port, token) as session:
         started = await session.call_tool("subagent", {"description": "research", "prompt": "Go."})
         child_id = started.structured_content["subagent_id"]
         messages, _after = await settle(session)
@@ -65,16 +54,29 @@ async def test_a_childs_approval_is_elicited_over_http(serve, settle, free_port)
         asked.append(params.message)
         return types.ElicitResult(action="accept", content={"decision": "approve"})
 
-    async with (
-        create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as client,
-        streamable_http_client(f"http://127.0.0.1:{free_port}/mcp", http_client=client) as (
-            read, write,
-        ),
-        ClientSession(read, write, elicitation_callback=elicit) as session,
-    ):
-        await session.initialize()
+    async with serve.http_client(free_port, token, elicit) as session:
         started = await session.call_tool("subagent", {"description": "research", "prompt": "Go."})
         child_id = started.structured_content["subagent_id"]
         messages, _after = await settle(session)
     assert asked == [f"{child_id} (research, depth 1) wants to run list_agents {{}}"]
     assert messages[-1]["text"].endswith("Its closing message:\nListed.")
+
+
+async def test_a_foreground_child_streams_progress_over_http(serve, free_port) -> None:
+    script = {
+        "research": [
+            {"text": "Looking.", "tool_calls": [{"name": "list_agents", "arguments": {}}]},
+            "Found.",
+        ]
+    }
+    token = serve.project(script).http(free_port)
+    progress: list[str | None] = []
+
+    async def heard(value: float, total: float | None, message: str | None) -> None:
+        progress.append(message)
+
+    async with serve.http_client(free_port, token) as session:
+        arguments = {"description": "research", "prompt": "Go.", "run_in_background": False}
+        result = await session.call_tool("subagent", arguments, progress_callback=heard)
+    assert result.content[0].text == "Found."
+    assert progress == ["Looking.", "calling list_agents", "Found."]
