@@ -7,8 +7,8 @@ and the tool with its arguments, or the question), the form a ``decision`` (``ap
 ``approve_for_session`` | ``deny``) and an optional ``reason``, or for a question an
 ``answer`` (an enum of its choices when it has them). ``decline`` and ``cancel`` deny. With
 no such client the request gets the no-terminal denial. A client that fails to answer (it
-left) leaves the request open: the next capable client is asked, and a request still open
-when the server stops is asked again by the next server process (the durable route).
+left) leaves the request open for the next capable client; one still open when the server
+stops ends with its turn, recorded ``cancelled``, as at any close (the durable route).
 """
 
 from __future__ import annotations
