@@ -75,7 +75,25 @@ class Commands:
         try:
             agent: Agent = await self._host.services.agents.resume(thread_id, label=ROOT_LABEL)
         except PersistenceError as error:
-            raise _locked(error, thread_id) from None
+            if error.code == PersistenceError.LOCKED:
+                message = f'thread "{thread_id}" is in use by another process'
+                raise ClientError("LOCKED", message) from None
+            raise
+        return agent
+
+    async def live_root(self, thread_id: str) -> Agent:
+        """The live root agent of ``thread_id``."""
+        agent = self._host.services.agents.get(thread_id)
+        if agent is None:
+            header = await self.header(thread_id)
+            if header.parent_session is not None:
+                raise _not_a_root(thread_id)
+            raise ClientError("NOT_LIVE", f'thread "{thread_id}" is not live here: resume it first')
+        return self._root(agent)
+
+    def _root(self, agent: Agent) -> Agent:
+        if agent.session.header.parent_session is not None:
+            raise _not_a_root(agent.id)
         return agent
 
     async def open(self, thread_id: str, *, held: bool = False) -> Agent:
@@ -101,23 +119,11 @@ class Commands:
         try:
             resumed: Agent = await agents.resume(thread_id, label=ROOT_LABEL, setup=setup)
         except PersistenceError as error:
-            raise _locked(error, thread_id) from None
+            if error.code == PersistenceError.LOCKED:
+                message = f'thread "{thread_id}" is in use by another process'
+                raise ClientError("LOCKED", message) from None
+            raise
         return resumed
-
-    async def live_root(self, thread_id: str) -> Agent:
-        """The live root agent of ``thread_id``."""
-        agent = self._host.services.agents.get(thread_id)
-        if agent is None:
-            header = await self.header(thread_id)
-            if header.parent_session is not None:
-                raise _not_a_root(thread_id)
-            raise ClientError("NOT_LIVE", f'thread "{thread_id}" is not live here: resume it first')
-        return self._root(agent)
-
-    def _root(self, agent: Agent) -> Agent:
-        if agent.session.header.parent_session is not None:
-            raise _not_a_root(agent.id)
-        return agent
 
     async def threads(self) -> list[SessionHeader]:
         """Every stored or live root session, oldest first."""
@@ -218,13 +224,6 @@ class Commands:
         if service is None:
             raise ClientError("SERVICE_UNAVAILABLE", "no subagent service (is it blocked?)")
         return service
-
-
-def _locked(error: PersistenceError, thread_id: str) -> Exception:
-    """``LOCKED`` for a thread another process holds; any other failure as it is."""
-    if error.code == PersistenceError.LOCKED:
-        return ClientError("LOCKED", f'thread "{thread_id}" is in use by another process')
-    return error
 
 
 def _hold(setup: AgentSetup) -> Disposer:
