@@ -48,6 +48,12 @@ class Transcript:
     last_seq: int
 
 
+def _hold(setup: AgentSetup) -> Disposer:
+    """The setup step of a held root (``Agent.hold``)."""
+    setup.agent.hold()
+    return lambda: None
+
+
 class Commands:
     """What a front end can ask of the host (module docstring)."""
 
@@ -224,12 +230,6 @@ class Commands:
         if service is None:
             raise ClientError("SERVICE_UNAVAILABLE", "no subagent service (is it blocked?)")
         return service
-
-
-def _hold(setup: AgentSetup) -> Disposer:
-    """The setup step of a held root (``Agent.hold``)."""
-    setup.agent.hold()
-    return lambda: None
 
 
 def _not_a_root(session_id: str) -> ClientError:
