@@ -25,7 +25,9 @@ from host.subagents.rows import Scope, entries_of, project, render
 
 if TYPE_CHECKING:
     from host.agents.agent import Agent
+    from host.agents.registry import AgentSetup
     from host.app import Host
+    from host.disposal import Disposer
 
 ROOT_LABEL = "user"
 """The label of a root agent (``--script`` files address it by this name)."""
@@ -44,6 +46,12 @@ class Transcript:
 
     items: list[Item]
     last_seq: int
+
+
+def _hold(setup: AgentSetup) -> Disposer:
+    """The setup step of a held root (``Agent.hold``)."""
+    setup.agent.hold()
+    return lambda: None
 
 
 class Commands:
@@ -94,6 +102,35 @@ class Commands:
         if agent.session.header.parent_session is not None:
             raise _not_a_root(agent.id)
         return agent
+
+    async def open(self, thread_id: str, *, held: bool = False) -> Agent:
+        """The root ``thread_id``: the live one, the stored one resumed, else a new one with
+        that id (for a front end that names its roots). ``held``: it runs no turn
+        (``Agent.hold``), for a root that a program outside the host speaks for."""
+        live = self._host.services.agents.get(thread_id)
+        if live is not None:
+            return self._root(live)
+        agents = self._host.services.agents
+        setup = [_hold] if held else []
+        try:
+            header = await self.header(thread_id)
+        except ClientError as error:
+            if error.code != "UNKNOWN_THREAD":
+                raise
+            created: Agent = await agents.create(
+                SessionHeader(id=thread_id), label=ROOT_LABEL, setup=setup
+            )
+            return created
+        if header.parent_session is not None:
+            raise _not_a_root(thread_id)
+        try:
+            resumed: Agent = await agents.resume(thread_id, label=ROOT_LABEL, setup=setup)
+        except PersistenceError as error:
+            if error.code == PersistenceError.LOCKED:
+                message = f'thread "{thread_id}" is in use by another process'
+                raise ClientError("LOCKED", message) from None
+            raise
+        return resumed
 
     async def threads(self) -> list[SessionHeader]:
         """Every stored or live root session, oldest first."""
