@@ -123,5 +123,6 @@ def _tool(name: str, info: ToolInfo, call: Call) -> Tool:
         info.input_schema,
         execute,
         check=argument_check(info.input_schema),
+        concurrency_safe=info.read_only,
         needs_agent=False,
     )
