@@ -86,7 +86,7 @@ Finisher = Callable[[ToolExec], Awaitable[ToolResult]]
 """Gives a tool call left without a result (at resume) its result."""
 StreamListener = Callable[[StreamEvent], None]
 """Sees each delta of a streaming model call, then the call's ``ModelResponse`` (non-streaming
-models: the response alone)."""
+models: the response alone), and the ``ToolProgress`` its tool calls report."""
 
 
 class _ModelFailed(Exception):
@@ -369,7 +369,13 @@ class Driver:
 
     def _exec(self, call: ToolCall) -> ToolExec:
         agent = self._agent
-        return ToolExec(agent=agent, ctx=agent.ctx, signal=self._signal, tool_call_id=call.id)
+        return ToolExec(
+            agent=agent,
+            ctx=agent.ctx,
+            signal=self._signal,
+            tool_call_id=call.id,
+            on_progress=self._emit,
+        )
 
     async def _run_one(self, call: ToolCall) -> ToolResult:
         tool = self._agent.tools.get(call.name)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from agent_host_mcp import McpHost
 from agent_host_mcp.config import ServerSpec
 from agent_host_mcp.connection import CallOutcome, McpError, ServerConnection, ToolInfo
+from agent_host_mcp.progress import ProgressRelay
 from agent_host_mcp.tools import adapt
 from host import hookimpl
 from host.errors import HostError
@@ -135,7 +136,11 @@ class ServerPlugin:
     async def _call(self, name: str, arguments: dict[str, Any], exec: ToolExec) -> CallOutcome:
         self._host_loop = asyncio.get_running_loop()  # the loop agents run on now
         # an interrupt cancels this task (the driver does both): no waiter on the signal needed
-        outcome = await self.connection.call_tool(name, arguments)
+        relay = ProgressRelay(self._host_loop, exec)
+        try:
+            outcome = await self.connection.call_tool(name, arguments, relay)
+        finally:
+            relay.end()
         error = self.connection.error
         if error is not None:
             self._host_loop.call_soon(self._fail, error)  # died before it was noticed
