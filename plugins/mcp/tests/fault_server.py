@@ -105,6 +105,19 @@ def _serve(args: argparse.Namespace) -> None:
         await ctx.session.send_tool_list_changed()
         return "grown"
 
+    @server.tool()
+    def big(chars: int) -> str:
+        """Return ``chars`` characters of text: digits, a newline after every 99."""
+        line = "0123456789" * 9 + "012345678\n"
+        return (line * (chars // len(line) + 1))[:chars]
+
+    @server.tool()
+    async def flood(count: int, ctx: Context) -> str:
+        """Send ``count`` progress notifications as fast as it can, then answer."""
+        for index in range(count):
+            await ctx.report_progress(index + 1, count, f"step {index + 1} of {count}")
+        return "flooded"
+
     tool = server._tool_manager.get_tool("bad_schema")
     assert tool is not None
     tool.parameters = {"type": "object", "properties": {"x": {"type": "no-such-type"}}}
