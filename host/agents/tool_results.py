@@ -25,7 +25,7 @@ DEFAULT_MAX_RESULT_CHARS = 100_000
 
 
 def cut_note(total: int, kept: int) -> str:
-    """The last line of a result cut for the model (docs/tool-catalog.md, word for word)."""
+    """The last line of a result cut for the model (docs/plugin-guide.md, word for word)."""
     return f"[result cut: {total:,} characters in all, the first {kept:,} shown]"
 
 

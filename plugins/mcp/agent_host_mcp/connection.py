@@ -318,7 +318,7 @@ class ServerConnection:
             self._ready.set_result(list(tools))
             return
         self._backoff.reset()
-        logger.warning('MCP server "%s" is back', self.name)
+        logger.info('MCP server "%s" is back', self.name)
         self._tell(self._back, list(tools), "on_back")
 
     def _died(self, message: str) -> None:
