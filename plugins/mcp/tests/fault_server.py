@@ -44,7 +44,7 @@ def _record(path: str | None, line: str) -> None:
 def _serve(args: argparse.Namespace) -> None:
     import anyio
     from mcp.server.mcpserver import Context, MCPServer
-    from mcp_types import ImageContent, ResourceLink, TextContent
+    from mcp_types import ImageContent, ResourceLink, TextContent, ToolAnnotations
 
     server = MCPServer("fault")
 
@@ -104,6 +104,12 @@ def _serve(args: argparse.Namespace) -> None:
         server.add_tool(lambda: "added here", name="added", description="Added at runtime.")
         await ctx.session.send_tool_list_changed()
         return "grown"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def nap(seconds: float) -> str:
+        """Sleep (annotated read-only: calls of one step may run together)."""
+        await anyio.sleep(seconds)
+        return "rested"
 
     @server.tool()
     def big(chars: int) -> str:
