@@ -18,6 +18,7 @@ from host.agents.models import ModelResponse, StreamEvent, TextDelta
 from host.cli.transcript import ARGUMENT_CHARS, first_line, short
 from host.clients.items import items_of
 from host.sessions.model import Event, TurnEnd
+from host.tools.tool import ToolProgress
 
 NOTICE_CHARS = 200
 NOTICE_MARKS = {"subagentReport": ("↳", "report from"), "subagentSettled": ("◆", "settled:")}
@@ -54,11 +55,14 @@ class StreamLines:
 
     ``feed`` returns the lines a stream event finished; ``partial`` is the rest, shown
     above the prompt until its line ends (``arriving``). A response none of whose text was
-    streamed (a model that does not stream) is taken whole.
+    streamed (a model that does not stream) is taken whole. ``progress`` is the latest
+    progress message of the root's tool calls, shown under their lines until the model's next
+    response.
     """
 
     def __init__(self) -> None:
         self.partial = ""
+        self.progress = ""
         self._streamed = False
 
     def feed(self, event: StreamEvent) -> list[str]:
@@ -66,7 +70,10 @@ class StreamLines:
         if isinstance(event, TextDelta):
             self._streamed = self._streamed or bool(event.text)
             return self._add(event.text)
-        if isinstance(event, ModelResponse):
+        if isinstance(event, ToolProgress):
+            self.progress = event.message
+        elif isinstance(event, ModelResponse):
+            self.progress = ""
             done = [] if self._streamed else self._add(event.text)
             return done + self.flush()
         return []

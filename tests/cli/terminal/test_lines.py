@@ -20,6 +20,7 @@ from host.sessions.model import (
     TurnStart,
 )
 from host.subagents.types import MessageSource
+from host.tools import ToolProgress
 
 NAMES = {"sub_1": "research", "root": "you"}
 
@@ -46,6 +47,16 @@ def test_deltas_split_into_finished_lines_and_the_partial_one() -> None:
     assert stream.partial == "fif"
     assert stream.feed(ToolCallDelta(0, "call_1", "echo")) == []
     assert stream.partial == "fif"
+
+
+def test_the_latest_tool_progress_is_kept_until_the_next_response() -> None:
+    stream = StreamLines()
+    assert stream.feed(ToolProgress("call_1", "step 1 of 3", 1, 3)) == []
+    assert stream.feed(ToolProgress("call_1", "step 2 of 3", 2, 3)) == []
+    assert stream.progress == "step 2 of 3"
+    assert stream.partial == ""
+    stream.feed(ModelResponse("done"))
+    assert stream.progress == ""
 
 
 def test_a_response_ends_the_streamed_text_without_repeating_it() -> None:
