@@ -8,6 +8,8 @@ This module imports the SDK; import it only when a server is configured.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
@@ -31,6 +33,39 @@ RECONNECT_FIRST = 0.5
 
 RECONNECT_CAP = 30.0
 """The longest wait between two reconnection attempts (the wait doubles up to it)."""
+
+
+LOG_INTERVAL = 60.0
+"""Seconds during which the SDK's transport logs one line per cause at most."""
+
+
+class QuietSdkLog(logging.Filter):
+    """On the SDK's streamable-HTTP logger: each cause (a message up to its first colon) is
+    let through once per ``LOG_INTERVAL`` — a server that flaps does not print a line each
+    time — and without its traceback unless ``--debug`` is on (the ``host`` logger at
+    DEBUG)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: dict[str, float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Whether ``record`` goes out (its traceback dropped without ``--debug``)."""
+        cause = record.getMessage().split(":", 1)[0][:80]
+        now = time.monotonic()
+        if now - self._last.get(cause, -LOG_INTERVAL) < LOG_INTERVAL:
+            return False
+        if len(self._last) > 100:  # causes are few; a server inventing new ones is bounded
+            self._last.clear()
+        self._last[cause] = now
+        if not logging.getLogger("host").isEnabledFor(logging.DEBUG):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+_SDK_LOG = logging.getLogger("mcp.client.streamable_http")
+if not any(isinstance(f, QuietSdkLog) for f in _SDK_LOG.filters):
+    _SDK_LOG.addFilter(QuietSdkLog())
 
 
 class WatchedTransport(httpx2.AsyncBaseTransport):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -67,17 +66,9 @@ async def until(check, timeout: float = 20.0) -> None:
         await asyncio.sleep(0.02)
 
 
-async def run_turn(host, *script):
-    """Run one scripted turn; the tool messages of its session, in order."""
-    model = host.services.models.resolve("scripted")
-    model.script("user", *script)
-    agent = await host.services.agents.create(label="user")
-    agent.followup("go")
-    await agent.wait_idle()
-    return agent, [e.body for e in agent.session.events if getattr(e.body, "role", "") == "tool"]
-
-
-async def test_a_killed_stdio_server_stays_named_in_every_later_call(make_host, everything):
+async def test_a_killed_stdio_server_stays_named_in_every_later_call(
+    make_host, everything, tool_messages
+):
     host = make_host(PLUGIN, config=servers(everything=everything))
     connection = host.plugins.records["mcp.everything"].obj.connection
     os.kill(connection.pid, signal.SIGKILL)
@@ -86,74 +77,44 @@ async def test_a_killed_stdio_server_stays_named_in_every_later_call(make_host, 
     assert line.startswith('MCP server "everything" exited (signal 9)')
 
     echo = call("everything__echo", message="hi")
-    _, results = await run_turn(host, echo, echo, say("ok"))
+    _, results = await tool_messages(host, echo, echo, say("ok"))
 
     assert [(r.content, r.is_error) for r in results] == [(line, True), (line, True)]
     assert row(host, "mcp.everything")["state"] == "failed"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+async def test_a_restarted_http_server_goes_failed_then_active_with_its_tools(
+    make_host, port, listening, tool_messages
+):
+    command = [everything_command(), "streamableHttp"]
+    env = {**os.environ, "PORT": str(port)}
+    server = listening(command, port, env)
+    url = f"http://127.0.0.1:{port}/mcp"
+    host = make_host(PLUGIN, config=servers(web={"url": url}))
+    await tool_messages(host, call("web__echo", message="up"), say("ok"))  # the host loop known
+    tools = row(host, "mcp.web")["tools"]
+    assert "web__echo" in tools
+
+    server.terminate()
+    await until(lambda: row(host, "mcp.web")["state"] == "failed")
+    line = row(host, "mcp.web")["error"]
+    assert line.startswith(f'MCP server "web" ({url}) is unreachable: ')
+    started = time.monotonic()
+    _, [down] = await tool_messages(host, call("web__echo", message="down"), say("ok"))
+    assert (down.content, down.is_error) == (line, True)
+    assert time.monotonic() - started < 2  # at once, not after a timeout
+
+    server.wait()
+    listening(command, port, env)
+    await until(lambda: row(host, "mcp.web")["state"] == "active", timeout=40)
+    assert row(host, "mcp.web")["tools"] == tools
+    _, [back] = await tool_messages(host, call("web__echo", message="back"), say("ok"))
+    assert (back.content, back.is_error) == ("Echo: back", False)
 
 
-def serve_http(port: int) -> subprocess.Popen[bytes]:
-    """server-everything over streamable HTTP on ``port``, once it accepts connections."""
-    process = subprocess.Popen(
-        [everything_command(), "streamableHttp"],
-        env={**os.environ, "PORT": str(port)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return process
-        except OSError:
-            assert process.poll() is None and time.monotonic() < deadline, "server not up"
-            time.sleep(0.05)
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
-async def test_a_restarted_http_server_goes_failed_then_active_with_its_tools(make_host):
-    port = free_port()
-    server = serve_http(port)
-    try:
-        url = f"http://127.0.0.1:{port}/mcp"
-        host = make_host(PLUGIN, config=servers(web={"url": url}))
-        await run_turn(host, call("web__echo", message="up"), say("ok"))  # the host loop known
-        tools = row(host, "mcp.web")["tools"]
-        assert "web__echo" in tools
-
-        stop(server)
-        await until(lambda: row(host, "mcp.web")["state"] == "failed")
-        line = row(host, "mcp.web")["error"]
-        assert line.startswith(f'MCP server "web" ({url}) is unreachable: ')
-        started = time.monotonic()
-        _, [down] = await run_turn(host, call("web__echo", message="down"), say("ok"))
-        assert (down.content, down.is_error) == (line, True)
-        assert time.monotonic() - started < 2  # at once, not after a timeout
-
-        server = serve_http(port)
-        await until(lambda: row(host, "mcp.web")["state"] == "active", timeout=40)
-        assert row(host, "mcp.web")["tools"] == tools
-        _, [back] = await run_turn(host, call("web__echo", message="back"), say("ok"))
-        assert (back.content, back.is_error) == ("Echo: back", False)
-    finally:
-        stop(server)
-
-
-async def test_read_only_calls_of_one_step_run_together_in_call_order(make_host, everything):
+async def test_read_only_calls_of_one_step_run_together_in_call_order(
+    make_host, everything, tool_messages
+):
     host = make_host(PLUGIN, config=servers(everything=everything))
     slow = [
         tool_call("everything__trigger-long-running-operation", duration=2, steps=2)
@@ -162,7 +123,7 @@ async def test_read_only_calls_of_one_step_run_together_in_call_order(make_host,
     echo = tool_call("everything__echo", message="last")
     started = time.monotonic()
 
-    agent, results = await run_turn(host, calls(*slow, echo), say("ok"))
+    agent, results = await tool_messages(host, calls(*slow, echo), say("ok"))
 
     elapsed = time.monotonic() - started
     assert elapsed < 2 * 4  # four 2 s calls one after another would take 8 s
