@@ -69,13 +69,14 @@ class ServerPlugin:
         self._dormant = False
         try:
             self.connection.wait_ready(self.spec.startup_timeout + 5.0)
-            if self.connection.error is not None:  # down again since it came back
-                raise McpError(self.connection.error)
         except McpError as error:
             self._close()
             raise HostError("MCP_SERVER_FAILED", str(error)) from None
         self._register = register
         self._replace_tools(self.connection.tools)
+        down = self.connection.error
+        if down is not None:  # down again since it came back: failed once active, as before
+            self._on_host_loop(self._fail, down)
 
     @hookimpl
     def activate(self, scope: Scope, plugin: PluginHandle) -> None:
