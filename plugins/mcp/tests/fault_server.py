@@ -112,6 +112,13 @@ def _serve(args: argparse.Namespace) -> None:
         return "rested"
 
     @server.tool()
+    async def stray(count: int, ctx: Context) -> str:
+        """Send ``count`` progress notifications for a token no request gave, then answer."""
+        for index in range(count):
+            await ctx.session.send_progress_notification("nobody", index + 1, count, "stray")
+        return "strayed"
+
+    @server.tool()
     def big(chars: int) -> str:
         """Return ``chars`` characters of text: digits, a newline after every 99."""
         line = "0123456789" * 9 + "012345678\n"

@@ -513,3 +513,12 @@ def test_closing_the_loop_stops_its_servers_gracefully():
 def test_no_server_process_outlives_the_module(mcp_loop, fault):
     # Only the shared fault server may still run here; every other test closed its own.
     assert _children() <= {fault.pid}
+
+
+def test_reconnection_waits_double_from_half_a_second_up_to_thirty():
+    from agent_host_mcp.http import Backoff
+
+    backoff = Backoff()
+    assert [backoff.next() for _ in range(9)] == [0.5, 1, 2, 4, 8, 16, 30, 30, 30]
+    backoff.reset()
+    assert backoff.next() == 0.5

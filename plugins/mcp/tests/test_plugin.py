@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -381,3 +382,21 @@ async def test_progress_reaches_stream_listeners_at_a_bounded_rate_and_is_never_
     assert all(event.message.startswith("step ") for event in seen)
     assert len(seen) < 300  # coalesced: at most one every 0.1 s, never one per notification
     assert not any("step 1 of" in repr(event.body) for event in agent.session.events)
+
+
+async def test_progress_for_a_token_never_sent_is_dropped_quietly(make_host, caplog):
+    from host.tools import ToolProgress
+
+    host = make_host(PLUGIN, config=servers(fault=FAULT))
+    caplog.clear()  # the start's line about the tool with a bad schema
+    model = host.services.models.resolve("scripted")
+    model.script("user", call("fault__stray", count=500), say("ok"))
+    agent = await host.services.agents.create(label="user")
+    seen: list[ToolProgress] = []
+    agent.on_stream(lambda event: seen.append(event) if isinstance(event, ToolProgress) else None)
+    agent.followup("go")
+    await agent.wait_idle()
+
+    [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    assert (result.content, seen) == ("strayed", [])
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
