@@ -18,6 +18,7 @@ from host.agents import ScriptedModel, call, say
 from host.app import Host, HostSettings
 from host.plugins.discovery import from_object
 from host.plugins.selection import Selection
+from host.tools import ToolProgress
 
 BIN = Path(sys.executable).parent
 TIME = {"command": str(BIN / "mcp-server-time")}
@@ -362,21 +363,25 @@ async def test_with_no_limit_a_huge_result_arrives_whole(make_host):
     assert "[result cut" not in result.content
 
 
-async def test_progress_reaches_stream_listeners_at_a_bounded_rate_and_is_never_logged(
-    make_host,
-):
-    from host.tools import ToolProgress
-
-    host = make_host(PLUGIN, config=servers(fault=FAULT))
+async def progress_turn(host, tool: str, **arguments):
+    """One turn calling ``tool``, a stream listener on its agent: the agent, the tool message
+    the model saw, and the ``ToolProgress`` events the listener got."""
     model = host.services.models.resolve("scripted")
-    model.script("user", call("fault__flood", count=3000), say("ok"))
+    model.script("user", call(tool, **arguments), say("ok"))
     agent = await host.services.agents.create(label="user")
     seen: list[ToolProgress] = []
     agent.on_stream(lambda event: seen.append(event) if isinstance(event, ToolProgress) else None)
     agent.followup("go")
     await agent.wait_idle()
-
     [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    return agent, result, seen
+
+
+async def test_progress_reaches_stream_listeners_at_a_bounded_rate_and_is_never_logged(
+    make_host,
+):
+    host = make_host(PLUGIN, config=servers(fault=FAULT))
+    agent, result, seen = await progress_turn(host, "fault__flood", count=3000)
     assert result.content == "flooded"
     assert seen and all(event.tool_call_id == result.tool_call_id for event in seen)
     assert all(event.message.startswith("step ") for event in seen)
@@ -385,18 +390,8 @@ async def test_progress_reaches_stream_listeners_at_a_bounded_rate_and_is_never_
 
 
 async def test_progress_for_a_token_never_sent_is_dropped_quietly(make_host, caplog):
-    from host.tools import ToolProgress
-
     host = make_host(PLUGIN, config=servers(fault=FAULT))
     caplog.clear()  # the start's line about the tool with a bad schema
-    model = host.services.models.resolve("scripted")
-    model.script("user", call("fault__stray", count=500), say("ok"))
-    agent = await host.services.agents.create(label="user")
-    seen: list[ToolProgress] = []
-    agent.on_stream(lambda event: seen.append(event) if isinstance(event, ToolProgress) else None)
-    agent.followup("go")
-    await agent.wait_idle()
-
-    [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    _, result, seen = await progress_turn(host, "fault__stray", count=500)
     assert (result.content, seen) == ("strayed", [])
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
