@@ -20,9 +20,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import AsyncExitStack, suppress
-from typing import Any, Literal, Protocol
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -34,6 +34,7 @@ from agent_host_mcp.process import EofWatch
 from agent_host_mcp.session import (
     Call,
     CallOutcome,
+    ConnectionSpec,
     McpError,
     Progress,
     ToolInfo,
@@ -54,34 +55,6 @@ logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 DEFAULT_GRACE = 2.0
 """Seconds a server gets after its stdin closes, and again after SIGTERM, before SIGKILL."""
-
-
-class ConnectionSpec(Protocol):
-    """What a connection needs to know about its server (``config.ServerSpec`` provides it)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def transport(self) -> Literal["stdio", "http"]: ...
-    @property
-    def command(self) -> str | None: ...
-    @property
-    def args(self) -> tuple[str, ...]: ...
-    @property
-    def env(self) -> Mapping[str, str]: ...
-    @property
-    def cwd(self) -> str | None: ...
-    @property
-    def url(self) -> str | None: ...
-    @property
-    def headers(self) -> Mapping[str, str]: ...
-    @property
-    def startup_timeout(self) -> float: ...
-    @property
-    def call_timeout(self) -> float: ...
-    def as_written(self) -> ConnectionSpec:
-        """The definition as written in its file (``${VAR}`` unexpanded), for lines to show."""
-        ...
 
 
 class ServerConnection:

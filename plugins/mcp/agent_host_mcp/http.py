@@ -12,15 +12,12 @@ import logging
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
 
-from agent_host_mcp.session import McpError
-
-if TYPE_CHECKING:
-    from agent_host_mcp.connection import ConnectionSpec
+from agent_host_mcp.session import ConnectionSpec, McpError
 
 CONNECT_TIMEOUT = 30.0
 """Seconds to connect, write, or wait for a pooled connection (the SDK's default)."""

@@ -1,15 +1,15 @@
-"""The protocol session with one MCP server, whatever its transport: the tools as listed (every
-page), a tool call and its failures as one line each, and what a server's unreadable output
-or failing transport is called in those lines.
+"""The protocol session with one MCP server, whatever its transport: what it needs to know of
+its server, the tools as listed (every page), a tool call and its failures as one line each,
+and what a server's unreadable output or failing transport is called in those lines.
 
 This module imports the SDK; import it only when a server is configured.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
-from typing import Any
+from typing import Any, Literal, Protocol
 
 import attrs
 import mcp_types as types
@@ -33,6 +33,34 @@ class McpError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class ConnectionSpec(Protocol):
+    """What a connection needs to know about its server (``config.ServerSpec`` provides it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def transport(self) -> Literal["stdio", "http"]: ...
+    @property
+    def command(self) -> str | None: ...
+    @property
+    def args(self) -> tuple[str, ...]: ...
+    @property
+    def env(self) -> Mapping[str, str]: ...
+    @property
+    def cwd(self) -> str | None: ...
+    @property
+    def url(self) -> str | None: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def startup_timeout(self) -> float: ...
+    @property
+    def call_timeout(self) -> float: ...
+    def as_written(self) -> ConnectionSpec:
+        """The definition as written in its file (``${VAR}`` unexpanded), for lines to show."""
+        ...
 
 
 @attrs.frozen

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import signal
 from contextlib import AsyncExitStack, suppress
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from agent_host_mcp.process import StderrLines, sdk_process, signal_group, wait_exit
-from agent_host_mcp.session import McpError
-
-if TYPE_CHECKING:
-    from agent_host_mcp.connection import ConnectionSpec
+from agent_host_mcp.session import ConnectionSpec, McpError
 
 EXIT_WAIT = 2.0
 """How long a server whose output ended gets to exit before it counts as hung."""
