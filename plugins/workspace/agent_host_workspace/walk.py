@@ -1,0 +1,89 @@
+"""Walking a directory as ``rg`` does: ``.gitignore`` rules honoured, ``.git`` skipped.
+
+The order is ``rg --sort path``'s: each directory's entries by name, a directory's files
+listed where its name sorts. Hidden files are included; ``.git`` directories never are;
+symbolic links are not followed (nor listed), so a walk never leaves the root. The
+``.gitignore`` of every directory from the file system's root down to the one walked applies,
+the deeper ones first (git's rules: a later ``!pattern`` re-includes), read with ``pathspec``.
+A ``.gitignore`` that is not a regular file, or larger than ``MAX_IGNORE_BYTES``, is skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+from host.project_files import FileRefused, read_regular
+
+IGNORE_FILE = ".gitignore"
+MAX_IGNORE_BYTES = 1 << 20
+SKIPPED_DIRECTORY = ".git"
+
+Stop = Callable[[], bool]
+"""Whether to stop walking now (the call was interrupted)."""
+
+
+class Ignores:
+    """The ``.gitignore`` rules in effect in one directory: ``(base, spec)``, outermost first."""
+
+    def __init__(self, rules: tuple[tuple[Path, GitIgnoreSpec], ...] = ()) -> None:
+        self.rules = rules
+
+    @classmethod
+    def above(cls, directory: Path) -> Ignores:
+        """The rules of ``directory``'s ancestors (not its own)."""
+        ignores = cls()
+        for parent in reversed(directory.parents):
+            ignores = ignores.entering(parent)
+        return ignores
+
+    def entering(self, directory: Path) -> Ignores:
+        """These rules plus ``directory``'s own ``.gitignore``, if it has one."""
+        spec = _load(directory / IGNORE_FILE)
+        return Ignores((*self.rules, (directory, spec))) if spec is not None else self
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        """Whether the rules exclude ``path`` (the deepest rule that decides wins)."""
+        for base, spec in reversed(self.rules):
+            relative = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+            decided = spec.check_file(relative).include
+            if decided is not None:
+                return decided
+        return False
+
+
+def _load(path: Path) -> GitIgnoreSpec | None:
+    try:
+        data = read_regular(path, MAX_IGNORE_BYTES)
+    except FileRefused:
+        return None
+    if data is None:
+        return None
+    return GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
+
+
+def walk(start: Path, stop: Stop) -> Iterator[Path]:
+    """The files under the directory ``start`` that the rules leave, in ``rg``'s order."""
+    yield from _walk(start, Ignores.above(start).entering(start), stop)
+
+
+def _walk(directory: Path, ignores: Ignores, stop: Stop) -> Iterator[Path]:
+    try:
+        with os.scandir(directory) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+    except OSError:
+        return
+    for entry in entries:
+        if stop():
+            return
+        if entry.is_symlink():
+            continue
+        path = Path(entry.path)
+        if entry.is_dir():
+            if entry.name != SKIPPED_DIRECTORY and not ignores.ignored(path, True):
+                yield from _walk(path, ignores.entering(path), stop)
+        elif entry.is_file() and not ignores.ignored(path, False):
+            yield path
