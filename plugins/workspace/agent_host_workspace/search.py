@@ -4,7 +4,8 @@ Both give the same text: ``path:line:text`` for a matching line, ``path-line-tex
 context line, ``--`` between groups that are not adjacent (with context), files in ``rg
 --sort path`` order, paths relative to the root. Both walk as ``walk`` does (``.gitignore``
 honoured, hidden files searched, ``.git``, symbolic links, binary files — a NUL byte — and
-files larger than ``MAX_FILE_BYTES`` skipped); ``glob`` filters the files met while walking.
+files larger than ``MAX_FILE_BYTES`` skipped); ``glob`` chooses the files as ``rg --glob``
+does: a file matching it is searched even if ``.gitignore`` excludes it.
 The pattern is checked as a Python regular expression first (an invalid one is one error
 line); ``rg`` runs it with its own engine, which lacks look-around and back-references.
 """
@@ -17,10 +18,8 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from pathspec import GitIgnoreSpec
-
 from agent_host_workspace.paths import Refused, Root
-from agent_host_workspace.walk import Stop, walk
+from agent_host_workspace.walk import Select, Stop, walk
 from host.project_files import FileRefused, read_regular
 
 MAX_LINES = 250
@@ -53,14 +52,12 @@ def python_grep(
     root: Root, start: Path, regex: re.Pattern[str], glob: str | None, context: int, stop: Stop
 ) -> tuple[list[str], bool]:
     """The output lines (at most ``MAX_LINES``) and whether there were more, in Python."""
-    files: Iterable[Path] = [start] if start.is_file() else walk(start, stop)
-    spec = GitIgnoreSpec.from_lines([glob]) if glob and not start.is_file() else None
+    select = Select(glob, root.path) if glob else None
+    files: Iterable[Path] = [start] if start.is_file() else walk(start, stop, select)
     prefilter = "\\A" not in regex.pattern and "\\Z" not in regex.pattern
     out: list[str] = []
     for file in files:
         relative = root.relative(file)
-        if spec is not None and not spec.match_file(relative):
-            continue
         text = _text(file)
         if text is None or (prefilter and regex.search(text) is None):
             continue
@@ -92,7 +89,7 @@ def _file_lines(relative: str, lines: list[str], regex: re.Pattern[str], context
     last = -1
     for hit in (i for i, line in enumerate(lines) if regex.search(line)):
         low, high = max(0, hit - context), min(len(lines) - 1, hit + context)
-        if last >= 0 and low > last + 1:
+        if context and last >= 0 and low > last + 1:
             out.append("--")
         for i in range(max(low, last + 1), high + 1):
             mark = ":" if i == hit or regex.search(lines[i]) else "-"
@@ -113,6 +110,7 @@ async def rg_grep(
         rg, *arguments, "--regexp", pattern, "--", where if where != "." else "./",
         cwd=root.path, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        limit=2 * MAX_FILE_BYTES,  # a line of output: a whole file, at most, and its path
     )  # fmt: skip
     assert process.stdout is not None and process.stderr is not None
     out: list[str] = []
@@ -126,8 +124,9 @@ async def rg_grep(
                 return out[:MAX_LINES], True
         errors = await process.stderr.read()
         if await process.wait() == 2 and not out:
-            reason = errors.decode("utf-8", "replace").strip().splitlines() or ["failed"]
-            raise Refused(f"rg cannot run pattern {pattern!r}: {reason[-1]}")
+            lines = errors.decode("utf-8", "replace").strip().splitlines() or ["failed"]
+            reason = next((line for line in lines if line.startswith("error: ")), lines[-1])
+            raise Refused(f"rg cannot run pattern {pattern!r}: {reason.removeprefix('error: ')}")
         return out, False
     finally:
         if process.returncode is None:

@@ -65,12 +65,14 @@ def _load(path: Path) -> GitIgnoreSpec | None:
     return GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
 
 
-def walk(start: Path, stop: Stop) -> Iterator[Path]:
-    """The files under the directory ``start`` that the rules leave, in ``rg``'s order."""
-    yield from _walk(start, Ignores.above(start).entering(start), stop)
+def walk(start: Path, stop: Stop, select: Select | None = None) -> Iterator[Path]:
+    """The files under the directory ``start`` that the rules leave, in ``rg``'s order. With
+    ``select`` (``rg --glob``'s rule), a file is walked when it matches, whatever the
+    ``.gitignore`` rules say (the directories entered are still those the rules leave)."""
+    yield from _walk(start, Ignores.above(start).entering(start), stop, select)
 
 
-def _walk(directory: Path, ignores: Ignores, stop: Stop) -> Iterator[Path]:
+def _walk(directory: Path, ignores: Ignores, stop: Stop, select: Select | None) -> Iterator[Path]:
     try:
         with os.scandir(directory) as listing:
             entries = sorted(listing, key=lambda entry: entry.name)
@@ -84,6 +86,24 @@ def _walk(directory: Path, ignores: Ignores, stop: Stop) -> Iterator[Path]:
         path = Path(entry.path)
         if entry.is_dir():
             if entry.name != SKIPPED_DIRECTORY and not ignores.ignored(path, True):
-                yield from _walk(path, ignores.entering(path), stop)
-        elif entry.is_file() and not ignores.ignored(path, False):
+                yield from _walk(path, ignores.entering(path), stop, select)
+        elif entry.is_file() and _chosen(path, ignores, select):
             yield path
+
+
+def _chosen(file: Path, ignores: Ignores, select: Select | None) -> bool:
+    """Whether a file met while walking is listed: by ``select`` when given, else by the
+    ``.gitignore`` rules."""
+    return select.matches(file) if select is not None else not ignores.ignored(file, False)
+
+
+class Select:
+    """A ``.gitignore``-style glob over paths relative to ``base`` (``rg --glob``)."""
+
+    def __init__(self, glob: str, base: Path) -> None:
+        self.spec = GitIgnoreSpec.from_lines([glob])
+        self.base = base
+
+    def matches(self, path: Path) -> bool:
+        """Whether the file ``path`` matches the glob."""
+        return self.spec.match_file(path.relative_to(self.base).as_posix())
