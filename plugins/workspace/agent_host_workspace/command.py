@@ -22,6 +22,7 @@ MAX_TIMEOUT = 600
 SHOWN_BYTES = 30_000
 MAX_OUTPUT_BYTES = 1024 * 1024
 _CHUNK = 1 << 16
+_POLL_SECONDS = 0.02
 
 
 class Outcome:
@@ -36,11 +37,11 @@ class Outcome:
 
     def text(self, command: str) -> str:
         """The result text: the output, then how the command ended."""
-        output = self.head.decode("utf-8", "replace")
+        output = self.head.decode("utf-8", "replace").rstrip()
         if self.total > len(self.head):
             output += f"\n… (output cut: {self.total} bytes, the first {SHOWN_BYTES} shown)"
         ending = self.stopped or f"exit status {self.status}"
-        return f"{output.rstrip()}\n({ending})" if output.strip() else f"({ending})"
+        return f"{output}\n({ending})" if output else f"({ending})"
 
 
 def argv(command: str, shell: bool) -> list[str]:
@@ -78,7 +79,7 @@ async def run(root: Root, command: str, timeout: int, shell: bool) -> Outcome:
         outcome.stopped = f"timed out after {timeout} s; stopped"
     finally:
         _kill_group(process.pid)
-        outcome.status = await process.wait()
+        outcome.status = await _exit_status(process)
     return outcome
 
 
@@ -87,7 +88,7 @@ async def _collect(process: asyncio.subprocess.Process, outcome: Outcome) -> Non
     closes the output) or passes ``MAX_OUTPUT_BYTES``."""
     assert process.stdout is not None
     reader = asyncio.ensure_future(_read(process.stdout, outcome))
-    exited = asyncio.ensure_future(process.wait())
+    exited = asyncio.ensure_future(_exit_status(process))
     try:
         await asyncio.wait([reader, exited], return_when=asyncio.FIRST_COMPLETED)
         if exited.done():
@@ -100,6 +101,14 @@ async def _collect(process: asyncio.subprocess.Process, outcome: Outcome) -> Non
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+async def _exit_status(process: asyncio.subprocess.Process) -> int:
+    """The exit status once the process has exited, whoever still holds its output open
+    (``Process.wait`` waits for the output to close too, before Python 3.12)."""
+    while process.returncode is None:
+        await asyncio.sleep(_POLL_SECONDS)
+    return process.returncode
 
 
 async def _read(stream: asyncio.StreamReader, outcome: Outcome) -> None:

@@ -69,12 +69,15 @@ class WorkspaceHarness(HostHarness):
 @pytest.fixture
 def workspace(tree: Tree, make_harness: MakeHarness):
     """Make a harness with the workspace plugin over ``tree`` (``grep`` by ``engine``: ``rg``
-    or ``python``), the delegation plugin with it when ``delegation``."""
+    or ``python``), the delegation plugin with it when ``delegation``, and ``others``."""
 
     def make(
-        engine: str = "python", delegation: bool = False, **keys: object
+        engine: str = "python",
+        delegation: bool = False,
+        others: tuple[tuple[str, object], ...] = (),
+        **keys: object,
     ) -> WorkspaceHarness:
-        plugins = [PLUGIN, *([("subagent", agent_host_subagent)] if delegation else [])]
+        plugins = [PLUGIN, *([("subagent", agent_host_subagent)] if delegation else []), *others]
         settings = {"root": str(tree.root), "ripgrep": engine == "rg", **keys}
         made = make_harness(
             *plugins, cls=WorkspaceHarness, config={"plugins": {"workspace": settings}}
