@@ -24,6 +24,7 @@ class Root:
 
     def __init__(self, directory: Path) -> None:
         self.path = Path(os.path.realpath(directory))
+        self.prefix = os.path.join(self.path, "")
 
     def resolve(self, given: str) -> Path:
         """The real path ``given`` names inside the root (it need not exist yet);
@@ -46,9 +47,11 @@ class Root:
             )
         return real
 
-    def relative(self, path: Path) -> str:
-        """``path`` (inside the root) as the tools show it: relative, ``.`` for the root."""
-        return path.relative_to(self.path).as_posix() if path != self.path else "."
+    def relative(self, path: Path | str) -> str:
+        """``path`` (a real path inside the root) as the tools show it: relative to the root,
+        ``.`` for the root itself."""
+        text = os.fspath(path)
+        return text[len(self.prefix) :] if text.startswith(self.prefix) else "."
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -80,7 +80,7 @@ def list_matching(root: Root, glob: str, path: str | None, stop: Stop) -> str:
         raise Refused(f"{path}: is not a directory")
     pattern = GitIgnoreSpec.from_lines([glob])
     found: list[tuple[float, str]] = []
-    for file in walk(start, stop):
+    for file in walk(str(start), stop):
         relative = root.relative(file)
         if not pattern.match_file(relative):
             continue
@@ -89,7 +89,7 @@ def list_matching(root: Root, glob: str, path: str | None, stop: Stop) -> str:
                 f"more than {MAX_MATCHES} files match {glob!r}; narrow the glob or the path"
             )
         try:
-            found.append((-file.stat().st_mtime, relative))
+            found.append((-os.stat(file).st_mtime, relative))
         except OSError:
             continue  # gone since it was listed
     if not found:

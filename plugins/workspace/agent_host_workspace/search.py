@@ -52,8 +52,8 @@ def python_grep(
     root: Root, start: Path, regex: re.Pattern[str], glob: str | None, context: int, stop: Stop
 ) -> tuple[list[str], bool]:
     """The output lines (at most ``MAX_LINES``) and whether there were more, in Python."""
-    select = Select(glob, root.path) if glob else None
-    files: Iterable[Path] = [start] if start.is_file() else walk(start, stop, select)
+    select = Select(glob, str(root.path)) if glob else None
+    files: Iterable[str] = [str(start)] if start.is_file() else walk(str(start), stop, select)
     prefilter = "\\A" not in regex.pattern and "\\Z" not in regex.pattern
     out: list[str] = []
     for file in files:
@@ -73,7 +73,7 @@ def python_grep(
     return out, False
 
 
-def _text(file: Path) -> str | None:
+def _text(file: str) -> str | None:
     """The file's text, or None when it is not searched (binary, too large, unreadable)."""
     try:
         data = read_regular(file, MAX_FILE_BYTES)

@@ -6,6 +6,7 @@ symbolic links are not followed (nor listed), so a walk never leaves the root. T
 ``.gitignore`` of every directory from the file system's root down to the one walked applies,
 the deeper ones first (git's rules: a later ``!pattern`` re-includes), read with ``pathspec``.
 A ``.gitignore`` that is not a regular file, or larger than ``MAX_IGNORE_BYTES``, is skipped.
+Paths are plain strings here (``pathlib`` would cost more than the search, per file).
 """
 
 from __future__ import annotations
@@ -27,35 +28,38 @@ Stop = Callable[[], bool]
 
 
 class Ignores:
-    """The ``.gitignore`` rules in effect in one directory: ``(base, spec)``, outermost first."""
+    """The ``.gitignore`` rules in effect in one directory: ``(base + "/", spec)``, outermost
+    first."""
 
-    def __init__(self, rules: tuple[tuple[Path, GitIgnoreSpec], ...] = ()) -> None:
+    def __init__(self, rules: tuple[tuple[str, GitIgnoreSpec], ...] = ()) -> None:
         self.rules = rules
 
     @classmethod
-    def above(cls, directory: Path) -> Ignores:
+    def above(cls, directory: str) -> Ignores:
         """The rules of ``directory``'s ancestors (not its own)."""
         ignores = cls()
-        for parent in reversed(directory.parents):
-            ignores = ignores.entering(parent)
+        for parent in reversed(Path(directory).parents):
+            ignores = ignores.entering(str(parent))
         return ignores
 
-    def entering(self, directory: Path) -> Ignores:
+    def entering(self, directory: str) -> Ignores:
         """These rules plus ``directory``'s own ``.gitignore``, if it has one."""
-        spec = _load(directory / IGNORE_FILE)
-        return Ignores((*self.rules, (directory, spec))) if spec is not None else self
+        spec = _load(os.path.join(directory, IGNORE_FILE))
+        if spec is None:
+            return self
+        return Ignores((*self.rules, (os.path.join(directory, ""), spec)))
 
-    def ignored(self, path: Path, is_dir: bool) -> bool:
+    def ignored(self, path: str, is_dir: bool) -> bool:
         """Whether the rules exclude ``path`` (the deepest rule that decides wins)."""
         for base, spec in reversed(self.rules):
-            relative = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+            relative = path[len(base) :] + ("/" if is_dir else "")
             decided = spec.check_file(relative).include
             if decided is not None:
                 return decided
         return False
 
 
-def _load(path: Path) -> GitIgnoreSpec | None:
+def _load(path: str) -> GitIgnoreSpec | None:
     try:
         data = read_regular(path, MAX_IGNORE_BYTES)
     except FileRefused:
@@ -65,14 +69,27 @@ def _load(path: Path) -> GitIgnoreSpec | None:
     return GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
 
 
-def walk(start: Path, stop: Stop, select: Select | None = None) -> Iterator[Path]:
+class Select:
+    """A ``.gitignore``-style glob over paths relative to the directory ``base``
+    (``rg --glob``)."""
+
+    def __init__(self, glob: str, base: str) -> None:
+        self.spec = GitIgnoreSpec.from_lines([glob])
+        self.prefix = os.path.join(base, "")
+
+    def matches(self, path: str) -> bool:
+        """Whether the file ``path`` (under ``base``) matches the glob."""
+        return self.spec.match_file(path[len(self.prefix) :])
+
+
+def walk(start: str, stop: Stop, select: Select | None = None) -> Iterator[str]:
     """The files under the directory ``start`` that the rules leave, in ``rg``'s order. With
     ``select`` (``rg --glob``'s rule), a file is walked when it matches, whatever the
     ``.gitignore`` rules say (the directories entered are still those the rules leave)."""
     yield from _walk(start, Ignores.above(start).entering(start), stop, select)
 
 
-def _walk(directory: Path, ignores: Ignores, stop: Stop, select: Select | None) -> Iterator[Path]:
+def _walk(directory: str, ignores: Ignores, stop: Stop, select: Select | None) -> Iterator[str]:
     try:
         with os.scandir(directory) as listing:
             entries = sorted(listing, key=lambda entry: entry.name)
@@ -83,7 +100,7 @@ def _walk(directory: Path, ignores: Ignores, stop: Stop, select: Select | None) 
             return
         if entry.is_symlink():
             continue
-        path = Path(entry.path)
+        path = entry.path
         if entry.is_dir():
             if entry.name != SKIPPED_DIRECTORY and not ignores.ignored(path, True):
                 yield from _walk(path, ignores.entering(path), stop, select)
@@ -91,19 +108,7 @@ def _walk(directory: Path, ignores: Ignores, stop: Stop, select: Select | None) 
             yield path
 
 
-def _chosen(file: Path, ignores: Ignores, select: Select | None) -> bool:
+def _chosen(file: str, ignores: Ignores, select: Select | None) -> bool:
     """Whether a file met while walking is listed: by ``select`` when given, else by the
     ``.gitignore`` rules."""
     return select.matches(file) if select is not None else not ignores.ignored(file, False)
-
-
-class Select:
-    """A ``.gitignore``-style glob over paths relative to ``base`` (``rg --glob``)."""
-
-    def __init__(self, glob: str, base: Path) -> None:
-        self.spec = GitIgnoreSpec.from_lines([glob])
-        self.base = base
-
-    def matches(self, path: Path) -> bool:
-        """Whether the file ``path`` matches the glob."""
-        return self.spec.match_file(path.relative_to(self.base).as_posix())

@@ -86,8 +86,9 @@ async def test_an_interrupted_command_leaves_no_process(tree, workspace):
     h.model.script("root", call("run_command", command=script, shell=True))
     root = await h.root("root")
     root.followup("run it")
-    await until(lambda: (tree.root / "sh.pid").exists() and (tree.root / "bg.pid").exists())
-    pids = [int((tree.root / name).read_text()) for name in ("sh.pid", "bg.pid")]
+    files = [tree.root / "sh.pid", tree.root / "bg.pid"]
+    await until(lambda: all(f.exists() and f.read_text().endswith("\n") for f in files))
+    pids = [int(file.read_text()) for file in files]
     assert all(alive(pid) for pid in pids)
     root.interrupt()
     await root.wait_idle()
