@@ -10,10 +10,8 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
-from pathspec import GitIgnoreSpec
-
 from agent_host_workspace.paths import Refused, Root
-from agent_host_workspace.walk import Stop, walk
+from agent_host_workspace.walk import Stop, compile_glob, walk
 from host.project_files import FileRefused, open_regular
 
 DEFAULT_LINES = 2000
@@ -75,10 +73,10 @@ def list_matching(root: Root, glob: str, path: str | None, stop: Stop) -> str:
     """The files under ``path`` (default: the root) whose path relative to the root matches
     ``glob`` (a ``.gitignore``-style pattern), newest first, at most ``MAX_LISTED`` shown;
     ``Refused`` when more than ``MAX_MATCHES`` match."""
+    pattern = compile_glob(glob)
     start = root.resolve(path or ".")
     if not start.is_dir():
         raise Refused(f"{path}: is not a directory")
-    pattern = GitIgnoreSpec.from_lines([glob])
     found: list[tuple[float, str]] = []
     for file in walk(str(start), stop):
         relative = root.relative(file)

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from agent_host_workspace.paths import Refused, Root
-from agent_host_workspace.walk import Select, Stop, walk
+from agent_host_workspace.walk import Select, Stop, compile_glob, walk
 from host.project_files import FileRefused, read_regular
 
 MAX_LINES = 250
@@ -141,6 +141,8 @@ async def grep(
     ``MAX_LINES`` lines of at most ``MAX_LINE_CHARS`` characters."""
     regex = compile_pattern(pattern)
     check_context(context)
+    if glob is not None:
+        compile_glob(glob)
     start = root.resolve(path or ".")
     if not start.exists():
         raise Refused(f"{path}: no such file or directory")

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
+from agent_host_workspace.paths import Refused
+from host.profiles.model import shown
 from host.project_files import FileRefused, read_regular
 
 IGNORE_FILE = ".gitignore"
@@ -69,12 +71,28 @@ def _load(path: str) -> GitIgnoreSpec | None:
     return GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
 
 
+def compile_glob(glob: str) -> GitIgnoreSpec:
+    """``glob`` as a ``.gitignore``-style pattern; ``Refused`` saying why when it is not one
+    (``rg`` refuses the same globs, so both engines of ``grep`` agree)."""
+    problem = None
+    if not glob or "\x00" in glob:
+        problem = "empty" if not glob else "contains a NUL character"
+    elif glob.rfind("[") > glob.rfind("]"):
+        problem = "unclosed character class; missing ']'"
+    else:
+        try:
+            return GitIgnoreSpec.from_lines([glob])
+        except ValueError as error:
+            problem = str(error)
+    raise Refused(f"invalid glob '{shown(glob)}': {problem}")
+
+
 class Select:
     """A ``.gitignore``-style glob over paths relative to the directory ``base``
     (``rg --glob``)."""
 
     def __init__(self, glob: str, base: str) -> None:
-        self.spec = GitIgnoreSpec.from_lines([glob])
+        self.spec = compile_glob(glob)
         self.prefix = os.path.join(base, "")
 
     def matches(self, path: str) -> bool:

@@ -87,6 +87,8 @@ async def test_bad_input_is_one_error_line(tree, workspace):
             ({"pattern": "x", "path": "nowhere"}, "nowhere: no such file or directory"),
             ({"pattern": "x", "path": "a\x00b"}, 'path "a\\x00b": contains a NUL character'),
             ({"pattern": "x", "context": 11}, "context must be between 0 and 10 lines"),
+            ({"pattern": "x", "glob": "src/[ab"}, "invalid glob 'src/[ab': unclosed character class; missing ']'"),
+            ({"pattern": "x", "glob": "!"}, "invalid glob '!': Invalid git pattern: '!'"),
         ]:
             result = await h.call("grep", args)
             assert (result.text, result.is_error) == (error, True), engine

@@ -134,3 +134,14 @@ async def test_list_files_refuses_paths_out_of_the_root(tree, workspace):
     assert result.text == 'path "escape": leads outside the workspace root through a symbolic link'
     file = await h.call("list_files", {"glob": "*", "path": "big.txt"})
     assert file.text == "big.txt: is not a directory"
+
+
+async def test_list_files_refuses_a_glob_that_is_not_one(tree, workspace):
+    h = workspace()
+    for glob, error in [
+        ("", "invalid glob '': empty"),
+        ("a\x00b", "invalid glob 'a\\x00b': contains a NUL character"),
+        ("[abc", "invalid glob '[abc': unclosed character class; missing ']'"),
+    ]:
+        result = await h.call("list_files", {"glob": glob})
+        assert (result.text, result.is_error) == (error, True)
