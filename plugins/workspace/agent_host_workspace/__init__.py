@@ -29,10 +29,6 @@ from host.tools import Tool, ToolResult, tool
 if TYPE_CHECKING:
     from host.api import RegisterTool, ServiceContext
 
-READ_TOOLS = ("read_file", "list_files", "grep")
-"""The tools that only read: what the built-in ``Explore`` profile gives its children."""
-
-
 @attrs.frozen
 class Config:
     """``[plugins.workspace]``: the root (None: the project directory; a relative path is
