@@ -12,7 +12,7 @@ lists the tools, their limits and their texts.
 from __future__ import annotations
 
 import asyncio
-import shutil
+import functools
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,13 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from agent_host_workspace import command as commands
-from agent_host_workspace import reading, search, writing
-from agent_host_workspace.paths import Refused, Root
+from agent_host_workspace.base import DEFAULT_LINES, DEFAULT_TIMEOUT, Refused
 from host import hookimpl
 from host.tools import Tool, ToolResult, tool
 
 if TYPE_CHECKING:
+    from agent_host_workspace.paths import Root
     from host.api import RegisterTool, ServiceContext
 
 @attrs.frozen
@@ -38,10 +37,19 @@ class Config:
     ripgrep: bool = True
 
 
-def workspace_root(config: Config, ctx: ServiceContext) -> Root:
-    """The root the tools work under, as configured."""
+def root_directory(config: Config, ctx: ServiceContext) -> Path:
+    """The directory the tools work under, as configured."""
     project = ctx.settings.project_dir or Path.cwd()
-    return Root(project / config.root if config.root is not None else project)
+    return project / config.root if config.root is not None else project
+
+
+@functools.cache
+def _root(directory: Path) -> Root:
+    """The root over ``directory``, made at the first call (with the modules doing the work:
+    listing plugins at start-up loads none of them)."""
+    from agent_host_workspace.paths import Root
+
+    return Root(directory)
 
 
 async def _answer(work: Callable[[], Awaitable[str]]) -> ToolResult:
@@ -52,13 +60,11 @@ async def _answer(work: Callable[[], Awaitable[str]]) -> ToolResult:
         return ToolResult.error(str(refused))
 
 
-def read_tools(root: Root, config: Config) -> list[Tool]:
-    """``read_file``, ``list_files`` and ``grep`` over ``root``."""
+def read_tools(directory: Path, config: Config) -> list[Tool]:
+    """``read_file``, ``list_files`` and ``grep`` over ``directory``."""
 
     @tool(concurrency_safe=True)
-    async def read_file(
-        path: str, offset: int = 1, limit: int = reading.DEFAULT_LINES
-    ) -> ToolResult:
+    async def read_file(path: str, offset: int = 1, limit: int = DEFAULT_LINES) -> ToolResult:
         """Read a text file of the workspace, its lines numbered (as cat -n numbers them). At
         most 2000 lines and 256 KiB at a time; read on with offset. Binary files are refused.
 
@@ -67,7 +73,9 @@ def read_tools(root: Root, config: Config) -> list[Tool]:
             offset: The first line to read (1 = the first line of the file).
             limit: How many lines to read.
         """
-        return await _answer(lambda: _thread(reading.read_lines, root, path, offset, limit))
+        from agent_host_workspace.reading import read_lines
+
+        return await _answer(lambda: _thread(read_lines, _root(directory), path, offset, limit))
 
     @tool(concurrency_safe=True)
     async def list_files(glob: str, path: str | None = None) -> ToolResult:
@@ -79,7 +87,9 @@ def read_tools(root: Root, config: Config) -> list[Tool]:
             glob: The pattern the file paths (relative to the root) must match.
             path: The directory to list under (default: the workspace root).
         """
-        return await _answer(lambda: _stoppable(reading.list_matching, root, glob, path))
+        from agent_host_workspace.reading import list_matching
+
+        return await _answer(lambda: _stoppable(list_matching, _root(directory), glob, path))
 
     @tool(concurrency_safe=True)
     async def grep(
@@ -95,14 +105,20 @@ def read_tools(root: Root, config: Config) -> list[Tool]:
             glob: Only files whose path matches this .gitignore-style glob (e.g. "*.py").
             context: Lines of context to show around each match (0 to 10).
         """
+        import shutil
+
+        from agent_host_workspace import search
+
         rg = shutil.which("rg") if config.ripgrep else None
+        root = _root(directory)
         return await _answer(lambda: search.grep(root, rg, pattern, path, glob, context))
 
     return [read_file, list_files, grep]
 
 
-def change_tools(root: Root) -> list[Tool]:
-    """``write_file``, ``edit_file`` and ``run_command`` over ``root``: each asks first."""
+def change_tools(directory: Path) -> list[Tool]:
+    """``write_file``, ``edit_file`` and ``run_command`` over ``directory``: each asks
+    first."""
 
     @tool(needs_approval=True)
     async def write_file(path: str, content: str) -> ToolResult:
@@ -113,7 +129,9 @@ def change_tools(root: Root) -> list[Tool]:
             path: The file, relative to the workspace root.
             content: The complete new content.
         """
-        return await _answer(lambda: _thread(writing.write_text, root, path, content))
+        from agent_host_workspace.writing import write_text
+
+        return await _answer(lambda: _thread(write_text, _root(directory), path, content))
 
     @tool(needs_approval=True)
     async def edit_file(path: str, old: str, new: str, replace_all: bool = False) -> ToolResult:
@@ -126,13 +144,14 @@ def change_tools(root: Root) -> list[Tool]:
             new: The text to put in its place.
             replace_all: Replace every occurrence of old.
         """
-        return await _answer(
-            lambda: _thread(writing.edit_text, root, path, old, new, replace_all)
-        )
+        from agent_host_workspace.writing import edit_text
+
+        root = _root(directory)
+        return await _answer(lambda: _thread(edit_text, root, path, old, new, replace_all))
 
     @tool(needs_approval=True)
     async def run_command(
-        command: str, timeout: int = commands.DEFAULT_TIMEOUT, shell: bool = False
+        command: str, timeout: int = DEFAULT_TIMEOUT, shell: bool = False
     ) -> ToolResult:
         """Run a command in the workspace root and return its output (standard output and
         error, at most 30000 bytes shown) and exit status. It runs without a shell unless
@@ -143,12 +162,14 @@ def change_tools(root: Root) -> list[Tool]:
             timeout: Seconds before it is stopped (1 to 600).
             shell: Run it with /bin/sh -c (pipes, redirections, variables).
         """
-        return await _run(root, command, timeout, shell)
+        return await _run(_root(directory), command, timeout, shell)
 
     return [write_file, edit_file, run_command]
 
 
 async def _run(root: Root, line: str, timeout: int, shell: bool) -> ToolResult:
+    from agent_host_workspace import command as commands
+
     try:
         outcome = await commands.run(root, line, timeout, shell)
     except Refused as refused:
@@ -173,8 +194,8 @@ async def _stoppable(function: Callable[..., str], *args: Any) -> str:
 
 @hookimpl
 def register_tools(register: RegisterTool, ctx: ServiceContext, config: Config) -> None:
-    """Offer the six workspace tools to every agent."""
-    root = workspace_root(config, ctx)
-    for made in (*read_tools(root, config), *change_tools(root)):
+    """Offer the six workspace tools to every agent (the root is resolved at the first
+    call)."""
+    directory = root_directory(config, ctx)
+    for made in (*read_tools(directory, config), *change_tools(directory)):
         register(made)
-

@@ -15,9 +15,9 @@ import os
 import shlex
 import signal
 
-from agent_host_workspace.paths import Refused, Root
+from agent_host_workspace.base import Refused
+from agent_host_workspace.paths import Root
 
-DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
 SHOWN_BYTES = 30_000
 MAX_OUTPUT_BYTES = 1024 * 1024

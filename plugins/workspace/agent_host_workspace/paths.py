@@ -12,11 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agent_host_workspace.base import Refused
 from host.profiles.model import shown
-
-
-class Refused(Exception):
-    """A path a tool will not touch; ``str()`` is the one line the model is given."""
 
 
 class Root:

@@ -10,11 +10,11 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
-from agent_host_workspace.paths import Refused, Root
+from agent_host_workspace.base import Refused
+from agent_host_workspace.paths import Root
 from agent_host_workspace.walk import Stop, compile_glob, walk
 from host.project_files import FileRefused, open_regular
 
-DEFAULT_LINES = 2000
 MAX_LINE_CHARS = 2000
 MAX_READ_BYTES = 256 * 1024
 BINARY_PROBE_BYTES = 8192

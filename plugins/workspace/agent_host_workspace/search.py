@@ -18,7 +18,8 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from agent_host_workspace.paths import Refused, Root
+from agent_host_workspace.base import Refused
+from agent_host_workspace.paths import Root
 from agent_host_workspace.walk import Select, Stop, compile_glob, walk
 from host.project_files import FileRefused, read_regular
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from agent_host_workspace.paths import Refused
+from agent_host_workspace.base import Refused
 from host.profiles.model import shown
 from host.project_files import FileRefused, read_regular
 

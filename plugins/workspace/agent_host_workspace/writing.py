@@ -11,7 +11,8 @@ import os
 import stat
 from pathlib import Path
 
-from agent_host_workspace.paths import Refused, Root
+from agent_host_workspace.base import Refused
+from agent_host_workspace.paths import Root
 from host.atomic import replace_file
 from host.project_files import FileRefused, read_regular
 
