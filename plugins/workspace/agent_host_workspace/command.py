@@ -23,6 +23,7 @@ SHOWN_BYTES = 30_000
 MAX_OUTPUT_BYTES = 1024 * 1024
 _CHUNK = 1 << 16
 _POLL_SECONDS = 0.02
+_CLOSE_SECONDS = 5
 
 
 class Outcome:
@@ -80,7 +81,19 @@ async def run(root: Root, command: str, timeout: int, shell: bool) -> Outcome:
     finally:
         _kill_group(process.pid)
         outcome.status = await _exit_status(process)
+        await _close(process)
     return outcome
+
+
+async def _close(process: asyncio.subprocess.Process) -> None:
+    """Read what is left of the output (its writers are dead), so that the pipe closes and
+    the process is reaped before the call returns."""
+    assert process.stdout is not None
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(_CLOSE_SECONDS):
+            while await process.stdout.read(_CHUNK):
+                pass
+            await process.wait()
 
 
 async def _collect(process: asyncio.subprocess.Process, outcome: Outcome) -> None:

@@ -25,9 +25,9 @@ class Tree:
     outside: Path
 
 
-def make_tree(base: Path) -> Tree:
-    """A workspace with a nested ``.gitignore``, a binary file, a 50 MB file, links leading
-    out of the root, a FIFO, and a secret file outside it."""
+def make_tree(base: Path, big: Path) -> Tree:
+    """A workspace with a nested ``.gitignore``, a binary file, a 50 MB file (a hard link to
+    ``big``), links leading out of the root, a FIFO, and a secret file outside it."""
     root, outside = base / "root", base / "outside"
     (root / "src" / "gen").mkdir(parents=True)
     (root / "build").mkdir()
@@ -42,9 +42,7 @@ def make_tree(base: Path) -> Tree:
     (root / "build" / "app.bin").write_text("needle built\n")
     (root / "debug.log").write_text("needle ignored\n")
     (root / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00needle\x00")
-    with (root / "big.txt").open("wb") as big:
-        line = b"x" * 99 + b"\n"
-        big.write(line * (BIG_BYTES // len(line)))
+    os.link(big, root / "big.txt")
     (root / "escape").symlink_to(outside)
     (root / "secret-link.txt").symlink_to(outside / "secret.txt")
     (root / "inside-link.txt").symlink_to("src/notes.txt")
@@ -52,10 +50,19 @@ def make_tree(base: Path) -> Tree:
     return Tree(root, outside)
 
 
+@pytest.fixture(scope="session")
+def big_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """50 MB of 100-character lines, written once for every tree of the session."""
+    path = tmp_path_factory.mktemp("big") / "big.txt"
+    line = b"x" * 99 + b"\n"
+    path.write_bytes(line * (BIG_BYTES // len(line)))
+    return path
+
+
 @pytest.fixture
-def tree(tmp_path: Path) -> Tree:
+def tree(tmp_path: Path, big_file: Path) -> Tree:
     """A fresh workspace tree (``make_tree``)."""
-    return make_tree(tmp_path / "tree")
+    return make_tree(tmp_path / "tree", big_file)
 
 
 class WorkspaceHarness(HostHarness):
