@@ -49,6 +49,19 @@ def parse(content: str, offered: Collection[str]) -> list[tuple[str, dict[str, A
     return _calls(text, offered)
 
 
+def leading_call(content: str, offered: Collection[str]) -> tuple[str, dict[str, Any]] | None:
+    """The call of a tool in ``offered`` that ``content`` opens with as a bare JSON object,
+    whatever follows it (a small model restating its call before going on); else None."""
+    text = content.lstrip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value, _ = json.JSONDecoder(strict=False).raw_decode(text)
+    except (ValueError, RecursionError):
+        return None
+    return _call(value, offered)
+
+
 def _tagged_blocks(text: str) -> list[str] | None:
     """The bodies of consecutive ``<tool_call>`` blocks making up all of ``text``."""
     blocks, at = [], 0

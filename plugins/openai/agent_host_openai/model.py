@@ -149,9 +149,10 @@ class OpenAIModel:
         if not self.text_tool_calls:
             return response, None
         answer = calls_from_text(response, request)
-        again = asked_again(request, answer) if answer is not response else None
+        again = None if response.tool_calls else asked_again(request, answer)
         if again is not None:
-            names = ", ".join(dict.fromkeys(call.name for call in answer.tool_calls))
+            repeat = next(m for m in reversed(again.messages) if m.role == "assistant")
+            names = ", ".join(dict.fromkeys(call.name for call in repeat.tool_calls))
             log.warning(
                 "the model repeated its call of %s instead of answering; asked again "
                 "without tools",

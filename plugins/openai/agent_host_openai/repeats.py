@@ -4,7 +4,9 @@ Seen with Qwen2.5-Coder 0.5B on ``llama-server --jinja`` (calls written as text)
 tool's result it writes the same call again, whatever the prompt says, and an agent calls the
 tool until ``max_steps``. Asked once more with the repeated call's result restated and no tools
 offered, it answers with text. ``asked_again`` builds that request; the model plugin uses it
-only for calls it read from text (``text_tool_calls = "json"``). Pure functions, no I/O.
+only for answers written as text (``text_tool_calls = "json"``): calls it read from text, or
+text that opens with a call just answered (``{"name": "add", …} {"response": 42}``). Pure
+functions, no I/O.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import json
 
 import attrs
 
+from agent_host_openai.convert import new_call_id
+from host.agents import text_calls
 from host.agents.models import ModelRequest, ModelResponse
 from host.sessions.model import MessageEvent, ToolCall
 
@@ -25,22 +29,28 @@ result>`` or ``failed: <the error>``)."""
 
 
 def asked_again(request: ModelRequest, response: ModelResponse) -> ModelRequest | None:
-    """The request to make instead of running ``response``'s calls, when each of them repeats
-    — same tool, same arguments — a call of the last assistant message of ``request`` answered
-    by a result after it: the repeated calls with ``NOTE`` as their results, and no tools
-    offered. None when ``response`` is anything else."""
+    """The request to make instead of ``response``, when each of its calls — or the call its
+    text opens with — repeats (same tool, same arguments) a call of the last assistant message
+    of ``request`` answered by a result after it: the repeated calls with ``NOTE`` as their
+    results, and no tools offered. None when ``response`` is anything else."""
     answered = _answered_calls(request.messages)
-    if answered is None or not response.tool_calls:
+    calls = response.tool_calls or _opening_call(response.text, request)
+    if answered is None or not calls:
         return None
     results = {_same(call): result for call, result in answered}
-    if any(_same(call) not in results for call in response.tool_calls):
+    if any(_same(call) not in results for call in calls):
         return None
     notes = tuple(
         MessageEvent(role="tool", content=_note(call, results[_same(call)]), tool_call_id=call.id)
-        for call in response.tool_calls
+        for call in calls
     )
-    repeat = MessageEvent(role="assistant", content="", tool_calls=response.tool_calls)
+    repeat = MessageEvent(role="assistant", content="", tool_calls=calls)
     return attrs.evolve(request, messages=(*request.messages, repeat, *notes), tools=())
+
+
+def _opening_call(text: str, request: ModelRequest) -> tuple[ToolCall, ...]:
+    found = text_calls.leading_call(text, {spec.name for spec in request.tools})
+    return (ToolCall(new_call_id(), *found),) if found else ()
 
 
 def _answered_calls(

@@ -275,11 +275,15 @@ def note(result: str) -> str:
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-@pytest.mark.parametrize("wrap", ["bare", "lines"])
+@pytest.mark.parametrize("wrap", ["bare", "lines", "restated"])
 async def test_a_repeated_call_is_not_run_again_and_the_model_is_asked_for_text(
     make_host, server, caplog, stream, wrap
 ):
-    again = text_call(COUNT * 2, wrap) if wrap == "lines" else text_call(COUNT)
+    again = {
+        "bare": text_call(COUNT),
+        "lines": text_call(COUNT * 2, "lines"),
+        "restated": text_call(COUNT) + ' {"response": "3 words"}',
+    }[wrap]
     replies = [text_call(COUNT), again, "It has 3 words."]
     server.reply(*[Stream(stream_chunks(r)) if stream else completion(r) for r in replies])
     with caplog.at_level(logging.WARNING):

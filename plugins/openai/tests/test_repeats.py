@@ -3,6 +3,9 @@ instead."""
 
 from __future__ import annotations
 
+import json
+
+import attrs
 import pytest
 from agent_host_openai.repeats import NOTE, asked_again
 
@@ -71,3 +74,31 @@ def test_anything_else_is_no_repeat(req):
 
 def test_a_different_call_is_no_repeat():
     assert asked_again(answered(("c1", "5")), repeat({"a": 3})) is None
+
+
+def test_text_opening_with_the_call_just_answered_is_a_repeat():
+    text = json.dumps({"name": "add", "arguments": CALL.arguments}) + ' {"response": 5}'
+    again = asked_again(answered(("c1", "5")), ModelResponse(text))
+    assert again is not None and again.tools == ()
+    [call] = again.messages[-2].tool_calls
+    assert (call.name, call.arguments, call.id.startswith("call_")) == ("add", CALL.arguments, True)
+    assert again.messages[-1].tool_call_id == call.id
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('{"name": "add", "arguments": {"a": 3}} more', id="another call"),
+        pytest.param('The sum is {"name": "add"}', id="text first"),
+        pytest.param('{"name": "add", "arguments": {"a": 2', id="torn"),
+        pytest.param("", id="empty"),
+    ],
+)
+def test_other_text_is_no_repeat(text):
+    assert asked_again(answered(("c1", "5")), ModelResponse(text)) is None
+
+
+def test_nothing_is_asked_again_when_no_tools_are_offered():
+    text = json.dumps({"name": "add", "arguments": CALL.arguments})
+    req = attrs.evolve(answered(("c1", "5")), tools=())
+    assert asked_again(req, ModelResponse(text)) is None
