@@ -1,7 +1,8 @@
 """Tool calls a model wrote as text instead of as native calls.
 
 Small local models often answer a request that offers tools with the call as bare JSON —
-``{"name": "add", "arguments": {"a": 17, "b": 25}}`` — or a list of such objects, sometimes
+``{"name": "add", "arguments": {"a": 17, "b": 25}}`` — or a list of such objects, or several
+one per line, sometimes
 inside a ```` ```json ```` fence or ``<tool_call>…</tool_call>`` tags, and the server returns
 that as content. ``parse`` reads such a content as calls of offered tools (anything else is
 None: it stays text); ``could_be_call`` says whether a content still arriving may turn out to
@@ -27,8 +28,9 @@ _TAGGED = re.compile(r"\s*<tool_call>(?P<body>.*?)</tool_call>\s*", re.S)
 
 def parse(content: str, offered: Collection[str]) -> list[tuple[str, dict[str, Any]]] | None:
     """The ``(name, arguments)`` calls ``content`` is, in order, or None when it is not wholly
-    calls of tools in ``offered``: one object ``{"name": …, "arguments": {…}}`` or a list of
-    them, bare, fenced or in tags (one or more ``<tool_call>`` blocks)."""
+    calls of tools in ``offered``: one object ``{"name": …, "arguments": {…}}``, a list of
+    them or several one after another, bare, fenced or in tags (one or more ``<tool_call>``
+    blocks)."""
     text = content.strip()
     fenced = _FENCED.match(text)
     if fenced:
@@ -47,6 +49,19 @@ def parse(content: str, offered: Collection[str]) -> list[tuple[str, dict[str, A
     return _calls(text, offered)
 
 
+def leading_call(content: str, offered: Collection[str]) -> tuple[str, dict[str, Any]] | None:
+    """The call of a tool in ``offered`` that ``content`` opens with as a bare JSON object,
+    whatever follows it (a small model restating its call before going on); else None."""
+    text = content.lstrip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value, _ = json.JSONDecoder(strict=False).raw_decode(text)
+    except (ValueError, RecursionError):
+        return None
+    return _call(value, offered)
+
+
 def _tagged_blocks(text: str) -> list[str] | None:
     """The bodies of consecutive ``<tool_call>`` blocks making up all of ``text``."""
     blocks, at = [], 0
@@ -59,19 +74,33 @@ def _tagged_blocks(text: str) -> list[str] | None:
 
 
 def _calls(text: str, offered: Collection[str]) -> list[tuple[str, dict[str, Any]]] | None:
-    """``text`` as JSON: one call object or a non-empty list of them; else None."""
+    """``text`` as JSON: one call object, a non-empty list of them, or call objects one after
+    another (one per line, as small models repeat a call); else None."""
     text = text.strip()
     if not text.startswith(("{", "[")):
         return None
-    try:
-        decoded = json.loads(text, strict=False)
-    except (ValueError, RecursionError):
+    items = _values(text)
+    if items is None:
         return None
-    items = decoded if isinstance(decoded, list) else [decoded]
+    if len(items) == 1 and isinstance(items[0], list):
+        items = items[0]
     calls = [_call(item, offered) for item in items]
     if not calls or any(call is None for call in calls):
         return None
     return [call for call in calls if call is not None]
+
+
+def _values(text: str) -> list[Any] | None:
+    """The JSON values ``text`` holds one after another, separated by white space only."""
+    decoder, values, at = json.JSONDecoder(strict=False), [], 0
+    try:
+        while at < len(text):
+            value, end = decoder.raw_decode(text, at)
+            values.append(value)
+            at = len(text) - len(text[end:].lstrip())
+    except (ValueError, RecursionError):
+        return None
+    return values
 
 
 def _call(item: Any, offered: Collection[str]) -> tuple[str, dict[str, Any]] | None:

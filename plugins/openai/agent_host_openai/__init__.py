@@ -5,6 +5,7 @@ Configuration is ``[plugins.openai]`` (see ``Config``) overlaid by the environme
 id) and the API key from the variable named by ``api_key_env`` (``OPENAI_API_KEY``). A set,
 non-empty variable wins over the file. When no base URL or no model id can be determined the
 plugin stays active but registers no model, so keyless runs keep the scripted model.
+``[plugins.openai.models.<name>]`` tables register more models (``Config.entries``).
 """
 
 from __future__ import annotations
@@ -120,8 +121,40 @@ class Config:
         default="openai",
         metadata={"description": "The name the model is registered under."},
     )
+    models: dict[str, dict[str, Any]] = attrs.field(
+        factory=dict,
+        metadata={
+            "description": "More models, one table per name ([plugins.openai.models.<name>]) "
+            "with the keys above; a key it does not set is taken from [plugins.openai]."
+        },
+    )
 
-    def check(self) -> None:
+    def entries(self) -> list[tuple[str, Config]]:
+        """The ``[plugins.openai.models.<name>]`` tables as ``(name, Config)``, each with the
+        keys it does not set taken from this table; a ``ConfigError`` naming the table for an
+        unknown key, a bad value or a name already taken."""
+        from host.plugins.config import structure_config
+
+        inherited = {
+            field.name: getattr(self, field.name)
+            for field in attrs.fields(Config)
+            if field.name not in ("name", "models")
+        }
+        found: list[tuple[str, Config]] = []
+        for name, table in self.models.items():
+            where = f"[plugins.openai.models.{name}]"
+            if name == self.name or not name.strip():
+                raise ConfigError(f"{where} the name {name!r} is taken or empty")
+            unknown = sorted(set(table) - set(inherited))
+            if unknown:
+                raise ConfigError(f"{where} {unknown[0]}: unknown key")
+            values = {**inherited, **table, "name": name}
+            entry: Config = structure_config(f"openai.models.{name}", Config, values)
+            entry.check(where)
+            found.append((name, entry))
+        return found
+
+    def check(self, where: str = "[plugins.openai]") -> None:
         """Raise a ``ConfigError`` naming the first out-of-range value."""
         problems = [
             (self.timeout <= 0, f"timeout: must be greater than 0, got {self.timeout!r}"),
@@ -136,7 +169,7 @@ class Config:
         ]
         for bad, problem in problems:
             if bad:
-                raise ConfigError(f"[plugins.openai] {problem}")
+                raise ConfigError(f"{where} {problem}")
 
 
 def _env(environ: Mapping[str, str], name: str) -> str | None:
@@ -144,21 +177,28 @@ def _env(environ: Mapping[str, str], name: str) -> str | None:
     return value or None
 
 
-def resolve_settings(config: Config, environ: Mapping[str, str]) -> Settings | None:
+def resolve_settings(
+    config: Config, environ: Mapping[str, str], *, table: str = "[plugins.openai]"
+) -> Settings | None:
     """``config`` overlaid by ``environ``; None when no base URL or no model id is known.
 
     An out-of-range value, or a base URL that is not http(s), is a ``ConfigError`` naming
-    where it came from.
+    where it came from. For a ``[plugins.openai.models.<name>]`` ``table`` only the API key
+    comes from the environment (from its ``api_key_env``).
     """
-    config.check()
-    base_url = _env(environ, BASE_URL_ENV) or config.base_url
-    model = _env(environ, MODEL_ENV) or config.model
+    config.check(table)
+    overlay = table == "[plugins.openai]"
+    base_url = (overlay and _env(environ, BASE_URL_ENV)) or config.base_url
+    model = (overlay and _env(environ, MODEL_ENV)) or config.model
     if not base_url or not model:
         if base_url or model:
             missing = f"a model id ({MODEL_ENV})" if base_url else f"a base URL ({BASE_URL_ENV})"
+            if not overlay:
+                missing = f"{table}: " + ("a model id" if base_url else "a base URL")
             log.warning("openai plugin: no model registered: %s is missing", missing)
         return None
-    where = BASE_URL_ENV if _env(environ, BASE_URL_ENV) else "[plugins.openai] base_url"
+    from_env = overlay and _env(environ, BASE_URL_ENV)
+    where = BASE_URL_ENV if from_env else f"{table} base_url"
     if not base_url.startswith(("http://", "https://")):
         raise ConfigError(f"{where}: {base_url!r} must start with http:// or https://")
     try:
@@ -190,7 +230,12 @@ def resolve_settings(config: Config, environ: Mapping[str, str]) -> Settings | N
 
 @hookimpl
 def register_models(register: RegisterModel, config: Config | None) -> None:
-    """Register the configured model as ``config.name``; nothing when it is not configured."""
-    settings = resolve_settings(config or Config(), os.environ)
-    if settings is not None:
-        register(settings.name, settings.build)  # a factory: built on first use
+    """Register the configured model as ``config.name`` and each ``[plugins.openai.models.
+    <name>]`` as its name; nothing for one that is not configured."""
+    config = config or Config()
+    found = [resolve_settings(config, os.environ)]
+    for name, entry in config.entries():
+        found.append(resolve_settings(entry, os.environ, table=f"[plugins.openai.models.{name}]"))
+    for settings in found:
+        if settings is not None:
+            register(settings.name, settings.build)  # a factory: built on first use

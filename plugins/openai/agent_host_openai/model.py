@@ -2,60 +2,35 @@
 
 ``complete`` is one ``POST {base_url}/chat/completions``; ``stream`` is the same call with
 ``stream: true``, handing out text and tool-call deltas as the server-sent events arrive and
-the assembled response last. Calls share one pooled ``httpx.AsyncClient`` per event loop (kept
-alive across calls, closed by ``aclose``, which the model registry calls when the plugin is
-deactivated or the host closes).
-
-Retries happen only before an answer has begun: connection errors, connect timeouts,
-408/409/429 and 5xx answers are retried up to ``max_retries`` times with exponential backoff and
-jitter, honouring ``Retry-After`` / ``retry-after-ms`` (0–60 s). A read timeout is not retried
-unless ``retry_read_timeouts`` (the server may still be generating the abandoned answer, and a
-retry would queue behind it); a 5xx whose body is a request-validation error, 401/403 and other
-4xx answers fail at once. A stream that breaks off is never retried (its deltas were already
-handed out); one that carries no event at all for a request with tools is made again without
-streaming (see ``_stop_streaming_tools``). Every failure is one ``OpenAIModelError`` with a
-code and a one-line message naming the server.
+the assembled response last. The HTTP exchange — pooling, headers, retries before an answer
+has begun — is the ``endpoint.ChatEndpoint``'s; ``aclose`` (which the model registry calls when
+the plugin is deactivated or the host closes) closes its pool. A stream that breaks off is never
+retried (its deltas were already handed out); one that carries no event at all for a request
+with tools is made again without streaming (see ``_stop_streaming_tools``). Every failure is one
+``OpenAIModelError`` with a code and a one-line message naming the server.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import json
 import logging
-import random
-import ssl
-import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Coroutine
+from typing import Any
 
 import httpx
 
 from agent_host_openai import DEFAULT_MAX_TOKENS
-from agent_host_openai.convert import (
-    ResponseShapeError,
-    calls_from_text,
-    parse_completion,
-    request_body,
-)
-from agent_host_openai.failures import (
-    RETRYABLE_STATUS,
-    OpenAIModelError,
-    describe_transport_error,
-    detail_suffix,
-    display_url,
-    is_validation_error,
-    parse_retry_after,
-)
-from agent_host_openai.served import mismatch, served_ids
+from agent_host_openai.convert import ResponseShapeError, calls_from_text, request_body
+from agent_host_openai.endpoint import ChatEndpoint, Sleep
+from agent_host_openai.failures import OpenAIModelError, describe_transport_error, display_url
+from agent_host_openai.repeats import asked_again
+from agent_host_openai.served import mismatch
 from agent_host_openai.streaming import Holdback, SseDecoder, StreamAssembler
 from host.agents.models import ModelRequest, ModelResponse, StreamEvent, TextDelta
 from host.cancel import CancelSignal
 
 log = logging.getLogger(__name__)
 
-Sleep = Callable[[float], Awaitable[None]]
-T = TypeVar("T")
 
 __all__ = ["OpenAIModel", "OpenAIModelError", "display_url"]
 
@@ -75,9 +50,8 @@ class OpenAIModel:
     server-sent events); ``stream_tools=False`` does so only for requests that offer tools.
     ``max_tokens=None`` sends no limit. ``text_tool_calls`` reads an answer that is only tool
     calls written as text as those calls (``convert.calls_from_text``); its streamed text is
-    held back while it may be one (``streaming.Holdback``). ``backoff_base`` is the first retry
-    delay in seconds (doubling, capped at ``backoff_max``, plus up to 25 % jitter); ``sleep`` is
-    awaited for every delay (tests inject a recorder).
+    held back while it may be one (``streaming.Holdback``). The key, ``timeout``, retries,
+    ``backoff_base``/``backoff_max`` and ``sleep`` are the ``ChatEndpoint``'s.
     """
 
     def __init__(
@@ -98,23 +72,27 @@ class OpenAIModel:
         backoff_max: float = 8.0,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        self.endpoint = ChatEndpoint(
+            base_url=base_url,
+            api_key=api_key,
+            api_key_env=api_key_env,
+            timeout=timeout,
+            max_retries=max_retries,
+            retry_read_timeouts=retry_read_timeouts,
+            backoff_base=backoff_base,
+            backoff_max=backoff_max,
+            sleep=sleep,
+        )
+        self.base_url = self.endpoint.base_url
         self.model = model
-        self.api_key = api_key or None
-        self.api_key_env = api_key_env
+        self.api_key = self.endpoint.api_key
         self.timeout = timeout
         self.max_retries = max_retries
         self.max_tokens = max_tokens
         self.streaming = stream
-        self.retry_read_timeouts = retry_read_timeouts
-        self.text_tool_calls = text_tool_calls
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
-        self._sleep = sleep
-        self._server = f"model server {display_url(self.base_url)}"
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
-        self._clients = weakref.WeakKeyDictionary()
         self.stream_tools = stream_tools
+        self.text_tool_calls = text_tool_calls
+        self._server = self.endpoint.server
 
     def __repr__(self) -> str:
         return f"OpenAIModel(base_url={display_url(self.base_url)!r}, model={self.model!r})"
@@ -124,8 +102,9 @@ class OpenAIModel:
     async def complete(self, request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
         """Answer ``request``; setting ``signal`` abandons the HTTP call (code ``CANCELLED``)."""
         body = request_body(self.model, request, max_tokens=self._limit(request))
-        response = await self._until_signal(self._send(body, stream=False), signal)
-        return self._calls_from_text(self._parse(response), request)
+        response = await self._until_signal(self.endpoint.send(body, stream=False), signal)
+        answer, again = self._read(self.endpoint.parse(response), request)
+        return answer if again is None else await self.complete(again, signal=signal)
 
     async def stream(
         self, request: ModelRequest, *, signal: CancelSignal
@@ -137,12 +116,14 @@ class OpenAIModel:
                 yield event
             return
         body = request_body(self.model, request, max_tokens=self._limit(request), stream=True)
-        response = await self._until_signal(self._send(body, stream=True), signal)
+        response = await self._until_signal(self.endpoint.send(body, stream=True), signal)
         refused = False
         try:
             if not response.headers.get("content-type", "").startswith("text/event-stream"):
                 await response.aread()  # a server that ignores "stream": one whole answer
-                whole = self._calls_from_text(self._parse(response), request)
+                whole, again = self._read(self.endpoint.parse(response), request)
+                if again is not None:
+                    whole = await self.complete(again, signal=signal)
                 if whole.text:
                     yield TextDelta(whole.text)
                 yield whole
@@ -159,9 +140,25 @@ class OpenAIModel:
             async for event in self._whole(request, signal):
                 yield event
 
-    def _calls_from_text(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
-        """``response`` with calls written as text read as calls, when so configured."""
-        return calls_from_text(response, request) if self.text_tool_calls else response
+    def _read(
+        self, response: ModelResponse, request: ModelRequest
+    ) -> tuple[ModelResponse, ModelRequest | None]:
+        """``response`` with calls written as text read as calls, when so configured, and the
+        request to make instead when those calls repeat the calls just answered
+        (``repeats.asked_again``; said on the log)."""
+        if not self.text_tool_calls:
+            return response, None
+        answer = calls_from_text(response, request)
+        again = None if response.tool_calls else asked_again(request, answer)
+        if again is not None:
+            repeat = next(m for m in reversed(again.messages) if m.role == "assistant")
+            names = ", ".join(dict.fromkeys(call.name for call in repeat.tool_calls))
+            log.warning(
+                "the model repeated its call of %s instead of answering; asked again "
+                "without tools",
+                names,
+            )
+        return answer, again
 
     async def _events(
         self, response: httpx.Response, request: ModelRequest, signal: CancelSignal
@@ -185,7 +182,11 @@ class OpenAIModel:
                 raise self._stalled(received) from None
         if not received and request.tools:
             raise _Refused
-        answer = self._calls_from_text(self._finish(assembler), request)
+        answer, again = self._read(self._finish(assembler), request)
+        if again is not None:
+            async for event in self.stream(again, signal=signal):
+                yield event
+            return
         held = hold.release() if hold is not None and not answer.tool_calls else ""
         if held:
             yield TextDelta(held)
@@ -221,17 +222,12 @@ class OpenAIModel:
     async def check_warnings(self) -> list[str]:
         """For ``models check``: a line when the server does not serve the configured model
         id (``served.mismatch``); nothing when it does or cannot say."""
-        ids = await served_ids(self._client(), self.base_url, self._headers(stream=False))
-        found = mismatch(self.model, ids)
+        found = mismatch(self.model, await self.endpoint.served_ids())
         return [found] if found else []
 
     async def aclose(self) -> None:
         """Close the connection pool of the running event loop; forget pools of ended loops."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        for loop in [loop for loop in self._clients if loop.is_closed()]:
-            del self._clients[loop]
-        if client is not None:
-            await client.aclose()
+        await self.endpoint.aclose()
 
     # -- streaming ---------------------------------------------------------------------------
 
@@ -317,117 +313,3 @@ class OpenAIModel:
             raise OpenAIModelError(
                 "CANCELLED", f"model request cancelled: {signal.reason or 'cancelled'}"
             )
-
-    # -- HTTP --------------------------------------------------------------------------------
-
-    def _client(self) -> httpx.AsyncClient:
-        """The pooled client of the running event loop (made on first use)."""
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None or client.is_closed:
-            client = httpx.AsyncClient(timeout=self.timeout, verify=_ssl_context())
-            self._clients[loop] = client
-        return client
-
-    def _headers(self, *, stream: bool) -> dict[str, str]:
-        accept = "text/event-stream" if stream else "application/json"
-        headers = {"Content-Type": "application/json", "Accept": accept}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        return headers
-
-    async def _send(self, body: dict[str, Any], *, stream: bool) -> httpx.Response:
-        """POST ``body`` with retries; a 2xx response (its body unread when ``stream``)."""
-        client = self._client()
-        request = client.build_request(
-            "POST",
-            f"{self.base_url}/chat/completions",
-            content=json.dumps(body).encode(),
-            headers=self._headers(stream=stream),
-        )
-        attempts = self.max_retries + 1
-        for attempt in range(1, attempts + 1):
-            retry_after: float | None = None
-            retryable = True
-            try:
-                response = await client.send(request, stream=stream)
-            except httpx.ReadTimeout:
-                failure = f"did not answer within {self.timeout:g}s"
-                retryable = self.retry_read_timeouts
-            except httpx.TimeoutException:
-                failure = f"did not answer within {self.timeout:g}s"
-            except httpx.ConnectError as error:
-                failure = f"is unreachable: {describe_transport_error(error)}"
-            except httpx.TransportError as error:
-                failure = f"connection failed: {describe_transport_error(error)}"
-            else:
-                if response.status_code < 300:
-                    return response
-                try:
-                    await response.aread()
-                except httpx.TransportError as error:  # the error body itself broke off
-                    failure = f"connection failed: {describe_transport_error(error)}"
-                else:
-                    failure, retry_after = self._refusal(response)
-                finally:
-                    await response.aclose()
-            if not retryable:
-                why = "it may still be generating; set retry_read_timeouts to retry"
-                raise OpenAIModelError(
-                    "MODEL_UNAVAILABLE", f"{self._server} {failure} (not retried: {why})"
-                )
-            if attempt == attempts:
-                tried = f" (gave up after {attempts} attempts)" if attempts > 1 else ""
-                raise OpenAIModelError("MODEL_UNAVAILABLE", f"{self._server} {failure}{tried}")
-            await self._sleep(self.retry_delay(attempt, retry_after))
-        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
-
-    def _refusal(self, response: httpx.Response) -> tuple[str, float | None]:
-        """A non-2xx answer: raise when retrying cannot help, else (failure, Retry-After)."""
-        status = response.status_code
-        if status in (401, 403):
-            raise self._auth_error(response)
-        if (status not in RETRYABLE_STATUS and status < 500) or is_validation_error(response):
-            raise OpenAIModelError(
-                "MODEL_REJECTED",
-                f"{self._server} rejected the request ({status})" + detail_suffix(response),
-            )
-        what = "is rate limiting requests" if status == 429 else "is unavailable"
-        return f"{what}: HTTP {status}{detail_suffix(response)}", parse_retry_after(
-            response.headers
-        )
-
-    def retry_delay(self, attempt: int, retry_after: float | None = None) -> float:
-        """Seconds to wait after failed attempt ``attempt`` (1-based): the server's
-        ``Retry-After`` when it gave a usable one, else exponential backoff with jitter."""
-        if retry_after is not None:
-            return retry_after
-        delay = min(self.backoff_max, self.backoff_base * 2.0 ** (attempt - 1))
-        return delay + random.uniform(0, delay / 4)
-
-    def _parse(self, response: httpx.Response) -> ModelResponse:
-        try:
-            return parse_completion(response.json())
-        except ValueError as error:  # JSON decode errors and ResponseShapeError
-            why = str(error) if isinstance(error, ResponseShapeError) else "it is not JSON"
-            raise OpenAIModelError(
-                "MODEL_BAD_RESPONSE", f"{self._server} sent an unreadable response: {why}"
-            ) from None
-
-    def _auth_error(self, response: httpx.Response) -> OpenAIModelError:
-        status = response.status_code
-        if self.api_key is None:
-            message = (
-                f"{self._server} requires an API key ({status}): "
-                f"set {self.api_key_env} in the environment"
-            )
-        else:
-            message = f"{self._server} rejected the API key ({status})" + detail_suffix(response)
-        return OpenAIModelError("MODEL_AUTH", message)
-
-
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """httpx's default TLS context, built once per process: building one costs tens of
-    milliseconds, and every model of a host can share it."""
-    return httpx.create_ssl_context()

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
 import agent_host_openai
 import attrs
 import pytest
 from agent_host_openai import OpenAIModel
+from agent_host_openai.repeats import NOTE
 from agent_host_openai.testing import Stream, completion, stream_chunks, text_call, tool_call
 
 from host import hookimpl
@@ -131,6 +133,13 @@ async def test_several_calls_written_as_a_list_all_run(make_host, server):
     assert sorted(RAN) == ["a b", "c"]
 
 
+async def test_several_calls_written_one_per_line_all_run(make_host, server):
+    calls = [("word_count", {"text": "a b"}), ("word_count", {"text": "c"})]
+    server.reply(completion(text_call(calls, "lines")), completion("Done."))
+    await turn(make_host, server, text_tool_calls="json")
+    assert sorted(RAN) == ["a b", "c"]
+
+
 def test_the_setting_is_checked(make_host):
     table = {"text_tool_calls": "yes"}
     host = make_host(PLUGIN, config={"plugins": {"openai": table}})
@@ -169,6 +178,8 @@ BAD_INPUT = [
     pytest.param('{"name": "add", "arguments": "{\\"a\\": 2}"}', id="arguments as a string"),
     pytest.param('[{"name": "add", "arguments": {"a": 2}}, 7]', id="a mixed array"),
     pytest.param("[]", id="an empty array"),
+    pytest.param('{"name": "add", "arguments": {}}\n{"words": 5}', id="a call, then no call"),
+    pytest.param('{"name": "add", "arguments": {}} {', id="a call, then a torn object"),
     pytest.param('<tool_call>{"name": "add", "arguments": {}}</tool_call> and', id="text after"),
     pytest.param("{" * 10_000_000, id="10 MB of {"),
     pytest.param("[" * 10_000_000, id="10 MB of ["),
@@ -253,3 +264,65 @@ async def test_a_complete_call_in_a_cut_answer_is_not_run_either(make_host, serv
     agent = await turn(make_host, server)
     assert RAN == []
     assert [end.stop_reason for end in bodies(agent, TurnEnd)] == ["max_tokens"]
+
+
+# -- a call repeated instead of an answer --------------------------------------------------
+REPEATED = "the model repeated its call of word_count instead of answering; asked again without tools"
+
+
+def note(result: str) -> str:
+    return NOTE.format(name="word_count", outcome=f"returned: {result}")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("wrap", ["bare", "lines", "restated"])
+async def test_a_repeated_call_is_not_run_again_and_the_model_is_asked_for_text(
+    make_host, server, caplog, stream, wrap
+):
+    again = {
+        "bare": text_call(COUNT),
+        "lines": text_call(COUNT * 2, "lines"),
+        "restated": text_call(COUNT) + ' {"response": "3 words"}',
+    }[wrap]
+    replies = [text_call(COUNT), again, "It has 3 words."]
+    server.reply(*[Stream(stream_chunks(r)) if stream else completion(r) for r in replies])
+    with caplog.at_level(logging.WARNING):
+        agent = await turn(make_host, server, text_tool_calls="json", stream=stream)
+
+    assert RAN == ["one two three"]
+    assert [(m.role, m.content) for m in bodies(agent)] == [
+        ("user", "count the words of 'one two three'"),
+        ("assistant", ""),
+        ("tool", "3 words"),
+        ("assistant", "It has 3 words."),
+    ]
+    assert [end.stop_reason for end in bodies(agent, TurnEnd)] == ["completed"]
+    third = server.requests[2].body
+    assert "tools" not in third and third["messages"][-1]["content"] == note("3 words")
+    repeat = third["messages"][-1 - len(again.splitlines()) if wrap == "lines" else -2]
+    assert [c["function"]["name"] for c in repeat["tool_calls"]] == ["word_count"] * (
+        2 if wrap == "lines" else 1
+    )
+    assert caplog.messages.count(REPEATED) == 1
+
+
+async def test_a_call_with_other_arguments_runs(make_host, server):
+    other = [("word_count", {"text": "four five"})]
+    server.reply(
+        completion(text_call(COUNT)), completion(text_call(other)), completion("3 and 2 words.")
+    )
+    agent = await turn(make_host, server, text_tool_calls="json")
+    assert RAN == ["one two three", "four five"]
+    assert agent.last_answer == "3 and 2 words."
+    assert all("tools" in request.body for request in server.requests)
+
+
+async def test_a_native_repeated_call_runs_again(make_host, server):
+    arguments = '{"text": "one two three"}'
+    server.reply(
+        completion(tool_calls=[tool_call("c1", "word_count", arguments)]),
+        completion(tool_calls=[tool_call("c2", "word_count", arguments)]),
+        completion("3."),
+    )
+    await turn(make_host, server, text_tool_calls="json")
+    assert RAN == ["one two three"] * 2

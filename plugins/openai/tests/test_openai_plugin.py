@@ -260,3 +260,61 @@ async def test_interrupting_the_agent_cancels_the_request(make_host, server):
     await asyncio.wait_for(agent.wait_idle(), 2)
     [end] = [e.body for e in agent.session.events if isinstance(e.body, TurnEnd)]
     assert end.stop_reason == "interrupted"
+
+
+# -- several models --------------------------------------------------------------------------
+
+
+def test_each_models_table_registers_a_model_with_the_rest_inherited(make_host, monkeypatch):
+    monkeypatch.setenv("AGENT_HOST_MODEL", "env-model")
+    monkeypatch.setenv("LOCAL_KEY", "sk-local")
+    table = {
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "hosted",
+        "timeout": 5,
+        "models": {
+            "local": {"model": "qwen", "text_tool_calls": "json", "api_key_env": "LOCAL_KEY"},
+            "other": {"base_url": "http://127.0.0.1:10/v1"},
+        },
+    }
+    host = make_host(PLUGIN, config={"plugins": {"openai": table}})
+    hosted, local, other = (openai_model(host, name) for name in ("openai", "local", "other"))
+    assert (hosted.model, hosted.text_tool_calls) == ("env-model", False)
+    assert (local.base_url, local.model, local.timeout) == ("http://127.0.0.1:9/v1", "qwen", 5)
+    assert (local.text_tool_calls, local.api_key) == (True, "sk-local")
+    assert (other.base_url, other.model) == ("http://127.0.0.1:10/v1", "hosted")
+
+
+@pytest.mark.parametrize(
+    ("entry", "error"),
+    [
+        (
+            {"timeout": -1},
+            "ConfigError: [plugins.openai.models.local] timeout: must be greater than 0, got -1.0",
+        ),
+        ({"name": "x"}, "ConfigError: [plugins.openai.models.local] name: unknown key"),
+        (
+            {"text_tool_calls": "yes"},
+            "ConfigError: [plugins.openai.models.local] text_tool_calls: must be \"off\" or "
+            "\"json\", got 'yes'",
+        ),
+        (
+            {"base_url": "ftp://h"},
+            "ConfigError: [plugins.openai.models.local] base_url: 'ftp://h' must start with"
+            " http:// or https://",
+        ),
+    ],
+)
+def test_a_bad_models_table_fails_the_plugin_naming_it(make_host, entry, error):
+    table = {"base_url": "http://h/v1", "model": "m", "models": {"local": entry}}
+    host = make_host(PLUGIN, config={"plugins": {"openai": table}})
+    assert plugin_row(host, "openai")["error"] == error
+    assert host.services.get("models").names() == ["scripted"]
+
+
+def test_a_models_table_cannot_take_the_main_models_name(make_host):
+    table = {"base_url": "http://h/v1", "model": "m", "models": {"openai": {}}}
+    host = make_host(PLUGIN, config={"plugins": {"openai": table}})
+    assert plugin_row(host, "openai")["error"] == (
+        "ConfigError: [plugins.openai.models.openai] the name 'openai' is taken or empty"
+    )

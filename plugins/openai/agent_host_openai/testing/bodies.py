@@ -36,10 +36,13 @@ def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
 def text_call(calls: list[tuple[str, dict[str, Any]]], wrap: str = "bare") -> str:
     """Tool calls written as text, as small local models answer (the server returns them as
     content): one ``{"name": …, "arguments": {…}}`` object (a list for several), ``bare``, in
-    a ``fence`` (```` ```json ````) or in ``tags`` (one ``<tool_call>`` block per call)."""
+    a ``fence`` (```` ```json ````), in ``tags`` (one ``<tool_call>`` block per call) or as
+    ``lines`` (one object per line, however many)."""
     objects = [{"name": name, "arguments": arguments} for name, arguments in calls]
     if wrap == "tags":
         return "\n".join(f"<tool_call>\n{json.dumps(o)}\n</tool_call>" for o in objects)
+    if wrap == "lines":
+        return "".join(f"{json.dumps(o)}\n" for o in objects)
     text = json.dumps(objects[0] if len(objects) == 1 else objects)
     return f"```json\n{text}\n```" if wrap == "fence" else text
 
