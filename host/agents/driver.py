@@ -44,6 +44,7 @@ from host.agents.models import (
 from host.agents.tool_results import (
     CUT_TOOL_TEXT,
     INTERRUPTED_TOOL_TEXT,
+    awaiting_user,
     tool_message,
     unanswered,
 )
@@ -402,8 +403,14 @@ class Driver:
 
     def _answer(self, calls: Sequence[ToolCall], results: dict[str, ToolResult]) -> None:
         """Give every call the log holds no result for its result from ``results``, or the
-        interrupted-call error (the turn is being cut short)."""
-        for call in unanswered(self._agent.session.events, calls):
+        interrupted-call error (the turn is being cut short) — but while the agent closes, a
+        call whose request still waits for the user: it is left open, as a kill leaves it, and
+        asked again when the agent resumes (``host.approvals.resume``)."""
+        events = self._agent.session.events
+        left_open = awaiting_user(events) if self._closing else set()
+        for call in unanswered(events, calls):
+            if call.id in left_open and call.id not in results:
+                continue
             result = results.get(call.id, ToolResult.error(INTERRUPTED_TOOL_TEXT))
             self._agent.session.append(tool_message(call, result))
 

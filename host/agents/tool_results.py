@@ -1,11 +1,12 @@
 """What a tool call's result looks like in the log: the tool message that answers a call, the
-text of a call cut short, and which calls of a step are still unanswered."""
+text of a call cut short, which calls of a step are still unanswered, and which wait for the
+user."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from host.sessions.model import Event, MessageEvent, ToolCall
+from host.sessions.model import ApprovalDecided, ApprovalRequested, Event, MessageEvent, ToolCall
 from host.tools.tool import ToolResult
 
 INTERRUPTED_TOOL_TEXT = "tool call was interrupted before it finished"
@@ -28,6 +29,19 @@ def unanswered(events: Sequence[Event], calls: Sequence[ToolCall]) -> list[ToolC
         elif body.role == "assistant" and any(call.id in wanted for call in body.tool_calls):
             break
     return [call for call in calls if call.id not in answered]
+
+
+def awaiting_user(events: Sequence[Event]) -> set[str]:
+    """The tool call ids whose approval request (or ``ask_user`` question) in ``events`` has
+    no decision yet."""
+    calls: dict[str, str] = {}
+    for event in events:
+        body = event.body
+        if isinstance(body, ApprovalRequested):
+            calls[body.request_id] = body.tool_call_id
+        elif isinstance(body, ApprovalDecided):
+            calls.pop(body.request_id, None)
+    return set(calls.values())
 
 
 def tool_message(call: ToolCall, result: ToolResult) -> MessageEvent:

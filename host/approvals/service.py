@@ -10,9 +10,10 @@ tree, the trees in parallel; without a handler they wait in ``pending()`` for ``
 The decision is an ``ApprovalDecided`` event in both logs, committed durably **before** the
 tool runs; a denial is the error result ``the user denied <tool>: <reason>``; "approve for
 this session" lets that tool run without asking for the rest of the root's session. A policy
-``timeout`` denies a request left waiting. A call interrupted while it waits (an interrupt, a
-settlement, the host closing) records its request as ``cancelled``. ``ask_user`` questions
-take the same route and return the answer.
+``timeout`` denies a request left waiting. A call interrupted
+while it waits (an interrupt, a settlement) records its request as ``cancelled``; the host
+closing (``aclose``) records nothing for it, so it is asked again when its agent resumes, as
+after a kill. ``ask_user`` questions take the same route and return the answer.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ class ApprovalService:
         self._closed: dict[str, Decision] = {}
         self._broken: set[str] = set()
         self._root_logs: dict[str, tuple[Agent, LogRequests]] = {}
+        self._closing = False
 
     # -- the front end -----------------------------------------------------------------------
 
@@ -95,9 +97,24 @@ class ApprovalService:
 
         return dispose
 
+    async def aclose(self) -> None:
+        """Host shutdown (before the agents stop): an answer already given is recorded; every
+        other request stays open — nothing is recorded for it, it is asked again when its
+        agent resumes — and nobody is asked any more."""
+        self._closing = True
+        self._handler = None
+        for pending in list(self._queue):
+            if pending.future.done() and not pending.future.cancelled():
+                self._close(pending, pending.future.result())
+        asking, self._asking = list(self._asking.values()), {}
+        for _, task in asking:
+            task.cancel()
+        await asyncio.gather(*(task for _, task in asking), return_exceptions=True)
+
     def pending(self) -> list[ApprovalRequest]:
-        """The requests waiting for a decision, oldest first."""
-        return [pending.request for pending in self._queue]
+        """The requests waiting for a decision, oldest first (not one answered a moment ago
+        whose decision is being recorded)."""
+        return [pending.request for pending in self._queue if not pending.future.done()]
 
     def decide(self, request_id: str, answer: Answer) -> None:
         """Decide a pending request; ``ApprovalError`` for an unknown or closed one."""
@@ -235,6 +252,10 @@ class ApprovalService:
         try:
             answer = await self._wait(pending)
         except asyncio.CancelledError:
+            if self._closing:  # left open: asked again when the agent resumes
+                if pending in self._queue:
+                    self._queue.remove(pending)
+                raise
             try:
                 self._close(pending, Answer("cancelled", reason="the call was interrupted"))
             except Exception:  # the interrupt wins; the log keeps the request open
@@ -278,10 +299,13 @@ class ApprovalService:
             pending.future.set_result(answer)
 
     def _close(self, pending: _Pending, answer: Answer) -> None:
-        """Record how ``pending`` ended (durably, both logs) and ask the next request."""
+        """Record how ``pending`` ended (durably, both logs) and ask the next request; a
+        request already recorded (at ``aclose``) is not recorded twice."""
+        request_id = pending.request.request_id
+        if request_id in self._closed:
+            return
         if pending in self._queue:
             self._queue.remove(pending)
-        request_id = pending.request.request_id
         self._closed[request_id] = answer.decision
         for line, (asked, task) in list(self._asking.items()):
             if asked is pending:

@@ -244,10 +244,17 @@ class Conversation:
         """``choose_model`` for this conversation's host, script and ``err``."""
         choose_model(self.host, self.script, self.err)
 
-    async def open(self) -> Agent:
-        """Choose the model, then create the root agent."""
+    async def open(self, resume: str | None = None) -> Agent:
+        """Choose the model, then create the root agent, or resume the stored root conversation
+        ``resume`` ("": the latest) with its history printed (``host.cli.resume``)."""
         self.choose_model()
-        return self.attach(await self.host.services.agents.create(label=ROOT_LABEL))
+        if resume is None:
+            return self.attach(await self.host.services.agents.create(label=ROOT_LABEL))
+        from host.cli.resume import print_history, resume_root
+
+        root = await resume_root(self.host, resume, ROOT_LABEL)
+        print_history(root, self.out)
+        return self.attach(root)
 
     def attach(self, root: Agent) -> Agent:
         """Make ``root`` the agent talked to, shown by the front."""
@@ -288,22 +295,35 @@ class Conversation:
             left = unused(self.host.services.models)
             if left:
                 print(f"agent-host: warning: {left}", file=self.err)
-        self.front.close()
+        self.leave()
         await self.host.aclose()
         return 1 if self.failed else 0
+
+    def leave(self) -> None:
+        """Stop showing and asking (before the host closes); say how many requests stay open
+        (``still_open``)."""
+        from host.cli.resume import still_open
+
+        self.front.close()
+        left = still_open(self.host)
+        if left is not None:
+            print(f"agent-host: {left}", file=self.err, flush=True)
 
     def _manager(self) -> Any:
         subagents = self.host.services.find("subagents")
         return subagents.manager() if subagents is not None else None
 
 
-async def run_once(host: Host, prompt: str, script: Script | None = None) -> int:
-    """``agent-host run``: one message, every answer printed, each tool call and result a
-    line on stderr; exit 1 if a turn failed."""
+async def run_once(
+    host: Host, prompt: str, script: Script | None = None, *, resume: str | None = None
+) -> int:
+    """``agent-host run``: one message (to the stored root conversation ``resume``, if
+    given), every answer printed, each tool call and result a line on stderr; exit 1 if a
+    turn failed."""
     lines = Lines(sys.stdin)
     front = PlainFront(host, sys.stdout, sys.stderr, lines, show_tools=True)
     conversation = Conversation(host, script=script, lines=lines, front=front)
-    await conversation.open()
+    await conversation.open(resume)
     try:
         await conversation.say(prompt)
     finally:
@@ -312,25 +332,31 @@ async def run_once(host: Host, prompt: str, script: Script | None = None) -> int
 
 
 async def chat(
-    host: Host, lines: TextIO = sys.stdin, script: Script | None = None, *, plain: bool = False
+    host: Host,
+    lines: TextIO = sys.stdin,
+    script: Script | None = None,
+    *,
+    plain: bool = False,
+    resume: str | None = None,
 ) -> int:
     """``agent-host chat``: the terminal client when stdin and stdout are terminals (and not
     ``plain``), else one message per line until end of input or ``/exit``, exit 1 if a turn
-    failed. Slash commands work in both."""
+    failed. Slash commands work in both. ``resume``: go on with that stored root conversation
+    ("": the latest) instead of a new one."""
     if not plain and lines is sys.stdin and is_terminal(sys.stdin, sys.stdout):
         from host.cli.terminal.front import TerminalFront
 
         front = TerminalFront(host)
         conversation = Conversation(host, script=script, front=front)
         with front.catching_ctrl_c():
-            await conversation.open()
+            await conversation.open(resume)
             try:
                 await front.run()
             finally:
                 code = await conversation.close()
         return code
     conversation = Conversation(host, script=script, lines=Lines(lines))
-    await conversation.open()
+    await conversation.open(resume)
     try:
         await plain_chat(conversation, SlashCommands(host, lambda: conversation.root))
     finally:

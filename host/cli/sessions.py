@@ -24,10 +24,10 @@ def add_parser(commands: Any) -> None:
     sessions = commands.add_parser("sessions", help="list, show and draw stored sessions")
     which = sessions.add_subparsers(dest="sessions_command", required=True, metavar="ACTION")
     listing = which.add_parser("list", help="every stored session")
-    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
     show = which.add_parser("show", help="one session's transcript")
-    show.add_argument("session_id")
-    show.add_argument("--json", action="store_true")
+    show.add_argument("session_id", metavar="ID", help="the session")
+    show.add_argument("--json", action="store_true", help="print JSON instead of lines")
     which.add_parser("tree", help="sessions drawn under their parents")
 
 

@@ -230,15 +230,19 @@ class TerminalFront:
                 while not self._quitting:
                     try:
                         line = await self._session.prompt_async(self._message)
-                    except (EOFError, _Quit):
+                    except EOFError:  # Ctrl-D: at the question, also its answer
+                        if self.asker.prompt is not None:
+                            await self.asker.end_of_input()
+                        break
+                    except _Quit:
                         break
                     self._last_interrupt = float("-inf")  # a new line, a new quit window
                     if self.asker.take(line):
                         continue
                     if not await self.handle(line):
                         break
-            self.asker.end()
         finally:
+            self.asker.stop()
             self._closing = True
 
     @contextlib.contextmanager
