@@ -44,7 +44,7 @@ from host.agents.models import (
 from host.agents.tool_results import (
     CUT_TOOL_TEXT,
     INTERRUPTED_TOOL_TEXT,
-    awaiting_user,
+    left_to_resume,
     tool_message,
     unanswered,
 )
@@ -404,10 +404,11 @@ class Driver:
     def _answer(self, calls: Sequence[ToolCall], results: dict[str, ToolResult]) -> None:
         """Give every call the log holds no result for its result from ``results``, or the
         interrupted-call error (the turn is being cut short) — but while the agent closes, a
-        call whose request still waits for the user: it is left open, as a kill leaves it, and
-        asked again when the agent resumes (``host.approvals.resume``)."""
+        call whose request still waits for the user, or was denied or answered: it is left
+        without a result, as a kill leaves it, and a resume asks it again or gives it the
+        decision's result (``host.approvals.resume``), never "interrupted"."""
         events = self._agent.session.events
-        left_open = awaiting_user(events) if self._closing else set()
+        left_open = left_to_resume(events) if self._closing else set()
         for call in unanswered(events, calls):
             if call.id in left_open and call.id not in results:
                 continue

@@ -1,6 +1,6 @@
 """What a tool call's result looks like in the log: the tool message that answers a call, the
-text of a call cut short, which calls of a step are still unanswered, and which wait for the
-user."""
+text of a call cut short, which calls of a step are still unanswered, and which a resume answers
+from the user's decision."""
 
 from __future__ import annotations
 
@@ -31,15 +31,16 @@ def unanswered(events: Sequence[Event], calls: Sequence[ToolCall]) -> list[ToolC
     return [call for call in calls if call.id not in answered]
 
 
-def awaiting_user(events: Sequence[Event]) -> set[str]:
-    """The tool call ids whose approval request (or ``ask_user`` question) in ``events`` has
-    no decision yet."""
+def left_to_resume(events: Sequence[Event]) -> set[str]:
+    """The tool call ids whose result, when the agent resumes, comes from their approval
+    request (or ``ask_user`` question) in ``events``: one with no decision yet (asked again),
+    or denied or answered (the denial, the answer). Not one approved or cancelled."""
     calls: dict[str, str] = {}
     for event in events:
         body = event.body
         if isinstance(body, ApprovalRequested):
             calls[body.request_id] = body.tool_call_id
-        elif isinstance(body, ApprovalDecided):
+        elif isinstance(body, ApprovalDecided) and body.decision not in ("denied", "answered"):
             calls.pop(body.request_id, None)
     return set(calls.values())
 

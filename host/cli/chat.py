@@ -245,14 +245,16 @@ class Conversation:
         choose_model(self.host, self.script, self.err)
 
     async def open(self, resume: str | None = None) -> Agent:
-        """Choose the model, then create the root agent, or resume the stored root conversation
-        ``resume`` ("": the latest) with its history printed (``host.cli.resume``)."""
-        self.choose_model()
+        """Choose the model, then create the root agent; or resume the stored root conversation
+        ``resume`` ("": the latest; one that cannot be is one line before anything else), then
+        choose the model and print its history (``host.cli.resume``)."""
         if resume is None:
+            self.choose_model()
             return self.attach(await self.host.services.agents.create(label=ROOT_LABEL))
         from host.cli.resume import print_history, resume_root
 
         root = await resume_root(self.host, resume, ROOT_LABEL)
+        self.choose_model()  # before the loop runs again: the resumed agent has not started
         print_history(root, self.out)
         return self.attach(root)
 

@@ -9,8 +9,9 @@ the prompt), its tool calls and results, subagents' reports and settlement notic
 The bottom line is the subagent tree's status (``Tree.status_line``), redrawn when a
 lifecycle event changes it.
 
-Ctrl-C interrupts the root's turn; a second Ctrl-C within ``QUIT_WINDOW`` seconds (with no
-line entered between) ends the conversation, as do Ctrl-D and ``/exit``; the same holds while
+Ctrl-C interrupts the root's turn (not while a request is open); a second Ctrl-C within
+``QUIT_WINDOW`` seconds (with no line entered between) ends the conversation, as do Ctrl-D
+(at a request: its denial first) and ``/exit``; the same holds while
 no prompt reads keys, and while the host closes Ctrl-C only says it is waiting
 (``catching_ctrl_c``). prompt_toolkit reads the keys; rich styles the lines (no colour with
 ``NO_COLOR``).
@@ -308,13 +309,14 @@ class TerminalFront:
 
     def _ctrl_c(self) -> bool:
         """Ctrl-C: True when it is the second within ``QUIT_WINDOW`` (the conversation ends),
-        else the root's turn is interrupted (when it works) and the hint said."""
+        else the root's turn is interrupted (when it works, and no request is open: that one
+        stays open, to be answered or asked again on resume) and the hint said."""
         now = self._clock()
         if now - self._last_interrupt < QUIT_WINDOW:
             return True
         self._last_interrupt = now
         root = self.root
-        if root is not None and root.status == "running":
+        if root is not None and root.status == "running" and self.asker.prompt is None:
             root.interrupt()
             self.say(f"interrupting the agent's turn · {QUIT_HINT}", "yellow")
         else:

@@ -1,0 +1,117 @@
+"""Leaving a conversation with a request open, and coming back to it: Ctrl-D at the question
+is its denial; every other way out leaves it open, to be asked again by ``chat --continue``
+(after a kill too); ``--resume`` of what cannot be resumed is one line and exit 2. The
+terminal client runs in tmux (``tests.cli.tmux``); the logs are read back with ``sessions``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+from tests.cli.support import agent_host
+from tests.cli.test_terminal_client import client, root_id, sessions, shown, start_child
+
+__all__ = ["client"]  # the fixture, shared with the other terminal client tests
+
+MAKE = {"name": "shell", "arguments": {"cmd": "make"}}
+STILL_OPEN = (
+    "agent-host: 1 request still open; it will be asked again when this conversation resumes"
+)
+
+
+def decisions(tmp_path: Path, session_id: str) -> list[dict[str, Any]]:
+    """The ``approval/decided`` events of a stored session."""
+    listed = agent_host("sessions", "show", session_id, "--json", cwd=tmp_path)
+    (document,) = json.loads(listed.stdout)
+    return [e for e in document["events"] if e["kind"] == "approval/decided"]
+
+
+def asking(pane: Any) -> None:
+    """Wait until the pane asks the ``shell make`` request at ``approve>``."""
+    pane.wait_for('wants to run shell {"cmd": "make"}')
+    pane.wait_for(lambda _s: "approve>" in pane.visible())
+
+
+def test_ctrl_d_at_the_question_is_the_end_of_input_denial(client, tmp_path):
+    pane = client({"user": [{"tool_calls": [MAKE]}, "Never."]}, "chat")
+    pane.type("build it")
+    asking(pane)
+    pane.keys("C-d")
+    assert pane.exit_code() == 0
+    root = root_id(tmp_path)
+    (decided,) = decisions(tmp_path, root)
+    assert (decided["decision"], decided["reason"]) == ("denied", "no answer (end of input)")
+    pane.close()
+    again = client({"user": []}, "chat", "--continue")
+    again.keys("C-d")
+    assert again.exit_code() == 0
+    log = shown(tmp_path, root)
+    assert "  ✗ the user denied shell: no answer (end of input)" in log
+    assert "interrupted before it finished" not in log
+
+
+def test_leaving_with_the_question_open_keeps_it_for_chat_continue(client, tmp_path):
+    pane = client({"user": [{"tool_calls": [MAKE]}, "Never."]}, "chat")
+    pane.type("build it")
+    asking(pane)
+    pane.keys("C-c")  # at the question, Ctrl-C interrupts nothing
+    pane.wait_for("press Ctrl-C again to exit")
+    pane.keys("C-c")
+    assert pane.exit_code() == 0
+    assert STILL_OPEN in pane.screen()
+    root = root_id(tmp_path)
+    assert decisions(tmp_path, root) == []
+    pane.close()
+    again = client({"user": ["Made it."]}, "chat", "--continue", ready="approve>")
+    screen = again.wait_for(f"resuming conversation {root}")
+    assert "user: build it" in screen
+    asking(again)
+    again.type("y")
+    again.wait_for("Made it.")
+    again.keys("C-d")
+    assert again.exit_code() == 0
+    assert "  ← ran make" in shown(tmp_path, root)
+
+
+def test_sigterm_with_the_question_open_keeps_it_too(client, tmp_path):
+    pane = client({"user": [{"tool_calls": [MAKE]}, "Never."]}, "chat")
+    pane.type("build it")
+    asking(pane)
+    os.kill(pane.pid(), signal.SIGTERM)
+    assert pane.exit_code() == 143
+    assert STILL_OPEN in pane.screen()
+    assert decisions(tmp_path, root_id(tmp_path)) == []
+
+
+def test_a_killed_conversation_with_a_child_goes_on_with_chat_continue(client, tmp_path):
+    pane = client({
+        "user": [{"tool_calls": [start_child("scout")]}, "Started.", {"tool_calls": [MAKE]}],
+        "scout": ["Scouted."],
+    }, "chat")
+    pane.type("scout, then build")
+    pane.wait_for(lambda _s: "1 settled" in pane.status())
+    asking(pane)
+    root = root_id(tmp_path)
+    locked = agent_host("chat", "--continue", cwd=tmp_path, stdin="")
+    assert locked.returncode == 2
+    assert locked.stderr == (
+        f"agent-host: error: cannot resume {root}: session '{root}' is locked by another writer"
+        " (another host or process) (LOCKED)\n"
+    )
+    os.kill(pane.pid(), signal.SIGKILL)
+    pane.exit_code()
+    pane.close()
+    again = client({"user": ["Built."]}, "chat", "--continue", ready="approve>")
+    screen = again.wait_for(f"resuming conversation {root}")
+    assert "user: scout, then build" in screen and "assistant: Started." in screen
+    asking(again)
+    again.wait_for(lambda _s: "subagents: 1 settled" in again.status())
+    again.type("y")
+    again.wait_for("Built.")
+    again.keys("C-d")
+    assert again.exit_code() == 0
+    assert "  ← ran make" in shown(tmp_path, root)
+    assert len([row for row in sessions(tmp_path) if not row["origin"]]) == 1
