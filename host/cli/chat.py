@@ -244,10 +244,10 @@ class Conversation:
         """``choose_model`` for this conversation's host, script and ``err``."""
         choose_model(self.host, self.script, self.err)
 
-    async def open(self, resume: str | None = None) -> Agent:
+    async def open(self, resume: str | None = None, *, history: bool = True) -> Agent:
         """Choose the model, then create the root agent; or resume the stored root conversation
         ``resume`` ("": the latest; one that cannot be is one line before anything else), then
-        choose the model and print its history (``host.cli.resume``)."""
+        choose the model and print its ``history`` (``host.cli.resume``)."""
         if resume is None:
             self.choose_model()
             return self.attach(await self.host.services.agents.create(label=ROOT_LABEL))
@@ -255,7 +255,8 @@ class Conversation:
 
         root = await resume_root(self.host, resume, ROOT_LABEL)
         self.choose_model()  # before the loop runs again: the resumed agent has not started
-        print_history(root, self.out)
+        if history:
+            print_history(root, self.out)
         return self.attach(root)
 
     def attach(self, root: Agent) -> Agent:
@@ -320,12 +321,12 @@ async def run_once(
     host: Host, prompt: str, script: Script | None = None, *, resume: str | None = None
 ) -> int:
     """``agent-host run``: one message (to the stored root conversation ``resume``, if
-    given), every answer printed, each tool call and result a line on stderr; exit 1 if a
-    turn failed."""
+    given; its history is not printed), every answer printed, each tool call and result a
+    line on stderr; exit 1 if a turn failed."""
     lines = Lines(sys.stdin)
     front = PlainFront(host, sys.stdout, sys.stderr, lines, show_tools=True)
     conversation = Conversation(host, script=script, lines=lines, front=front)
-    await conversation.open(resume)
+    await conversation.open(resume, history=False)
     try:
         await conversation.say(prompt)
     finally:

@@ -115,3 +115,64 @@ def test_a_killed_conversation_with_a_child_goes_on_with_chat_continue(client, t
     assert again.exit_code() == 0
     assert "  ← ran make" in shown(tmp_path, root)
     assert len([row for row in sessions(tmp_path) if not row["origin"]]) == 1
+
+
+def refused(tmp_path: Path, *args: str) -> str:
+    """The one line ``agent-host ARGS`` refuses with (exit 2), checking nothing was stored."""
+    before = sorted(row["id"] for row in sessions(tmp_path)) if (tmp_path / "data").exists() else []
+    result = agent_host(*args, cwd=tmp_path, stdin="")
+    assert (result.returncode, result.stdout, result.stderr.count("\n")) == (2, "", 1), result
+    after = sorted(row["id"] for row in sessions(tmp_path)) if (tmp_path / "data").exists() else []
+    assert after == before
+    return result.stderr
+
+
+def test_continue_in_an_empty_data_directory_is_one_line(tmp_path):
+    data = tmp_path / "data"
+    assert refused(tmp_path, "chat", "--continue") == (
+        f"agent-host: error: no conversation to continue in {data}\n"
+    )
+    assert not data.exists()
+
+
+def test_resuming_an_unknown_or_corrupt_session_is_one_line(tmp_path):
+    unknown = "agent_0123456789abcdef0123456789abcdef"
+    assert refused(tmp_path, "run", "--resume", unknown, "hello") == (
+        f"agent-host: error: cannot resume {unknown}: session '{unknown}' is not stored"
+        " (NOT_FOUND)\n"
+    )
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / f"{unknown}.jsonl").write_text("not a log\n")
+    line = refused(tmp_path, "chat", "--resume", unknown)
+    assert line.startswith(f"agent-host: error: cannot resume {unknown}: session '{unknown}'")
+    assert line.endswith(" (CORRUPT)\n")
+    assert (tmp_path / "data" / f"{unknown}.jsonl").read_text() == "not a log\n"
+
+
+def test_resuming_a_subagent_session_names_its_root(tmp_path):
+    script = {"user": [{"tool_calls": [start_child("scout")]}, "Started.", "Heard."],
+              "scout": ["Scouted."]}
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    made = agent_host("run", "--script", "script.json", "scout", cwd=tmp_path, stdin="")
+    assert made.returncode == 0, made.stderr
+    root = root_id(tmp_path)
+    child = next(row["id"] for row in sessions(tmp_path) if row["origin"])
+    assert refused(tmp_path, "chat", "--resume", child) == (
+        f"agent-host: error: session {child} is a subagent's session;"
+        f" resume its root conversation {root}\n"
+    )
+
+
+def test_run_resume_sends_the_prompt_to_the_stored_conversation(tmp_path):
+    (tmp_path / "script.json").write_text(json.dumps({"user": ["First.", "Second."]}))
+    first = agent_host("run", "--script", "script.json", "one", cwd=tmp_path, stdin="")
+    root = root_id(tmp_path)
+    (tmp_path / "script.json").write_text(json.dumps({"user": ["Second."]}))
+    second = agent_host(
+        "run", "--resume", root, "two", "--script", "script.json", cwd=tmp_path, stdin=""
+    )
+    assert (first.returncode, second.returncode) == (0, 0), second.stderr
+    assert second.stdout == "Second.\n"
+    assert [row["id"] for row in sessions(tmp_path)] == [root]
+    log = shown(tmp_path, root)
+    assert log.index("user: one") < log.index("assistant: First.") < log.index("user: two")
