@@ -58,7 +58,8 @@ def test_every_option_of_every_command_has_help_text():
 
 
 def test_dev_help_names_the_data_directory_d():
-    text = build_parser()._subparsers._group_actions[0].choices["dev"].format_help()  # type: ignore[union-attr]
+    (dev,) = [parser for prog, parser in parsers(build_parser()) if prog == "agent-host dev"]
+    text = dev.format_help()
     assert "--data-dir D" in text and "DEMO_DATA_DIR" not in text
 
 
