@@ -9,8 +9,9 @@ for a handler that can hold several questions open (``per_root``), one at a time
 tree, the trees in parallel; without a handler they wait in ``pending()`` for ``decide``.
 The decision is an ``ApprovalDecided`` event in both logs, committed durably **before** the
 tool runs; a denial is the error result ``the user denied <tool>: <reason>``; "approve for
-this session" lets that tool run without asking for the rest of the root's session. A policy
-``timeout`` denies a request left waiting. A call interrupted
+this session" lets that tool run without asking for the rest of the root's session, and decides
+the requests for it already queued in that tree at once. A policy ``timeout`` denies a request
+left waiting, counted from when it is shown (handed to the handler). A call interrupted
 while it waits (an interrupt, a settlement) records its request as ``cancelled``; the host
 closing (``aclose``) records nothing for it, so it is asked again when its agent resumes, as
 after a kill. ``ask_user`` questions take the same route and return the answer.
@@ -57,6 +58,7 @@ class _Pending:
     agent: Agent
     root: Agent
     future: asyncio.Future[Answer]
+    shown: asyncio.Event = attrs.field(factory=asyncio.Event)
 
 
 class ApprovalService:
@@ -248,6 +250,8 @@ class ApprovalService:
         """Queue ``request``, wait for its answer and record it (cancelled if interrupted)."""
         pending = _Pending(request, agent, root, asyncio.get_running_loop().create_future())
         self._queue.append(pending)
+        if self._handler is None:  # listed by pending() from now on
+            pending.shown.set()
         self._pump()
         try:
             answer = await self._wait(pending)
@@ -265,7 +269,16 @@ class ApprovalService:
         return answer
 
     async def _wait(self, pending: _Pending) -> Answer:
+        """The answer; the policy's timeout, counted from when the request is shown (handed to
+        the front end, or queued when there is none), denies it."""
         timeout = self.policy.timeout
+        if timeout is not None and not pending.shown.is_set():
+            shown = asyncio.ensure_future(pending.shown.wait())
+            either: set[asyncio.Future[Any]] = {shown, pending.future}
+            try:
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                shown.cancel()
         try:
             return await asyncio.wait_for(asyncio.shield(pending.future), timeout)
         except TimeoutError:
@@ -279,7 +292,8 @@ class ApprovalService:
         asked = {pending for pending, _ in self._asking.values()}
         for pending in self._queue:
             line = self._line(pending)
-            if line not in self._asking and pending not in asked:
+            if line not in self._asking and pending not in asked and not pending.future.done():
+                pending.shown.set()
                 asking = self._ask_head(self._handler, pending)
                 self._asking[line] = (pending, asyncio.get_running_loop().create_task(asking))
 
@@ -315,8 +329,21 @@ class ApprovalService:
         decided = ApprovalDecided(request_id, answer.decision, answer.reason, answer.answer)
         try:
             self._record(pending.agent, pending.root, decided)
+            if answer.decision == "approved_for_session":
+                self._approve_queued(pending)
         finally:  # a log that refuses this decision must not stall the requests behind it
             self._pump()
+
+    def _approve_queued(self, approved: _Pending) -> None:
+        """"Always" for a tool also decides the requests for it already waiting in the same
+        root's queue (siblings'): each approved for the session, recorded as its call wakes."""
+        for pending in self._queue:
+            same_tree = pending.root is approved.root and not pending.future.done()
+            if same_tree and (pending.request.question, pending.request.tool) == (
+                None,
+                approved.request.tool,
+            ):
+                pending.future.set_result(Answer.approve_for_session())
 
     # -- logs and the tree -------------------------------------------------------------------
 
