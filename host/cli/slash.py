@@ -295,6 +295,16 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
+READ_ONLY = frozenset({"show", "agents", "plugins", "help"})
+"""The commands that only look: they still run while an approval request is open (any other
+line is then the reply)."""
+
+
+def is_read_only(line: str) -> bool:
+    """Whether a typed line is one of the ``READ_ONLY`` commands."""
+    return is_command(line) and line.strip()[1:].split(maxsplit=1)[0] in READ_ONLY
+
+
 def is_command(line: str) -> bool:
     """Whether a typed line is a slash command (``/`` then a letter), not a message."""
     text = line.strip()

@@ -176,3 +176,29 @@ def test_run_resume_sends_the_prompt_to_the_stored_conversation(tmp_path):
     assert [row["id"] for row in sessions(tmp_path)] == [root]
     log = shown(tmp_path, root)
     assert log.index("user: one") < log.index("assistant: First.") < log.index("user: two")
+
+
+def test_at_an_open_request_the_commands_that_look_still_work(client, tmp_path):
+    pane = client({
+        "user": [{"tool_calls": [start_child("cleaner")]}, "Started.", "Heard back."],
+        "cleaner": [{"tool_calls": [MAKE]}, "Cleaned."],
+    }, "chat")
+    pane.type("clean up")
+    asking(pane)
+    child = next(row["id"] for row in sessions(tmp_path) if row["origin"])
+    pane.type("/agents")
+    pane.wait_for(f"{child}")
+    pane.type(f"/show {child}")
+    screen = pane.wait_for("[asked the user: ")
+    assert f'[asked the user: {child} (cleaner, depth 1) wants to run shell {{"cmd": "make"}}]' in (
+        screen
+    )
+    assert screen.count("wants to run shell") == 2  # the question, and the transcript's line
+    pane.type("/interrupt")  # a command that acts is the reply: not one, so asked again
+    pane.wait_for(lambda s: s.count("— [y]es / [a]lways / [n]o") == 2)
+    pane.type("a")
+    pane.wait_for("Heard back.")
+    pane.keys("C-d")
+    assert pane.exit_code() == 0
+    log = shown(tmp_path, child)
+    assert "  [approved for the session: shell]" in log and "  ← ran make" in log

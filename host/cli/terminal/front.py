@@ -2,7 +2,9 @@
 
 Input is never blocked: the prompt stays open while agents work, and a typed line goes to the
 root at once (a followup when it is idle, a steer while it works), to an open approval
-request, or to a slash command (``host.cli.slash``). Everything else is printed above the
+request, or to a slash command (``host.cli.slash``); while a request is open, the commands that
+only look (``/show``, ``/agents``, ``/plugins``, ``/help``) still run and any other line is
+the reply. Everything else is printed above the
 prompt as it happens: the root's answer streamed (the line still arriving shows just above
 the prompt), its tool calls and results, subagents' reports and settlement notices
 (``host.cli.terminal.lines``), and the live transcript of a subagent opened with ``/show``.
@@ -36,7 +38,7 @@ from rich.console import Console
 from rich.text import Text
 
 from host.agents.models import StreamEvent
-from host.cli.slash import Reply, SlashCommands, is_command
+from host.cli.slash import Reply, SlashCommands, is_command, is_read_only
 from host.cli.style import Style
 from host.cli.terminal.asker import PromptAsker
 from host.cli.terminal.completion import SlashCompleter
@@ -238,6 +240,9 @@ class TerminalFront:
                     except _Quit:
                         break
                     self._last_interrupt = float("-inf")  # a new line, a new quit window
+                    if self.asker.prompt is not None and is_read_only(line):
+                        await self.handle(line)  # a look at the tree before deciding
+                        continue
                     if self.asker.take(line):
                         continue
                     if not await self.handle(line):
