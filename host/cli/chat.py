@@ -246,7 +246,7 @@ class Conversation:
 
     async def open(self, resume: str | None = None, *, history: bool = True) -> Agent:
         """Choose the model, then create the root agent; or resume the stored root conversation
-        ``resume`` ("": the latest; one that cannot be is one line before anything else), then
+        ``resume`` ("": the one active last; one that cannot be is one line before anything else), then
         choose the model and print its ``history`` (``host.cli.resume``)."""
         if resume is None:
             self.choose_model()
@@ -345,7 +345,7 @@ async def chat(
     """``agent-host chat``: the terminal client when stdin and stdout are terminals (and not
     ``plain``), else one message per line until end of input or ``/exit``, exit 1 if a turn
     failed. Slash commands work in both. ``resume``: go on with that stored root conversation
-    ("": the latest) instead of a new one."""
+    ("": the one active last) instead of a new one."""
     if not plain and lines is sys.stdin and is_terminal(sys.stdin, sys.stdout):
         from host.cli.terminal.front import TerminalFront
 

@@ -26,7 +26,7 @@ Command = Callable[[Host, argparse.Namespace], int]
 
 JSON_HELP = "print JSON instead of a table"
 LATEST = ""
-"""``chat --continue`` (or ``--resume`` without an id): the latest root conversation."""
+"""``chat --continue`` (or ``--resume`` without an id): the root conversation active last."""
 
 
 def terminal_columns() -> int:
@@ -135,11 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
     resuming = chat.add_mutually_exclusive_group()
     resuming.add_argument(
         "--resume", nargs="?", const=LATEST, metavar="ID",
-        help="go on with the stored root conversation ID (without ID: the latest)",
+        help="go on with the stored root conversation ID (without ID: the one active last)",
     )
     resuming.add_argument(
         "--continue", dest="resume", action="store_const", const=LATEST,
-        help="go on with this data directory's latest root conversation",
+        help="go on with the root conversation of this data directory active last",
     )
     models = commands.add_parser("models", help="list the models; check one against a server")
     models.add_argument("--json", action="store_true", help=JSON_HELP)

@@ -11,7 +11,10 @@ conversation R``), a log that cannot be read, one another process holds (``LOCKE
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TextIO
+import contextlib
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
 from host.errors import HostError
 
@@ -35,17 +38,18 @@ def is_root(header: SessionHeader) -> bool:
 
 async def pick_root(host: Host, wanted: str) -> str:
     """The id of the root conversation to resume: ``wanted``, or with ``wanted`` empty the
-    latest root of the data directory; ``HostError`` (one line) when there is none to resume."""
+    root of the data directory active last (``last_activity``); ``HostError`` (one line) when
+    there is none to resume."""
     persistence = host.services.find("session_persistence")
     if persistence is None:
         raise HostError("SERVICE_UNAVAILABLE", "no session persistence (is it blocked?)")
     headers: list[SessionHeader] = await persistence.list()
     if not wanted:
-        roots = sorted((h for h in headers if is_root(h)), key=lambda h: h.sort_key())
-        if not roots:
+        latest = last_activity(persistence, headers)
+        if not latest:
             data_dir = host.settings.data_dir
             raise HostError("NOT_FOUND", NOTHING_TO_CONTINUE.format(data_dir=data_dir))
-        return roots[-1].id
+        return max(latest, key=lambda root: (latest[root], root))
     by_id = {header.id: header for header in headers}
     header = by_id.get(wanted)
     if header is None:
@@ -56,6 +60,25 @@ async def pick_root(host: Host, wanted: str) -> str:
     if not is_root(header):
         raise HostError("NOT_A_ROOT", A_CHILD.format(id=wanted, root=_root_of(header, by_id)))
     return header.id
+
+
+def last_activity(persistence: Any, headers: Sequence[SessionHeader]) -> dict[str, int]:
+    """Each root conversation's last activity (ns since the epoch): the newest write among
+    the logs of its tree where the backend keeps files (JSONL: ``path_for``, their mtime),
+    else the newest session created in it."""
+    by_id = {header.id: header for header in headers}
+    path_for = getattr(persistence, "path_for", None)
+    latest: dict[str, int] = {}
+    for header in headers:
+        root = by_id[_root_of(header, by_id)]
+        if not is_root(root):
+            continue
+        moment = header.created_at
+        if path_for is not None:
+            with contextlib.suppress(OSError, HostError):  # unreadable: its creation
+                moment = max(moment, os.stat(path_for(header.id)).st_mtime_ns)
+        latest[root.id] = max(latest.get(root.id, moment), moment)
+    return latest
 
 
 def _root_of(header: SessionHeader, by_id: dict[str, SessionHeader]) -> str:

@@ -202,3 +202,24 @@ def test_at_an_open_request_the_commands_that_look_still_work(client, tmp_path):
     assert pane.exit_code() == 0
     log = shown(tmp_path, child)
     assert "  [approved for the session: shell]" in log and "  ← ran make" in log
+
+
+def test_continue_takes_the_conversation_active_last_which_sessions_list_shows(tmp_path):
+    def run(*args: str) -> None:
+        (tmp_path / "script.json").write_text(json.dumps({"user": ["Noted."]}))
+        done = agent_host("run", "--script", "script.json", *args, cwd=tmp_path, stdin="")
+        assert done.returncode == 0, done.stderr
+
+    run("first")
+    (older,) = [row["id"] for row in sessions(tmp_path)]
+    run("second")
+    run("--resume", older, "third")  # the older conversation is now the one active last
+    (tmp_path / "script.json").write_text(json.dumps({"user": []}))
+    chat = agent_host("chat", "--continue", "--script", "script.json", cwd=tmp_path, stdin="")
+    assert chat.stdout.startswith(f"resuming conversation {older}\nuser: first\n"), chat
+    listed = agent_host("sessions", "list", cwd=tmp_path).stdout.splitlines()
+    assert listed[0].split() == ["session", "kind", "created", "last", "activity", "parent"]
+    rows = {line.split()[0]: line.split() for line in listed[2:]}
+    assert [row[1] for row in rows.values()] == ["root", "root"]
+    newer = next(session for session in rows if session != older)
+    assert rows[older][4:6] >= rows[newer][4:6]  # its last activity: date and time
