@@ -246,8 +246,8 @@ class Conversation:
 
     async def open(self, resume: str | None = None, *, history: bool = True) -> Agent:
         """Choose the model, then create the root agent; or resume the stored root conversation
-        ``resume`` ("": the one active last; one that cannot be is one line before anything else), then
-        choose the model and print its ``history`` (``host.cli.resume``)."""
+        ``resume`` ("": the one active last; one that cannot be is one line before anything
+        else), then choose the model and print its ``history`` (``host.cli.resume``)."""
         if resume is None:
             self.choose_model()
             return self.attach(await self.host.services.agents.create(label=ROOT_LABEL))
