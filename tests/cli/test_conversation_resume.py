@@ -223,3 +223,20 @@ def test_continue_takes_the_conversation_active_last_which_sessions_list_shows(t
     assert [row[1] for row in rows.values()] == ["root", "root"]
     newer = next(session for session in rows if session != older)
     assert rows[older][4:6] >= rows[newer][4:6]  # its last activity: date and time
+
+
+def test_a_dev_restart_keeps_the_open_question_and_asks_it_again(client, tmp_path):
+    pane = client({"user": [{"tool_calls": [MAKE]}, "Done."]}, "dev", "--restart")
+    pane.type("build it")
+    asking(pane)
+    (tmp_path / "site" / "pane_tools.py").touch()  # --restart: any change restarts
+    pane.wait_for("restarting: ")
+    pane.wait_for(STILL_OPEN)
+    pane.wait_for(lambda s: s.count('wants to run shell {"cmd": "make"}') == 2)
+    pane.wait_for(lambda _s: "approve>" in pane.visible())
+    root = root_id(tmp_path)
+    assert decisions(tmp_path, root) == []  # nothing recorded across the restart
+    pane.type("y")
+    pane.wait_for("⎿ ran make")
+    (decided, *_) = decisions(tmp_path, root)
+    assert decided["decision"] == "approved"
