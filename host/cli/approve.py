@@ -28,7 +28,7 @@ import contextlib
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -223,14 +223,22 @@ class TerminalAsker:
     """The approvals handler of a conversation on a terminal: print, read, decide.
 
     ``before`` is called before a request is printed (to end a line the answer left open);
-    when the conversation's prompt was showing, it is printed again after the answer.
+    when the conversation's prompt was showing, it is printed again after the answer. ``look``
+    runs a reply that is a command that only looks (``/show ID``) and says whether it was one:
+    then the request is asked again.
     """
 
     def __init__(
-        self, lines: Lines, out: TextIO, err: TextIO, before: Callable[[], None], prompt: str
+        self,
+        lines: Lines,
+        out: TextIO,
+        err: TextIO,
+        before: Callable[[], None],
+        prompt: str,
+        look: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
         self.lines, self.out, self.err = lines, out, err
-        self.before, self.prompt = before, prompt
+        self.before, self.prompt, self.look = before, prompt, look
         self.stopped = False
 
     async def __call__(self, request: ApprovalRequest) -> Answer:
@@ -273,6 +281,8 @@ class TerminalAsker:
             if refused is not None:
                 print(refused, file=self.err, flush=True)
                 continue
+            if self.look is not None and await self.look(reply):
+                continue
             answer = interpret(request, reply)
             if answer is not None:
                 return answer
@@ -282,25 +292,16 @@ class TerminalAsker:
         self.out.flush()
 
 
-def listen(
-    service: Any,
-    lines: Lines,
-    out: TextIO,
-    err: TextIO,
-    *,
-    before: Callable[[], None],
-    prompt: str,
-) -> Disposer:
-    """Answer ``service``'s requests at the terminal when stdin and stdout are both one, else
-    deny them (``no_terminal``); returns the disposer that stops listening (a request still
-    being asked then stays open, said nothing of)."""
-    isatty = getattr(out, "isatty", None)
-    if not (lines.is_terminal() and isatty is not None and isatty()):
+def listen(service: Any, asker: TerminalAsker) -> Disposer:
+    """Answer ``service``'s requests with ``asker`` when its stdin and stdout are both
+    terminals, else deny them (``no_terminal``, said on its ``err``); returns the disposer
+    that stops listening (a request still being asked then stays open, said nothing of)."""
+    isatty = getattr(asker.out, "isatty", None)
+    if not (asker.lines.is_terminal() and isatty is not None and isatty()):
         from host.approvals.requests import no_terminal
 
-        disposer: Disposer = service.on_request(no_terminal(err))
+        disposer: Disposer = service.on_request(no_terminal(asker.err))
         return disposer
-    asker = TerminalAsker(lines, out, err, before, prompt)
     stop_asking: Disposer = service.on_request(asker)
 
     def stop() -> None:

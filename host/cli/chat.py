@@ -28,9 +28,9 @@ from host.agents.driver import TurnOutcome
 from host.agents.models import ModelResponse, StreamEvent, TextDelta
 from host.app import Host
 from host.cli import render
-from host.cli.approve import Lines, listen
+from host.cli.approve import Lines, TerminalAsker, listen
 from host.cli.model_choice import refuse_failed_model_plugins
-from host.cli.slash import SlashCommands, is_command
+from host.cli.slash import SlashCommands, is_command, is_read_only, print_reply
 from host.cli.transcript import call_arguments, first_line
 from host.sessions.model import Event, MessageEvent
 
@@ -133,7 +133,8 @@ class PlainFront:
     as the terminal client shows them, so a model that loops is visible); and
     ``agent-host: turn ended (…)`` for a turn that did not complete (``agent-host: answer cut
     at max_tokens (N)`` for one cut at the model's token limit); approval requests asked on
-    ``lines`` (or denied without a terminal: ``host.cli.approve``)."""
+    ``lines`` (or denied without a terminal: ``host.cli.approve``), where the commands that
+    only look still run once ``commands`` is set (``plain_chat`` sets it)."""
 
     def __init__(
         self, host: Host, out: TextIO, err: TextIO, lines: Lines, *, show_tools: bool = False
@@ -148,6 +149,7 @@ class PlainFront:
         self._stop_asking: Disposer | None = None
         self._stop_observing: Disposer | None = None
         self.root: Agent | None = None
+        self.commands: SlashCommands | None = None
 
     def attach(self, root: Agent) -> None:
         """Print ``root``'s text, tool calls and how its turns end; ask its tree's approval
@@ -159,14 +161,18 @@ class PlainFront:
             self._stop_observing = self.host.services.sessions.observe(self._appended)
         approvals = self.host.services.find("approvals")
         if approvals is not None and self._stop_asking is None:
-            self._stop_asking = listen(
-                approvals,
-                self.lines,
-                self.out,
-                self.err,
-                before=self.printer.end_line,
-                prompt=PROMPT,
+            asker = TerminalAsker(
+                self.lines, self.out, self.err, self.printer.end_line, PROMPT, self._look
             )
+            self._stop_asking = listen(approvals, asker)
+
+    async def _look(self, line: str) -> bool:
+        """Run ``line`` when it is a command that only looks (``/show ID``) and ``commands``
+        are set (``chat``): a request being asked is then asked again."""
+        if self.commands is None or not is_read_only(line):
+            return False
+        print_reply(await self.commands.run(line.strip()), self.out, self.err)
+        return True
 
     def _appended(self, session: Session, events: Sequence[Event]) -> None:
         """The root's tool calls and results, one line each on stderr."""
@@ -395,6 +401,8 @@ async def plain_chat(
     until the root and its subagents are quiet. A line typed while an approval request is
     asked answers the request instead (``Lines``)."""
     prompt = prompt or PlainPrompt(conversation.out)
+    if isinstance(conversation.front, PlainFront):  # also at an open request: /show and co.
+        conversation.front.commands = commands
     while True:
         prompt.prompt()
         line = await conversation.lines.get()
@@ -404,11 +412,7 @@ async def plain_chat(
             return
         if is_command(text):
             reply = await commands.run(text)
-            for answer in reply.lines:
-                if reply.error:
-                    print(f"agent-host: {answer}", file=conversation.err, flush=True)
-                else:
-                    print(answer, file=conversation.out, flush=True)
+            print_reply(reply, conversation.out, conversation.err)
             if reply.exit:
                 return
         elif text:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 
@@ -309,3 +309,12 @@ def is_command(line: str) -> bool:
     """Whether a typed line is a slash command (``/`` then a letter), not a message."""
     text = line.strip()
     return len(text) > 1 and text[0] == "/" and text[1].isalpha()
+
+
+def print_reply(reply: Reply, out: TextIO, err: TextIO) -> None:
+    """A slash command's lines on ``out``; a mistake as ``agent-host:`` lines on ``err``."""
+    for answer in reply.lines:
+        if reply.error:
+            print(f"agent-host: {answer}", file=err, flush=True)
+        else:
+            print(answer, file=out, flush=True)

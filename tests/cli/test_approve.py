@@ -212,12 +212,32 @@ def test_a_terminal_asks_inline_and_yes_no_and_always_decide(tmp_path, terminal)
     ]
 
 
-def test_a_bare_no_gives_the_default_reason(tmp_path, terminal):
+def test_at_the_question_a_command_that_looks_runs_and_one_that_acts_is_a_reply(
+    tmp_path, terminal
+):
+    chat = asked_rm(tmp_path, terminal)
+    chat.type("/help")
+    assert "/exit" in chat.until(CHOICES)  # the list, then the question again
+    chat.type("/exit")  # acts: not an answer, asked again
+    chat.until(CHOICES)
+    chat.type("y")
+    chat.until("ok\r\nyou> ")
+    assert chat.close() == (0, "")
+    assert "  ← ran rm -rf build" in root_log(tmp_path)
+
+
+def asked_rm(tmp_path: Path, terminal: Any) -> Terminal:
+    """``chat --plain`` at the question whether to run ``rm -rf build`` (then it says ok)."""
     script = write_script(tmp_path, [{"tool_calls": [RM]}, "ok"])
-    chat = terminal("chat", "--plain", "--script", script)
+    chat: Terminal = terminal("chat", "--plain", "--script", script)
     chat.until("you> ")
     chat.type("go")
     chat.until(CHOICES)
+    return chat
+
+
+def test_a_bare_no_gives_the_default_reason(tmp_path, terminal):
+    chat = asked_rm(tmp_path, terminal)
     chat.type("no")
     chat.until("ok\r\nyou> ")
     assert chat.close() == (0, "")
