@@ -127,3 +127,29 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 def test_type_checking_imports_are_not_runtime_ones() -> None:
     assert "host.api" in imports("host.plugins.hookspecs", runtime=False)
     assert "host.api" not in imports("host.plugins.hookspecs", runtime=True)
+
+
+def test_the_client_layer_and_the_app_server_import_nothing_of_the_cli() -> None:
+    offending = {
+        module: sorted(
+            name for name in imports(module, runtime=False) if name.startswith("host.cli.")
+        )
+        for module in MODULES
+        if module.startswith(("host.clients", "host.appserver"))
+    }
+    assert {module: names for module, names in offending.items() if names} == {}
+
+
+def test_front_ends_hear_the_session_logs_only_through_the_feed() -> None:
+    """The terminal client, the plain one and the app-server render the feed's events
+    (``host.clients.feed``), not a second reading of ``SessionStore.observe``."""
+    observing = {
+        module
+        for module, path in MODULES.items()
+        if any(
+            isinstance(node, ast.Attribute) and node.attr == "observe"
+            and isinstance(node.value, ast.Attribute) and node.value.attr == "sessions"
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    }
+    assert observing == {"host.clients.feed"}

@@ -106,6 +106,7 @@ class Agent:
         self.inbox.bind(self._driver.wake)
         self._scope = Scope(f"agent {session.id}")
         self._disposal: asyncio.Future[None] | None = None
+        self._held = False
 
     def __repr__(self) -> str:
         return f"Agent({self.id!r}, label={self.label!r}, status={self.status!r})"
@@ -163,8 +164,15 @@ class Agent:
     def activate(self) -> None:
         """Let turns run (an agent built with ``active=False`` queues messages but runs nothing
         until its registry publishes it) and start one if followups or steers wait."""
-        self._driver.active = True
+        self._driver.active = not self._held
         self._driver.wake()
+
+    def hold(self) -> None:
+        """Run no turn, now or once activated: messages are still accepted and logged, and
+        stay queued (a root that a program outside the host speaks for, as ``mcp serve``'s
+        client does, reads what its subagents send it instead of a model answering it)."""
+        self._held = True
+        self._driver.active = False
 
     # -- turns -----------------------------------------------------------------------------
 

@@ -191,7 +191,8 @@ class Driver:
         self._cancel_sent = False
         self._partial = []
         self.last_answer = None
-        turn_id = new_id("turn_")
+        # a turn that finishes resumed tool calls first claims no followup at its start
+        turn_id = new_id("turn_") if self._resumed else self.inbox.next_turn_id()
         try:
             await session.append_async(TurnStart(turn_id))
         except asyncio.CancelledError:

@@ -90,6 +90,7 @@ class Inbox:
         self._parked = False
         self._closed = False
         self._wake: Callable[[], None] = lambda: None
+        self._turns: dict[MessageId, str] = {}  # followups whose turn id was handed out
 
     def bind(self, wake: Callable[[], None]) -> None:
         """Set the callback a waking send calls (the agent's driver)."""
@@ -221,6 +222,19 @@ class Inbox:
                 return
             yield message
 
+    def reserve_turn(self, message_id: MessageId) -> str:
+        """The id of the turn that will claim the queued followup ``message_id`` (minted
+        now, so a front end can name the turn before it starts)."""
+        return self._turns.setdefault(message_id, new_id("turn_"))
+
+    def next_turn_id(self) -> str:
+        """The id for a turn starting now: the one reserved for the oldest claimable
+        followup (the one its first step claims), else a new one."""
+        for message in self._claimable():
+            if message.delivery == "followup":
+                return self._turns.pop(message.message_id, None) or new_id("turn_")
+        return new_id("turn_")
+
     def take(self, *, turn_start: bool) -> list[InboxMessage]:
         """Remove what a step claims: steers and injects, plus the oldest followup at turn start
         (only among claimable messages: ``accept_async``)."""
@@ -258,6 +272,7 @@ class Inbox:
     def discard(self) -> list[InboxMessage]:
         """Drop every queued message durably (marked claimed, never delivered); return them."""
         dropped, self._pending = self._pending, []
+        self._turns.clear()
         if dropped:
             self._session.append(InboxClaimed(tuple(m.message_id for m in dropped)))
         return dropped

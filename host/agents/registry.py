@@ -135,14 +135,15 @@ class AgentRegistry:
     ) -> Agent:
         """Create, set up, commit, publish and register a new agent (all or nothing).
 
-        ``header`` defaults to a fresh id; ``seed`` pre-fills the session (forks); ``model``
-        names a registered model (None: the default); ``tool_filter`` limits the global tools.
+        ``header`` defaults to a fresh id (recording ``label``); ``seed`` pre-fills the
+        session (forks); ``model`` names a registered model (None: the default);
+        ``tool_filter`` limits the global tools.
         """
         opts = AgentOptions(
             label, model, tool_filter or ToolFilter(), setup, commit, config, max_steps
         )
         self._receive_remote()
-        header = header if header is not None else SessionHeader(id=new_id("agent_"))
+        header = header if header is not None else SessionHeader(new_id("agent_"), label=label)
         if header.id in self._agents:
             raise AgentExistsError(header.id)
         resolved = self.models.resolve(opts.model)

@@ -1,8 +1,8 @@
 """One client's connection: the handshake, requests dispatched to the methods, the threads it
 follows, and the requests the server sends it (approvals, questions).
 
-A transport hands each message it reads to ``receive`` and writes what ``send`` queues, in
-order (``take``); past ``MAX_UNREAD`` characters queued and not yet taken, the connection
+A transport hands each message it reads to ``receive`` and writes what ``send`` queues (UTF-8
+JSON), in order (``take``); past ``MAX_UNREAD`` bytes queued and not yet taken, the connection
 closes (``overflowed``) and the transport's ``hangup`` is called. Requests run as tasks, so
 an answer to the server's request is read while a method waits; at most ``MAX_IN_FLIGHT``
 at a time (more: ``OVERLOADED``). An error never ends the connection: it is answered, with
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 import sys
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from host.appserver.protocol import (
 )
 from host.errors import HostError
 from host.serialization import structure, unstructure
+from host.sessions.codec import encode_json
 
 if TYPE_CHECKING:
     from host.appserver.server import AppServer
@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 MAX_IN_FLIGHT = 64
 """Requests a connection may have running at once; more are refused (``OVERLOADED``)."""
 MAX_UNREAD = 64 * 1024 * 1024
-"""Characters of messages queued for a client and not yet written (64 Mi): more close the
+"""Bytes of messages queued for a client and not yet written (64 MiB): more close the
 connection, so a client that stops reading cannot grow the server without bound."""
 TOO_SLOW = "a client left over 64 MiB of messages unread"
 """Said on stderr, and as the WebSocket close reason (1008), when a client overflows."""
@@ -58,7 +58,7 @@ class Connection:
         """``hangup``: how the transport drops a client that overflowed."""
         self.server = server
         self.hangup = hangup
-        self.outbox: asyncio.Queue[str | None] = asyncio.Queue()
+        self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.unread = 0
         self.overflowed = False
         self.capabilities = Capabilities()
@@ -68,10 +68,10 @@ class Connection:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def send(self, message: dict[str, Any]) -> None:
-        """Queue ``message``, as JSON text, for the transport (nothing once closed)."""
+        """Queue ``message``, as UTF-8 JSON, for the transport (nothing once closed)."""
         if self.state == "closed":
             return
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        text = encode_json(message)
         self.unread += len(text)
         if self.unread > MAX_UNREAD:
             print(f"agent-host: {TOO_SLOW}: closed", file=sys.stderr)
@@ -81,7 +81,7 @@ class Connection:
             return
         self.outbox.put_nowait(text)
 
-    async def take(self) -> list[str | None]:
+    async def take(self) -> list[bytes | None]:
         """The messages queued (waiting for one); None last once the connection closed."""
         taken = [await self.outbox.get()]
         while not self.outbox.empty():

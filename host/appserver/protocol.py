@@ -76,7 +76,8 @@ class Thread:
 @camel_case
 @attrs.frozen
 class ThreadStartParams:
-    """``thread/start``: a new root agent (``model``: a registered model's name)."""
+    """``thread/start``: a new root agent (``label``: its label, recorded in its log;
+    ``model``: a registered model's name)."""
 
     label: str | None = None
     model: str | None = None
@@ -176,8 +177,27 @@ class TurnParams:
 
 @camel_case
 @attrs.frozen
+class Turn:
+    """A turn of a thread (its ``turn/started`` and ``turn/completed`` carry this id)."""
+
+    id: str
+
+
+@camel_case
+@attrs.frozen
+class TurnStartResult:
+    """``turn/start``: the turn that will take the message (it starts once the turns queued
+    before it ended), and the accepted message's id."""
+
+    turn: Turn
+    message_id: str
+
+
+@camel_case
+@attrs.frozen
 class TurnResult:
-    """The accepted message; the turn that takes it is announced by ``turn/started``."""
+    """``turn/steer``: the accepted message; the turn that takes it (the running one, else
+    the next) is announced by ``turn/started``."""
 
     message_id: str
 

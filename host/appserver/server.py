@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from host.appserver import protocol as p
 from host.appserver.asking import Asker
+from host.clients.catalog import catalog
 from host.clients.commands import ClientError, Commands
 from host.clients.feed import Feed
 
@@ -58,8 +59,11 @@ class AppServer:
 
     async def _follow(self, connection: Connection, thread_id: str, after: int | None) -> None:
         """Follow ``thread_id`` for ``connection``; it counts as following at once, so a
-        request to the user made while the stored log is read is asked of it too."""
-        if thread_id not in connection.follows:
+        request to the user made while the stored log is read is asked of it too. A thread
+        already followed is followed again when ``after`` asks for a replay (the old follow
+        stops first, with no await between: nothing live is lost or heard twice)."""
+        if thread_id not in connection.follows or after is not None:
+            connection.follows.pop(thread_id, _nothing)()
             connection.follows[thread_id] = _nothing
             try:
                 stop = await self.feed.follow(thread_id, connection.notify, after_seq=after)
@@ -95,7 +99,7 @@ class AppServer:
         limit = max(1, min(params.limit, 500))
         page = headers[start : start + limit]
         more = start + limit < len(headers)
-        threads = [p.Thread(h.id, None, h.created_at) for h in page]
+        threads = [p.Thread(h.id, h.label, h.created_at) for h in page]
         return p.ThreadListResult(threads, str(start + limit) if more else None)
 
     async def thread_read(self, connection: Connection, params: p.ThreadReadParams) -> Any:
@@ -121,9 +125,10 @@ class AppServer:
         return p.Empty()
 
     async def turn_start(self, connection: Connection, params: p.TurnParams) -> Any:
-        """A followup: the root's next turn."""
+        """A followup: the root's next turn, named before it starts."""
         text = _text(params)
-        return p.TurnResult(await self.commands.followup(params.thread_id, text))
+        message_id, turn_id = await self.commands.followup(params.thread_id, text)
+        return p.TurnStartResult(p.Turn(turn_id), message_id)
 
     async def turn_steer(self, connection: Connection, params: p.TurnParams) -> Any:
         """A steer: joins the running turn."""
@@ -160,8 +165,6 @@ class AppServer:
 
     async def tools_list(self, connection: Connection, params: p.NoParams) -> Any:
         """The tools a root agent can call."""
-        from host.cli.catalog import catalog
-
         return p.RowsResult(catalog(self.host, "root"))
 
     async def models_list(self, connection: Connection, params: p.NoParams) -> Any:
@@ -177,7 +180,7 @@ METHODS: dict[str, tuple[type, type, str]] = {
     "thread/read": (p.ThreadReadParams, p.ThreadReadResult, "thread_read"),
     "thread/subscribe": (p.ThreadSubscribeParams, p.Empty, "thread_subscribe"),
     "thread/unsubscribe": (p.ThreadIdParams, p.Empty, "thread_unsubscribe"),
-    "turn/start": (p.TurnParams, p.TurnResult, "turn_start"),
+    "turn/start": (p.TurnParams, p.TurnStartResult, "turn_start"),
     "turn/steer": (p.TurnParams, p.TurnResult, "turn_steer"),
     "turn/interrupt": (p.ThreadIdParams, p.Empty, "turn_interrupt"),
     "subagent/list": (p.SubagentListParams, p.SubagentListResult, "subagent_list"),

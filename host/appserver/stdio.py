@@ -63,7 +63,7 @@ async def _write(connection: Connection, stdout: IO[bytes]) -> None:
     """Write what the connection queues, everything queued so far in one write."""
     while True:
         batch = await connection.take()
-        lines = [text.encode() + b"\n" for text in batch if text is not None]
+        lines = [text + b"\n" for text in batch if text is not None]
         if lines:
             stdout.write(b"".join(lines))
             stdout.flush()

@@ -6,8 +6,10 @@ bearer token, random per start and written to ``$AGENT_HOST_HOME/app-server.toke
 which cannot set headers on a WebSocket, as the subprotocol ``agent-host.token.<token>``
 offered beside ``agent-host.v1`` (the server answers ``agent-host.v1``; the token is never
 echoed or logged). A browser ``Origin`` that is not the server's own is refused. ``GET
-/readyz`` and ``/healthz`` answer ``ok`` without a token and reveal nothing else. Only this
-command imports the ``websockets`` library.
+/readyz`` and ``/healthz`` answer ``ok`` without a token and reveal nothing else. With ``--web``
+a plain ``GET`` (no upgrade) gets the web console's files (``host.appserver.pages``) and the
+console's URL is printed once, the token in its fragment. Only this command imports the
+``websockets`` library.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from websockets.typing import Subprotocol
 
 from host.appserver import rpc
 from host.appserver.connection import TOO_SLOW, Connection
+from host.appserver.pages import Pages
 from host.atomic import replace_file
 from host.errors import HostError
 
@@ -99,14 +102,18 @@ def write_token(home: Path) -> tuple[str, Path]:
 class Gate:
     """Who may open a connection: the token, and a browser only from the server's own Origin."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, pages: Pages | None = None) -> None:
+        """``pages``: the web console's files, answered to plain ``GET`` requests."""
         self.token = token
+        self.pages = pages
         self.origins: set[str] = set()
 
     def check(self, connection: ServerConnection, request: Request) -> Response | None:
-        """``websockets``' ``process_request``: probes answered, strangers refused."""
+        """``websockets``' ``process_request``: probes and pages answered, strangers refused."""
         if request.path in PROBES:
             return connection.respond(200, "ok\n")
+        if self.pages is not None and (page := self.pages.answer(request)) is not None:
+            return page
         origin = request.headers.get("Origin")
         if origin is not None and origin not in self.origins:
             return connection.respond(403, "forbidden origin\n")
@@ -146,10 +153,13 @@ def select(connection: ServerConnection, offered: Sequence[Subprotocol]) -> Subp
     return Subprotocol(SUBPROTOCOL) if SUBPROTOCOL in offered else None
 
 
-async def serve_websocket(server: AppServer, hosts: list[str], port: int, home: Path) -> None:
-    """Serve clients on ``hosts`` at ``port`` until cancelled (SIGTERM, Ctrl-C)."""
+async def serve_websocket(
+    server: AppServer, hosts: list[str], port: int, home: Path, web: bool = False
+) -> None:
+    """Serve clients on ``hosts`` at ``port`` until cancelled (SIGTERM, Ctrl-C); with ``web``
+    the console's pages too."""
     token, path = write_token(home)
-    gate = Gate(token)
+    gate = Gate(token, Pages() if web else None)
 
     async def handle(socket: ServerConnection) -> None:
         await _connection(server, socket)
@@ -161,6 +171,7 @@ async def serve_websocket(server: AppServer, hosts: list[str], port: int, home: 
         process_request=gate.check,
         select_subprotocol=select,
         max_size=MAX_FRAME,
+        compression=None,  # no per-message deflate: each small frame would pay for zlib
         server_header=None,
     ) as listening:
         bound = [_shown(s.getsockname()[0]) for s in listening.sockets]
@@ -168,6 +179,9 @@ async def serve_websocket(server: AppServer, hosts: list[str], port: int, home: 
         gate.origins = {f"http://{host}:{port}" for host in [*bound, "localhost"]}
         print(f"agent-host: app-server token (also in {path}): {token}", file=sys.stderr)
         print(f"agent-host: app-server listening on ws://{bound[0]}:{port}", file=sys.stderr)
+        if web:
+            console = f"http://{bound[0]}:{port}/#token={token}"
+            print(f"agent-host: web console: {console}", file=sys.stderr)
         sys.stderr.flush()
         await asyncio.Future()  # until cancelled
 
@@ -193,7 +207,7 @@ async def _connection(server: AppServer, socket: ServerConnection) -> None:
             for text in batch:
                 assert text is not None
                 try:
-                    await socket.send(text)
+                    await socket.send(text.decode())  # a text frame
                 except ConnectionClosed:
                     return
 

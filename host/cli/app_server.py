@@ -1,6 +1,7 @@
-"""``agent-host app-server [--listen stdio:// | ws://HOST:PORT] [--allow-remote] [--script
-FILE]`` and ``app-server schema --out DIR``: the host driven by other programs over JSON-RPC
-2.0 (``host.appserver``; see docs/app-server.md). stdout carries protocol messages only (on
+"""``agent-host app-server [--listen stdio:// | ws://HOST:PORT] [--allow-remote] [--web]
+[--script FILE]`` and ``app-server schema --out DIR``: the host driven by other programs over
+JSON-RPC 2.0 (``host.appserver``; see docs/app-server.md); ``--web`` also serves the web
+console on the ``ws://`` port. stdout carries protocol messages only (on
 stdio); diagnostics go to stderr. Only ``ws://`` imports the WebSocket library."""
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ def add_parser(commands: Any) -> None:
     server.add_argument(
         "--script", type=Path, metavar="FILE", help="the scripted model answers from FILE"
     )
+    server.add_argument(
+        "--web", action="store_true",
+        help="with ws://, also serve the web console at http://HOST:PORT/",
+    )
     actions = server.add_subparsers(dest="app_server_action", metavar="ACTION")
     schema = actions.add_parser("schema", help="write the protocol's JSON Schema files")
     schema.add_argument(
@@ -46,6 +51,8 @@ def command(host: Host, args: argparse.Namespace) -> int:
         print(f"wrote {len(written)} schema files to {args.out}")
         return 0
     where = None
+    if args.web and not args.listen.startswith("ws://"):
+        raise HostError("BAD_LISTEN", "--web needs --listen ws://HOST:PORT")
     if args.listen != "stdio://":
         if not args.listen.startswith("ws://"):
             raise HostError(
@@ -77,7 +84,7 @@ async def _serve(host: Host, args: argparse.Namespace, where: tuple[list[str], i
             from host.appserver.websocket import serve_websocket
 
             home = user_config_file(os.environ).parent
-            await serve_websocket(server, *where, home)
+            await serve_websocket(server, *where, home, web=args.web)
     finally:
         server.close()
         await host.aclose()

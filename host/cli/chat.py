@@ -19,8 +19,8 @@ terminal ``chat`` is the terminal client instead (``host.cli.terminal``).
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from host.agents.agent import Agent
@@ -31,13 +31,14 @@ from host.cli import render
 from host.cli.approve import Lines, TerminalAsker, listen
 from host.cli.model_choice import refuse_failed_model_plugins
 from host.cli.slash import SlashCommands, is_command, is_read_only, print_reply
-from host.cli.transcript import call_arguments, first_line
-from host.sessions.model import Event, MessageEvent
+from host.cli.transcript import ARGUMENT_CHARS, first_line, short
+from host.clients.events import ClientEvent, ItemCompleted
+from host.clients.feed import Feed
+from host.clients.items import Item
 
 if TYPE_CHECKING:
     from host.cli.script_file import Script
     from host.disposal import Disposer
-    from host.sessions.store import Session
 
 PROMPT = "you> "
 ROOT_LABEL = "user"
@@ -120,7 +121,7 @@ class Front(Protocol):
 
     failed: bool
 
-    def attach(self, root: Agent) -> None:
+    async def attach(self, root: Agent) -> None:
         """Start showing ``root``."""
 
     def close(self) -> None:
@@ -147,18 +148,20 @@ class PlainFront:
         self.printer = AnswerPrinter(out)
         self.failed = False
         self._stop_asking: Disposer | None = None
-        self._stop_observing: Disposer | None = None
+        self._feed: Feed | None = None
+        self._stop_following: Disposer | None = None
         self.root: Agent | None = None
         self.commands: SlashCommands | None = None
 
-    def attach(self, root: Agent) -> None:
+    async def attach(self, root: Agent) -> None:
         """Print ``root``'s text, tool calls and how its turns end; ask its tree's approval
         requests."""
         self.root = root
         root.on_stream(self.printer)
         root.on_turn_end(self._turn_ended)
-        if self.show_tools and self._stop_observing is None:
-            self._stop_observing = self.host.services.sessions.observe(self._appended)
+        if self.show_tools and self._feed is None:
+            self._feed = Feed(self.host)
+            self._stop_following = await self._feed.follow(root.id, self._shown, after_seq=None)
         approvals = self.host.services.find("approvals")
         if approvals is not None and self._stop_asking is None:
             asker = TerminalAsker(
@@ -174,12 +177,11 @@ class PlainFront:
         print_reply(await self.commands.run(line.strip()), self.out, self.err)
         return True
 
-    def _appended(self, session: Session, events: Sequence[Event]) -> None:
+    def _shown(self, event: ClientEvent) -> None:
         """The root's tool calls and results, one line each on stderr."""
-        if self.root is None or session.id != self.root.id:
-            return
-        for event in events:
-            for line in tool_lines(event.body):
+        if isinstance(event, ItemCompleted):
+            line = tool_line(event.item)
+            if line is not None:
                 self.printer.end_line()
                 print(line, file=self.err, flush=True)
 
@@ -202,21 +204,23 @@ class PlainFront:
         if self._stop_asking is not None:
             self._stop_asking()
             self._stop_asking = None
-        if self._stop_observing is not None:
-            self._stop_observing()
-            self._stop_observing = None
+        if self._stop_following is not None:
+            self._stop_following()
+            self._stop_following = None
+        if self._feed is not None:
+            self._feed.close()
+            self._feed = None
 
 
-def tool_lines(body: object) -> list[str]:
-    """The plain lines a root's event shows as: ``⏺ name {…}`` per tool call of an assistant
-    message, ``  ⎿ first line`` (``  ✗`` for an error) for a tool result; none for others."""
-    if not isinstance(body, MessageEvent):
-        return []
-    if body.role == "assistant":
-        return [f"⏺ {call.name} {call_arguments(call)}" for call in body.tool_calls]
-    if body.role == "tool":
-        return [f"  {'✗' if body.is_error else '⎿'} {first_line(body.content)}"]
-    return []
+def tool_line(item: Item) -> str | None:
+    """The plain line a root's item shows as: ``⏺ name {…}`` for a tool call, ``  ⎿ first
+    line`` (``  ✗`` for an error) for a tool result; None for others."""
+    if item.type == "toolCall":
+        arguments = short(json.dumps(item.arguments, ensure_ascii=False), ARGUMENT_CHARS)
+        return f"⏺ {item.name} {arguments}"
+    if item.type == "toolResult":
+        return f"  {'✗' if item.is_error else '⎿'} {first_line(item.text or '')}"
+    return None
 
 
 class Conversation:
@@ -256,19 +260,19 @@ class Conversation:
         else), then choose the model and print its ``history`` (``host.cli.resume``)."""
         if resume is None:
             self.choose_model()
-            return self.attach(await self.host.services.agents.create(label=ROOT_LABEL))
+            return await self.attach(await self.host.services.agents.create(label=ROOT_LABEL))
         from host.cli.resume import print_history, resume_root
 
         root = await resume_root(self.host, resume, ROOT_LABEL)
-        self.choose_model()  # before the loop runs again: the resumed agent has not started
+        self.choose_model()  # before the resumed agent's first step: it has not started
         if history:
             print_history(root, self.out)
-        return self.attach(root)
+        return await self.attach(root)
 
-    def attach(self, root: Agent) -> Agent:
+    async def attach(self, root: Agent) -> Agent:
         """Make ``root`` the agent talked to, shown by the front."""
         self.root = root
-        self.front.attach(root)
+        await self.front.attach(root)
         return root
 
     async def say(self, text: str) -> None:

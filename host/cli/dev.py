@@ -186,11 +186,11 @@ class DevConversation(Conversation):
         agents = self.host.services.agents
         if root_id:
             try:
-                return self.attach(await agents.resume(root_id, label=ROOT_LABEL))
+                return await self.attach(await agents.resume(root_id, label=ROOT_LABEL))
             except (HostError, OSError) as error:
                 message = getattr(error, "message", error)
                 print(f"agent-host: notice: starting a new conversation ({message})", file=self.err)
-        return self.attach(await agents.create(label=ROOT_LABEL))
+        return await self.attach(await agents.create(label=ROOT_LABEL))
 
 
 async def run_dev(

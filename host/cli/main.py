@@ -207,7 +207,7 @@ def _named(rows: list[dict[str, Any]], names: Sequence[str]) -> list[dict[str, A
 
 def cmd_tools(host: Host, args: argparse.Namespace) -> int:
     """Print the tool catalog of a scope (or the whole catalog document)."""
-    from host.cli import catalog
+    from host.clients import catalog
 
     if args.markdown:
         print(catalog.markdown(host), end="")
@@ -266,6 +266,7 @@ def cmd_app_server(host: Host, args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Command] = {
     "app-server": cmd_app_server,
+    "mcp": mcp.serve,
     "plugins": cmd_plugins,
     "tools": cmd_tools,
     "profiles": cmd_profiles,
@@ -345,7 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _command(args: argparse.Namespace) -> int:
     """Run the parsed command; a user error or a stop is one line and its exit code."""
     try:
-        if args.command == "mcp":  # opens no host: nothing may start before it is trusted
+        if args.command == "mcp" and args.mcp_action != "serve":  # opens no host: nothing
+            # may start before it is trusted
             return mcp.command(args)
         if args.command == "new-plugin":  # writes files, opens no host
             from host.cli import new_plugin

@@ -1,9 +1,11 @@
-"""``agent-host mcp trust|untrust NAME``: let a project's MCP server start, or stop it again.
+"""``agent-host mcp trust|untrust NAME``: let a project's MCP server start, or stop it again;
+``agent-host mcp serve``: this host's subagents as the tools of MCP clients (its server is
+``agent_host_mcp.serving``, imported only here: the SDK is the plugin's dependency).
 
 A server defined by the project (its ``agent-host.toml`` or ``.mcp.json``) runs a command from
 a repository the user may just have cloned, so it stays blocked until trusted. The decision is
 kept in the user's home, keyed by the project directory and the server's definition: editing
-the definition blocks it again. Runs without opening a host (nothing starts).
+the definition blocks it again. Those two run without opening a host (nothing starts).
 """
 
 from __future__ import annotations
@@ -14,18 +16,55 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from host.app import HostSettings
+from host.app import Host, HostSettings
 from host.errors import HostError
 from host.plugins.config import CONFIG_FILE, read_config_file
 
 
 def add_parser(commands: Any) -> None:
     """The ``mcp`` command and its actions."""
-    mcp = commands.add_parser("mcp", help="trust or untrust a project's MCP server")
+    mcp = commands.add_parser(
+        "mcp", help="serve subagents to MCP clients; trust or untrust a project's MCP server"
+    )
     actions = mcp.add_subparsers(dest="mcp_action", metavar="ACTION", required=True)
+    serve = actions.add_parser("serve", help="serve this host's subagents as MCP tools")
+    serve.add_argument(
+        "--transport", choices=["stdio", "http"], default="stdio",
+        help="stdio (the default) or http (with --port)",
+    )
+    serve.add_argument("--port", type=int, metavar="P", help="the HTTP port (with http)")
+    serve.add_argument(
+        "--root", metavar="NAME", help="the root session to serve (default: this directory's)"
+    )
+    serve.add_argument(
+        "--script", type=Path, metavar="FILE", help="the scripted model answers from FILE"
+    )
     for action, text in (("trust", "let it start"), ("untrust", "block it again")):
         each = actions.add_parser(action, help=f"{text} (for this project)")
         each.add_argument("name", metavar="NAME", help="the server's name")
+
+
+def serve(host: Host, args: argparse.Namespace) -> int:
+    """``mcp serve``: the host's subagents as the tools of MCP clients, until the client
+    leaves (``agent_host_mcp.serving``)."""
+    from host.cli import termination
+    from host.cli.chat import choose_model
+
+    if (args.transport == "http") != (args.port is not None):
+        raise HostError("BAD_TRANSPORT", "--port P goes with --transport http, and only with it")
+    if args.port is not None and not 0 < args.port < 65536:
+        raise HostError("BAD_TRANSPORT", f"--port {args.port}: not a port (1-65535)")
+    try:
+        from agent_host_mcp.serving.main import serve
+    except ImportError:
+        raise HostError("MCP_UNAVAILABLE", MISSING) from None
+    def ready() -> None:  # once the root is open: a refused root is the only line said
+        choose_model(host, args.script, sys.stderr)
+
+    return termination.run(serve(host, root=args.root, port=args.port, ready=ready))
+
+
+MISSING = "agent-host-mcp is not installed (pip install ./plugins/mcp)"
 
 
 def command(args: argparse.Namespace) -> int:
@@ -34,9 +73,7 @@ def command(args: argparse.Namespace) -> int:
         from agent_host_mcp import Config, configured_servers
         from agent_host_mcp.trust import TrustStore, TrustStoreError, default_trust_path, describe
     except ImportError:
-        raise HostError(
-            "MCP_UNAVAILABLE", "agent-host-mcp is not installed (pip install ./plugins/mcp)"
-        ) from None
+        raise HostError("MCP_UNAVAILABLE", MISSING) from None
     explicit = args.config is not None
     refused: list[str] = []  # the project's own file, when refused, is skipped
     config = read_config_file(

@@ -19,6 +19,7 @@ from host.cli.transcript import render_events
 from host.clients.commands import Commands
 from host.errors import HostError
 from host.sessions.model import SubagentDescriptorEvent
+from host.subagents.rows import entries_of
 
 log = logging.getLogger(__name__)
 
@@ -32,12 +33,14 @@ if TYPE_CHECKING:
 @attrs.frozen
 class Reply:
     """What a command printed, whether it was a mistake, and whether the chat should end.
-    ``follow`` names a running agent whose events the front end shows live from now on."""
+    ``follow`` names a running agent whose events the front end shows live from now on,
+    after ``shown_seq`` (the last of its log the lines show)."""
 
     lines: tuple[str, ...] = ()
     error: bool = False
     exit: bool = False
     follow: str | None = None
+    shown_seq: int = -1
 
 
 def mistake(text: str) -> Reply:
@@ -131,7 +134,7 @@ class SlashCommands:
         service = self.subagents()
         if service is None:
             return []
-        entries = await service.list_descendants(self.root.id)
+        entries = await entries_of(service, self.root.id, "descendants")
         agents = self.host.services.agents
         rows = []
         for entry in entries:
@@ -214,7 +217,7 @@ async def _show(commands: SlashCommands, arg: str) -> Reply:
     status = commands.host.services.agents.status(found)
     head = f"── {names.get(found, found)} ({found}) · {status or rows[found]['status']} ──"
     follow = found if status == "running" else None
-    return Reply((head, *lines), follow=follow)
+    return Reply((head, *lines), follow=follow, shown_seq=events[-1].seq if events else -1)
 
 
 async def _send(commands: SlashCommands, arg: str) -> Reply:

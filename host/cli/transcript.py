@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 
 from host.cli.style import Style
+from host.clients.items import Item, items_of
 from host.sessions.model import (
     ApprovalDecided,
     ApprovalRequested,
@@ -15,7 +16,6 @@ from host.sessions.model import (
     InboxAccepted,
     MessageEvent,
     SubagentDescriptorEvent,
-    ToolCall,
     TurnEnd,
 )
 
@@ -49,11 +49,6 @@ RESULT_CHARS = 160
 """How much of a tool result's first line a one-line view shows."""
 
 
-def call_arguments(call: ToolCall) -> str:
-    """A tool call's arguments as JSON on one line, cut to ``ARGUMENT_CHARS``."""
-    return short(json.dumps(call.arguments, ensure_ascii=False), ARGUMENT_CHARS)
-
-
 def first_line(content: str) -> str:
     """The first line of a tool result, cut to ``RESULT_CHARS``."""
     return short((content.strip().splitlines() or [""])[0], RESULT_CHARS)
@@ -72,18 +67,39 @@ def source_label(source: dict[str, object] | None, names: Mapping[str, str]) -> 
 def render_message(message: MessageEvent, style: Style, names: Mapping[str, str]) -> Iterator[str]:
     """Lines for one message; ``names`` maps session ids to display names."""
     if message.role == "user":
-        origin = source_label(message.source, names)
-        who = f"user ({origin})" if origin else "user"
-        yield f"{style(who, 'bold', 'blue')}: {short(message.content)}"
-    elif message.role == "assistant":
-        if message.content:
-            yield f"{style('assistant', 'bold', 'green')}: {short(message.content)}"
-        for call in message.tool_calls:
-            arguments = json.dumps(call.arguments, ensure_ascii=False)
-            yield f"  {style('→', 'yellow')} {style(call.name, 'yellow')} {short(arguments, 200)}"
+        yield _user_line(source_label(message.source, names), message.content, style)
+        return
+    for item in items_of(Event(0, message), ""):
+        yield from render_item(item, style, names)
+
+
+ITEM_SOURCES = {"subagentReport": "subagent-report", "subagentSettled": "subagent-settled"}
+"""The source kind a notice item shows as (a parent's message is ``coordinator``)."""
+
+
+def render_item(item: Item, style: Style, names: Mapping[str, str]) -> Iterator[str]:
+    """Lines for one transcript item (``host.clients.items``), as ``render_message`` has
+    the message it comes from."""
+    if item.type == "agentMessage":
+        yield f"{style('assistant', 'bold', 'green')}: {short(item.text or '')}"
+    elif item.type == "toolCall":
+        arguments = json.dumps(item.arguments, ensure_ascii=False)
+        yield f"  {style('→', 'yellow')} {style(item.name or '', 'yellow')} {short(arguments, 200)}"
+    elif item.type == "toolResult":
+        mark = style("✗", "red") if item.is_error else style("←", "cyan")
+        yield f"  {mark} {short(item.text or '')}"
     else:
-        mark = style("✗", "red") if message.is_error else style("←", "cyan")
-        yield f"  {mark} {short(message.content)}"
+        sender = item.subagent_id
+        kind = ITEM_SOURCES.get(item.type, "coordinator")
+        source: dict[str, object] | None = (
+            {"kind": kind, "sender_session_id": sender} if sender else None
+        )
+        yield _user_line(source_label(source, names), item.text or "", style)
+
+
+def _user_line(origin: str, content: str, style: Style) -> str:
+    who = f"user ({origin})" if origin else "user"
+    return f"{style(who, 'bold', 'blue')}: {short(content)}"
 
 
 def render_events(

@@ -25,7 +25,9 @@ from host.subagents.rows import Scope, entries_of, project, render
 
 if TYPE_CHECKING:
     from host.agents.agent import Agent
+    from host.agents.registry import AgentSetup
     from host.app import Host
+    from host.disposal import Disposer
 
 ROOT_LABEL = "user"
 """The label of a root agent (``--script`` files address it by this name)."""
@@ -44,6 +46,12 @@ class Transcript:
 
     items: list[Item]
     last_seq: int
+
+
+def _hold(setup: AgentSetup) -> Disposer:
+    """The setup step of a held root (``Agent.hold``)."""
+    setup.agent.hold()
+    return lambda: None
 
 
 class Commands:
@@ -71,7 +79,8 @@ class Commands:
         if header.parent_session is not None:
             raise _not_a_root(thread_id)
         try:
-            agent: Agent = await self._host.services.agents.resume(thread_id, label=ROOT_LABEL)
+            label = header.label or ROOT_LABEL
+            agent: Agent = await self._host.services.agents.resume(thread_id, label=label)
         except PersistenceError as error:
             if error.code == PersistenceError.LOCKED:
                 message = f'thread "{thread_id}" is in use by another process'
@@ -94,6 +103,35 @@ class Commands:
             raise _not_a_root(agent.id)
         return agent
 
+    async def open(self, thread_id: str, *, held: bool = False) -> Agent:
+        """The root ``thread_id``: the live one, the stored one resumed, else a new one with
+        that id (for a front end that names its roots). ``held``: it runs no turn
+        (``Agent.hold``), for a root that a program outside the host speaks for."""
+        live = self._host.services.agents.get(thread_id)
+        if live is not None:
+            return self._root(live)
+        agents = self._host.services.agents
+        setup = [_hold] if held else []
+        try:
+            header = await self.header(thread_id)
+        except ClientError as error:
+            if error.code != "UNKNOWN_THREAD":
+                raise
+            created: Agent = await agents.create(
+                SessionHeader(id=thread_id), label=ROOT_LABEL, setup=setup
+            )
+            return created
+        if header.parent_session is not None:
+            raise _not_a_root(thread_id)
+        try:
+            resumed: Agent = await agents.resume(thread_id, label=ROOT_LABEL, setup=setup)
+        except PersistenceError as error:
+            if error.code == PersistenceError.LOCKED:
+                message = f'thread "{thread_id}" is in use by another process'
+                raise ClientError("LOCKED", message) from None
+            raise
+        return resumed
+
     async def threads(self) -> list[SessionHeader]:
         """Every stored or live root session, oldest first."""
         persistence: Any = self._host.services.find("session_persistence")
@@ -107,13 +145,16 @@ class Commands:
         live = self._host.services.sessions.get(session_id)
         if live is not None:
             return live.header  # type: ignore[no-any-return]
-        return (await self._stored(session_id)).header  # type: ignore[no-any-return]
+        return (await inspect(self._host, session_id)).header  # type: ignore[no-any-return]
 
     # -- turns -----------------------------------------------------------------------------
 
-    async def followup(self, thread_id: str, text: str) -> str:
-        """Queue ``text`` as the root's next turn; the accepted message's id."""
-        return (await self.live_root(thread_id)).followup(text)
+    async def followup(self, thread_id: str, text: str) -> tuple[str, str]:
+        """Queue ``text`` as the root's next turn: the accepted message's id, and the id of
+        the turn that will take it."""
+        root = await self.live_root(thread_id)
+        message_id = root.followup(text)
+        return message_id, root.inbox.reserve_turn(message_id)
 
     async def steer(self, thread_id: str, text: str) -> str:
         """Join the root's running turn at its next step (or start one); the message's id."""
@@ -131,10 +172,7 @@ class Commands:
         """The items of any session (live or stored) after ``after_seq``, at most about
         ``limit`` (whole events), and the last ``seq`` read: reading on from it misses
         nothing."""
-        live = self._host.services.sessions.get(session_id)
-        events: Sequence[Event] = (
-            list(live.events) if live is not None else (await self._stored(session_id)).events
-        )
+        events = await events_of(self._host, session_id)
         items: list[Item] = []
         last = max(after_seq, -1)
         for event in events:
@@ -145,17 +183,6 @@ class Commands:
             items.extend(items_of(event, session_id))
             last = event.seq
         return Transcript(items, last)
-
-    async def _stored(self, session_id: str) -> Any:
-        persistence: Any = self._host.services.find("session_persistence")
-        if persistence is None:
-            raise ClientError("UNKNOWN_THREAD", f'no thread "{session_id}" (no persistence)')
-        try:
-            return await persistence.inspect(session_id)
-        except PersistenceError as error:
-            if error.code == PersistenceError.NOT_FOUND:
-                raise ClientError("UNKNOWN_THREAD", f'no thread "{session_id}"') from None
-            raise
 
     # -- the subagent tree -----------------------------------------------------------------
 
@@ -193,6 +220,27 @@ class Commands:
         if service is None:
             raise ClientError("SERVICE_UNAVAILABLE", "no subagent service (is it blocked?)")
         return service
+
+
+async def inspect(host: Host, session_id: str) -> Any:
+    """The stored log of ``session_id`` (``UNKNOWN_THREAD`` when nothing is stored)."""
+    persistence: Any = host.services.find("session_persistence")
+    if persistence is None:
+        raise ClientError("UNKNOWN_THREAD", f'no thread "{session_id}" (no persistence)')
+    try:
+        return await persistence.inspect(session_id)
+    except PersistenceError as error:
+        if error.code == PersistenceError.NOT_FOUND:
+            raise ClientError("UNKNOWN_THREAD", f'no thread "{session_id}"') from None
+        raise
+
+
+async def events_of(host: Host, session_id: str) -> Sequence[Event]:
+    """The events of a session: the live one's, else the stored log's (``inspect``)."""
+    live = host.services.sessions.get(session_id)
+    if live is not None:
+        return list(live.events)
+    return list((await inspect(host, session_id)).events)
 
 
 def _not_a_root(session_id: str) -> ClientError:

@@ -4,7 +4,8 @@ Each event names the thread it was delivered for (``thread_id``: the session a f
 follows, usually a root) and, when it comes from a stored event, the session that stored it
 and its ``seq`` (the thread's own session for turns, items and approvals; a subagent's for
 ``subagent/*``). Streamed text (``ItemStarted`` of a live ``agentMessage`` and
-``AgentMessageDelta``) has no ``seq``: it is never stored and never replayed. ``METHOD`` is
+``AgentMessageDelta``) has no ``seq``: it is never stored and never replayed; nor has the
+tree as a replay states it. ``METHOD`` is
 the event's name on the wire.
 """
 
@@ -70,13 +71,17 @@ class TurnCompleted:
 @camel_case
 @attrs.frozen
 class ItemStarted:
-    """The model began streaming the text of an ``agentMessage`` (``item.id`` is the stream's
-    id, which its deltas and its ``item/completed`` name as ``streamId``)."""
+    """An item begins: a stored item, just before its ``item/completed`` (with its session
+    and ``seq``), or the model began streaming the text of an ``agentMessage`` (no ``seq``;
+    ``item.id`` is the stream's id, which its deltas and its ``item/completed`` name as
+    ``streamId``)."""
 
     METHOD: ClassVar[str] = "item/started"
     thread_id: str
     turn_id: str | None
     item: Item
+    session_id: str | None = None
+    seq: int | None = None
 
 
 @camel_case
@@ -108,13 +113,14 @@ class ItemCompleted:
 @camel_case
 @attrs.frozen
 class SubagentStarted:
-    """A subagent joined the thread's tree (first seen appending to its log); ``turn_id`` is
-    the thread's turn in progress then, if any."""
+    """A subagent joined the thread's tree (first seen appending to its log: ``seq`` is the
+    last of that append; None when a replay states the tree as it is); ``turn_id`` is the
+    thread's turn in progress then, if any."""
 
     METHOD: ClassVar[str] = "subagent/started"
     thread_id: str
     session_id: str
-    seq: int
+    seq: int | None
     turn_id: str | None
     subagent_id: str
     parent_id: str
@@ -126,12 +132,13 @@ class SubagentStarted:
 @attrs.frozen
 class SubagentStatus:
     """A subagent of the tree is now ``running``, ``idle``, ``waiting`` or ``settled``
-    (``turn_id``: the thread's turn in progress then, if any)."""
+    (``seq``: of the subagent's log, None when a replay states the tree as it is;
+    ``turn_id``: the thread's turn in progress then, if any)."""
 
     METHOD: ClassVar[str] = "subagent/status"
     thread_id: str
     session_id: str
-    seq: int
+    seq: int | None
     turn_id: str | None
     subagent_id: str
     status: MemberStatus

@@ -7,21 +7,28 @@ turns, transcript items (``host.clients.items``) and approvals; appends of the s
 it give the subagent tree's changes (``host.clients.tree``).
 
 ``Feed.follow(thread_id, listener, after_seq=n)`` first replays the stored events of the
-thread after ``seq`` n (turns, items, approvals; the tree is live only), then calls the
-listener with live events: appends that arrive while the stored log is read wait, and those
-the replay already covered are dropped, so a follower sees each stored event once and misses
-none.
+thread after ``seq`` n (turns, items, approvals), then states its subagent tree as it is now
+(``subagent/started`` and ``subagent/status`` for each member: the tree is state, not a stored
+history of the thread), then calls the listener with live events: appends that arrive while
+the stored log is read wait, and those the replay already covered are dropped, so a follower
+sees each stored event once and misses none. A thread's state (turn, tree, stream) is kept
+while it has followers and dropped when its last one leaves.
+
+Every stored item is announced by ``item/started`` then ``item/completed`` (both with its
+``seq``), but an ``agentMessage`` whose text was streamed: its ``item/started`` came with
+its first delta (no ``seq``: the text was not stored yet).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 from host.agents.models import ModelResponse, StreamEvent, TextDelta
+from host.clients.commands import events_of
 from host.clients.events import (
     AgentMessageDelta,
     ApprovalDecidedEvent,
@@ -59,9 +66,20 @@ Listener = Callable[[ClientEvent], None]
 
 
 REPLAYED = (
-    TurnStarted, TurnCompleted, ItemCompleted, ApprovalRequestedEvent, ApprovalDecidedEvent
+    TurnStarted,
+    TurnCompleted,
+    ItemStarted,
+    ItemCompleted,
+    ApprovalRequestedEvent,
+    ApprovalDecidedEvent,
 )
-"""The events a replay makes (from the thread's own log); the others are live only."""
+"""The events a replay makes (from the thread's own log, with a ``seq``); the others are
+live only."""
+
+
+def _replayed(event: ClientEvent) -> int | None:
+    """The ``seq`` of the thread's log an event comes from, for those a replay makes."""
+    return event.seq if isinstance(event, REPLAYED) else None
 
 
 @attrs.define(eq=False)
@@ -73,7 +91,9 @@ class _Follower:
     def deliver(self, event: ClientEvent) -> None:
         if self.waiting is not None:
             self.waiting.append(event)
-        elif not (isinstance(event, REPLAYED) and event.seq <= self.covered):
+            return
+        seq = _replayed(event)
+        if seq is None or seq > self.covered:
             self.listener(event)
 
 
@@ -90,6 +110,12 @@ class _Thread:
         self.streamer: object = None  # the live agent whose stream is heard
         self.streaming: str | None = None  # the stream whose text is arriving
         self.streamed: str | None = None  # the stream the next agentMessage completes
+
+    def stop_stream(self) -> None:
+        """Stop hearing the live agent's stream."""
+        if self.stream_stop is not None:
+            self.stream_stop()
+        self.stream_stop, self.streamer = None, None
 
     def fold(self, events: Sequence[Event]) -> list[ClientEvent]:
         """The events these stored events of the thread's own log make, in order."""
@@ -128,6 +154,8 @@ class _Thread:
             stream = None
             if item.type == "agentMessage" and isinstance(body, MessageEvent):
                 stream, self.streamed, self.streaming = self.streaming or self.streamed, None, None
+            if stream is None:
+                made.append(ItemStarted(tid, self.turn_id, item, tid, seq))
             made.append(ItemCompleted(tid, tid, seq, self.turn_id, item, stream))
         return made
 
@@ -151,7 +179,16 @@ class _Thread:
         seq = events[-1].seq if events else 0
         return [self._tree_event(change, session.id, seq) for change in changes]
 
-    def _tree_event(self, change: Change, session_id: str, seq: int) -> ClientEvent:
+    def tree_state(self) -> list[ClientEvent]:
+        """The tree as it is now: each member started (parents first), then its status
+        (no ``seq``: a state, not a stored event)."""
+        made: list[ClientEvent] = []
+        for member in self.tree.members():
+            made.append(self._tree_event(Change.of(member, joined=True), member.id, None))
+            made.append(self._tree_event(Change.of(member), member.id, None))
+        return made
+
+    def _tree_event(self, change: Change, session_id: str, seq: int | None) -> ClientEvent:
         member = change.member
         if change.joined:
             return SubagentStarted(
@@ -173,50 +210,63 @@ class Feed:
         """Stop observing (followers hear nothing more)."""
         self._stop()
         for thread in self._threads.values():
-            if thread.stream_stop is not None:
-                thread.stream_stop()
+            thread.stop_stream()
         self._threads.clear()
 
     async def follow(
         self, thread_id: str, listener: Listener, *, after_seq: int | None
     ) -> Disposer:
-        """Replay the thread's stored events after ``after_seq`` (None: none, only what comes
-        next) to ``listener``, then live ones; returns the disposer that stops it. A thread
-        that is neither live nor stored raises the persistence's ``NOT_FOUND``."""
+        """Replay the thread's stored events after ``after_seq`` and its tree as it is now
+        (None: neither, only what comes next) to ``listener``, then live ones; returns the
+        disposer that stops it. A thread that is neither live nor stored raises
+        ``ClientError`` ``UNKNOWN_THREAD``."""
         thread = self._thread(thread_id)
         follower = _Follower(listener)
         thread.followers.append(follower)
+
+        def stop() -> None:
+            if follower in thread.followers:
+                thread.followers.remove(follower)
+            if not thread.followers and self._threads.get(thread_id) is thread:
+                thread.stop_stream()  # the last follower left: nobody needs its state
+                del self._threads[thread_id]
+
         try:
-            stored = await self._stored(thread_id)
+            stored = await events_of(self._host, thread_id)
+            replay = translate(thread_id, stored)
+            thread.fold(stored)  # before any await: an append meanwhile folds after these
+            follower.covered = stored[-1].seq if stored else -1
+            if stored and not thread.tree.members():
+                await self._join_stored(thread)
         except BaseException:
-            thread.followers.remove(follower)
+            stop()
             raise
-        replay = _Thread(thread_id, lambda _id: None).fold(stored)
-        thread.fold(stored)  # before any await: an append meanwhile folds after these
-        follower.covered = stored[-1].seq if stored else -1
-        if stored and not thread.tree.members():
-            await self._join_stored(thread)
-        for event in replay:
-            if after_seq is not None and isinstance(event, REPLAYED) and event.seq > after_seq:
+        if after_seq is not None:
+            for event in replay:
+                seq = _replayed(event)
+                if seq is not None and seq > after_seq:
+                    follower.listener(event)
+            for event in thread.tree_state():
                 follower.listener(event)
         waiting, follower.waiting = follower.waiting or [], None
         for event in waiting:
             follower.deliver(event)
         self._attach_stream(thread)
-
-        def stop() -> None:
-            if follower in thread.followers:
-                thread.followers.remove(follower)
-
         return stop
 
+    def tree(self, thread_id: str) -> Tree | None:
+        """The subagent tree of a followed thread (None when nobody follows it)."""
+        thread = self._threads.get(thread_id)
+        return thread.tree if thread is not None else None
+
     async def _join_stored(self, thread: _Thread) -> None:
-        """A thread with a history knows the subagents it had (settled until they act)."""
+        """A thread with a history knows the subagents it had (as the live registry has
+        them, else settled until they act)."""
         service = self._host.services.find("subagents")
         if service is None:
             return
         try:
-            await join_stored(thread.tree, service)
+            await join_stored(thread.tree, service, self._host.services.agents.status)
         except HostError:
             log.exception("could not list the subagents of %s", thread.id)
 
@@ -232,23 +282,13 @@ class Feed:
             thread = self._threads[thread_id] = _Thread(thread_id, label_of)
         return thread
 
-    async def _stored(self, session_id: str) -> Sequence[Event]:
-        """The thread's events: the live session's, else the stored log's."""
-        live = self._host.services.sessions.get(session_id)
-        if live is not None:
-            return list(live.events)
-        persistence: Any = self._host.services.get("session_persistence")
-        stored = await persistence.inspect(session_id)
-        return list(stored.events)
-
     def _attach_stream(self, thread: _Thread) -> None:
         """Hear the stream of the thread's live agent (once per agent: a subagent sent more
         work after it settled is a new one)."""
         agent = self._host.services.agents.get(thread.id)
         if agent is None or agent is thread.streamer:
             return
-        if thread.stream_stop is not None:
-            thread.stream_stop()
+        thread.stop_stream()
         thread.streamer = agent
         thread.stream_stop = agent.on_stream(lambda event: self._streamed(thread, event))
 
@@ -267,3 +307,8 @@ class Feed:
         for event in made:
             for follower in list(thread.followers):
                 follower.deliver(event)
+
+
+def translate(thread_id: str, events: Sequence[Event]) -> list[ClientEvent]:
+    """The events a replay of ``events`` (the thread's stored log) makes, in order."""
+    return _Thread(thread_id, lambda _id: None).fold(events)

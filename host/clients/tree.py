@@ -199,13 +199,17 @@ class Tree:
         return _cut("subagents: " + " · ".join(parts), width)
 
 
-async def join_stored(tree: Tree, service: Any) -> None:
-    """The subagents the tree's root had before this process (a resumed root) join it as
-    settled, so they are known before they act again (``service``: the subagent service;
-    its ``HostError`` passes through)."""
+async def join_stored(
+    tree: Tree, service: Any, live: Callable[[str], str | None] = lambda _id: None
+) -> None:
+    """The subagents the tree's root had (before this process, or before anyone followed
+    it) join it: ``running`` when ``live`` (the agent registry's ``status``) says so, else
+    settled, so they are known before they act again (``service``: the subagent
+    service; its ``HostError`` passes through)."""
     for entry in await service.list_descendants(tree.root_id):
         if entry.kind == "child":
-            tree.join(entry.id, entry.parent_id, label=entry.label, status="settled")
+            known: MemberStatus = "running" if live(entry.id) == "running" else "settled"
+            tree.join(entry.id, entry.parent_id, label=entry.label, status=known)
 
 
 def _settled_senders(events: Iterable[Event]) -> list[str]:

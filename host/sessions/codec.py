@@ -70,10 +70,17 @@ _loads, _dumps, BACKEND = _pick_backend()
 """``BACKEND`` names the JSON library in use: ``"orjson"`` or ``"json"``."""
 
 
+def encode_json(value: Any) -> bytes:
+    """``value`` as compact UTF-8 JSON, by the library in use (``BACKEND``)."""
+    return _dumps(value)
+
+
 def encode_header(header: SessionHeader) -> bytes:
     """The header line of ``header``, newline included."""
     data: dict[str, Any] = {"format": HEADER_FORMAT, "version": HEADER_VERSION}
     data.update(converter.unstructure(header))
+    if data["label"] is None:
+        del data["label"]  # a header without one reads as it always did
     return _dumps(data) + b"\n"
 
 
@@ -107,7 +114,8 @@ def _plain_header(data: dict[str, Any]) -> SessionHeader | None:
     """The header of a complete, well-typed header object, built without the converter (a
     listing decodes thousands); ``None`` for anything else, which the converter then
     structures or refuses with its own message."""
-    if data.keys() != _HEADER_KEYS:
+    label = data.get("label")
+    if data.keys() - {"label"} != _HEADER_KEYS:
         return None
     sid, parent, created = data["id"], data["parent_session"], data["created_at"]
     origin, depth, seed = data["origin"], data["delegation_depth"], data["seed_length"]
@@ -118,10 +126,11 @@ def _plain_header(data: dict[str, Any]) -> SessionHeader | None:
         or type(seed) is not int
         or (parent is not None and type(parent) is not str)
         or (origin is not None and type(origin) is not str)
+        or (label is not None and type(label) is not str)
     ):
         return None
     try:
-        return SessionHeader(sid, parent, created, origin, depth, seed)
+        return SessionHeader(sid, parent, created, origin, depth, seed, label)
     except SessionIdError:  # a hostile id: the converter's refusal says so
         return None
 

@@ -58,6 +58,8 @@ class SessionHeader:
 
     ``origin`` is ``"subagent"`` for sessions the subagent service created; ``seed_length``
     counts the events a fork copied from its parent, so own events start at that ``seq``.
+    ``label`` is the label its agent was created with, when it was created by
+    ``AgentRegistry.create`` without a header of its own (a root); None in logs older than it.
     """
 
     id: str = attrs.field(validator=lambda _i, _a, v: validate_session_id(v))
@@ -66,6 +68,7 @@ class SessionHeader:
     origin: str | None = None
     delegation_depth: int = 0
     seed_length: int = 0
+    label: str | None = None
 
     def sort_key(self) -> tuple[int, str]:
         """Creation order: ``created_at``, ties broken by id."""

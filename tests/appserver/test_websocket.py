@@ -42,9 +42,7 @@ def servers(tmp_path: Path, schemas: Schemas) -> Iterator[Callable[..., WsServer
 
     yield start
     for server in started:
-        if server.process.poll() is None:
-            server.process.kill()
-            server.process.wait(timeout=TIMEOUT)
+        server.kill()
 
 
 def text(words: str) -> list[dict[str, str]]:

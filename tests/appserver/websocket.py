@@ -19,11 +19,12 @@ LISTENING = re.compile(r"listening on ws://127\.0\.0\.1:(\d+)")
 
 
 class WsServer:
-    """The server subprocess, its port and its token (read from its stderr)."""
+    """The server subprocess (``args``: more of its options), its port and its token (read
+    from its stderr)."""
 
-    def __init__(self, cwd: Path, script: Path, schemas: Schemas) -> None:
+    def __init__(self, cwd: Path, script: Path, schemas: Schemas, *args: str) -> None:
         self.schemas = schemas
-        self.process = start_server(cwd, "--listen", "ws://127.0.0.1:0", script=script)
+        self.process = start_server(cwd, "--listen", "ws://127.0.0.1:0", *args, script=script)
         self.sockets = contextlib.ExitStack()
         self.stderr: list[str] = []
         self.port = 0
@@ -47,6 +48,12 @@ class WsServer:
     def client(self) -> WsPeer:
         """A protocol client over a new connection (closed by ``stop``)."""
         return WsPeer(self.sockets.enter_context(self.connect()), self.schemas)
+
+    def kill(self) -> None:
+        """Kill the server if it still runs (after a test)."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=TIMEOUT)
 
     def stop(self) -> int:
         """Close the clients, SIGTERM the server; its exit code."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,20 @@ def decisions(tmp_path: Path, session_id: str) -> list[dict[str, Any]]:
     return [e for e in document["events"] if e["kind"] == "approval/decided"]
 
 
+def close(pane: Any) -> None:
+    """Close ``pane`` and wait until its tmux server answers no more, so the next pane of the
+    test can start a server on the same socket."""
+    pane.close()
+    for _ in range(300):
+        listed = subprocess.run(
+            [pane.tmux, "-S", pane.socket, "list-sessions"], capture_output=True, timeout=30
+        )
+        if listed.returncode != 0:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the tmux server of {pane.socket} did not exit")
+
+
 def asking(pane: Any) -> None:
     """Wait until the pane asks the ``shell make`` request at ``approve>``."""
     pane.wait_for('wants to run shell {"cmd": "make"}')
@@ -44,7 +60,7 @@ def test_ctrl_d_at_the_question_is_the_end_of_input_denial(client, tmp_path):
     root = root_id(tmp_path)
     (decided,) = decisions(tmp_path, root)
     assert (decided["decision"], decided["reason"]) == ("denied", "no answer (end of input)")
-    pane.close()
+    close(pane)
     again = client({"user": []}, "chat", "--continue")
     again.keys("C-d")
     assert again.exit_code() == 0
@@ -64,7 +80,7 @@ def test_leaving_with_the_question_open_keeps_it_for_chat_continue(client, tmp_p
     assert STILL_OPEN in pane.screen()
     root = root_id(tmp_path)
     assert decisions(tmp_path, root) == []
-    pane.close()
+    close(pane)
     again = client({"user": ["Made it."]}, "chat", "--continue", ready="approve>")
     screen = again.wait_for(f"resuming conversation {root}")
     assert "user: build it" in screen
@@ -103,7 +119,7 @@ def test_a_killed_conversation_with_a_child_goes_on_with_chat_continue(client, t
     )
     os.kill(pane.pid(), signal.SIGKILL)
     pane.exit_code()
-    pane.close()
+    close(pane)
     again = client({"user": ["Built."]}, "chat", "--continue", ready="approve>")
     screen = again.wait_for(f"resuming conversation {root}")
     assert "user: scout, then build" in screen and "assistant: Started." in screen

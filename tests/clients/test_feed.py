@@ -41,7 +41,8 @@ async def test_a_follower_gets_the_stored_events_after_its_seq_then_live_ones(
     stop = await feed.follow(root.id, heard.append, after_seq=1)
     replayed = list(heard)
     assert isinstance(replayed[-1], TurnCompleted)
-    assert all(event.seq > 1 for event in replayed if hasattr(event, "seq"))
+    seqs = [getattr(event, "seq", None) for event in replayed]
+    assert all(seq > 1 for seq in seqs if seq is not None)
     root.followup("two")
     await root.wait_idle()
     stop()
@@ -54,12 +55,17 @@ async def test_a_follower_gets_the_stored_events_after_its_seq_then_live_ones(
     first_turn = turns[0].turn_id
     assert all(e.turn_id == first_turn for e in replayed if isinstance(e, ItemCompleted))
     live = heard[len(replayed) :]
-    started = next(i for i, e in enumerate(live) if isinstance(e, ItemStarted))
+    started = next(i for i, e in enumerate(live) if isinstance(e, ItemStarted) and e.seq is None)
     deltas = [e for e in live if isinstance(e, AgentMessageDelta)]
     done = next(e for e in live if isinstance(e, ItemCompleted) and e.stream_id)
     assert "".join(d.delta for d in deltas) == "second answer" == done.item.text
     assert {d.item_id for d in deltas} == {done.stream_id, live[started].item.id}
     assert live.index(done) > max(live.index(d) for d in deltas) > started
+    for index, event in enumerate(heard):  # every other item is started just before it ends
+        if isinstance(event, ItemCompleted) and event.stream_id is None:
+            before = heard[index - 1]
+            assert isinstance(before, ItemStarted)
+            assert (before.item, before.seq, before.session_id) == (event.item, event.seq, root.id)
 
 
 async def test_without_a_seq_only_what_comes_next_and_the_tree(harness: HostHarness) -> None:
@@ -106,3 +112,20 @@ async def test_an_append_while_the_subagents_are_listed_keeps_the_stored_turn(
     completed = [(e.item.text, e.turn_id) for e in heard if isinstance(e, ItemCompleted)]
     assert completed == [("live meanwhile", "turn_stored"), ("live after", "turn_stored")]
     assert [e.turn_id for e in heard if isinstance(e, TurnStarted)] == ["turn_stored"]
+
+
+async def test_a_thread_nobody_follows_any_more_is_forgotten(harness: HostHarness) -> None:
+    harness.model.script("root", say("answer"))
+    root = await harness.root()
+    feed = Feed(harness.host)
+    first = await feed.follow(root.id, lambda _event: None, after_seq=None)
+    heard: list[ClientEvent] = []
+    second = await feed.follow(root.id, heard.append, after_seq=None)
+    first()
+    assert feed.tree(root.id) is not None  # one follower is left
+    second()
+    assert feed.tree(root.id) is None  # its turn, tree and stream are let go
+    root.followup("more")
+    await root.wait_idle()
+    assert heard == []
+    feed.close()

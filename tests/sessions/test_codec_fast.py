@@ -19,6 +19,7 @@ from host.sessions.codec import (
     decode_event_lines,
     decode_header,
     encode_event,
+    encode_header,
 )
 from host.sessions.model import (
     Event,
@@ -145,6 +146,12 @@ HEADERS: list[dict[str, Any]] = [
     {"id": "s1", "created_at": 5},
     {"id": "s1", "parent_session": None, "created_at": 5, "origin": None,
      "delegation_depth": 0, "seed_length": 0, "extra": 1},
+    {"id": "s1", "parent_session": None, "created_at": 5, "origin": None,
+     "delegation_depth": 0, "seed_length": 0, "label": "alice"},
+    {"id": "s1", "parent_session": None, "created_at": 5, "origin": None,
+     "delegation_depth": 0, "seed_length": 0, "label": None},
+    {"id": "s1", "parent_session": None, "created_at": 5, "origin": None,
+     "delegation_depth": 0, "seed_length": 0, "label": 7},
 ]
 
 
@@ -161,3 +168,10 @@ def test_header_fast_path_matches_the_converter(data: dict[str, Any]) -> None:
     except CodecError:
         got = CodecError
     assert got == expected
+
+
+def test_a_label_is_kept_and_a_header_without_one_is_written_as_before() -> None:
+    labelled = SessionHeader("s1", created_at=5, label="alice")
+    assert decode_header(encode_header(labelled)) == labelled
+    plain = json.loads(encode_header(SessionHeader("s1", created_at=5)))
+    assert "label" not in plain  # older readers and logs: the same header line

@@ -4,11 +4,12 @@ Input is never blocked: the prompt stays open while agents work, and a typed lin
 root at once (a followup when it is idle, a steer while it works), to an open approval
 request, or to a slash command (``host.cli.slash``); while a request is open, the commands that
 only look (``/show``, ``/agents``, ``/plugins``, ``/help``) still run and any other line is
-the reply. Everything else is printed above the
-prompt as it happens: the root's answer streamed (the line still arriving shows just above
-the prompt), its tool calls and results, subagents' reports and settlement notices
-(``host.cli.terminal.lines``), and the live transcript of a subagent opened with ``/show``.
-The bottom line is the subagent tree's status (``Tree.status_line``), redrawn when a
+the reply. Everything else is printed above the prompt as it happens, from the events of the
+client-facing feed (``host.clients.feed``, the same the app-server sends): the root's answer
+streamed (the line still arriving shows just above the prompt), its tool calls and results,
+subagents' reports and settlement notices (``host.cli.terminal.lines``), and the live
+transcript of a subagent opened with ``/show`` (the feed of that subagent's session). The
+bottom line is the subagent tree's status (the feed's ``Tree.status_line``), redrawn when a
 lifecycle event changes it.
 
 Ctrl-C interrupts the root's turn (not while a request is open); a second Ctrl-C within
@@ -26,7 +27,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from prompt_toolkit import PromptSession
@@ -37,28 +38,36 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.text import Text
 
-from host.agents.models import StreamEvent
 from host.cli.slash import Reply, SlashCommands, is_command, is_read_only
 from host.cli.style import Style
 from host.cli.terminal.asker import PromptAsker
 from host.cli.terminal.completion import SlashCompleter
 from host.cli.terminal.lines import StreamLines, event_lines
-from host.cli.transcript import render_message
-from host.clients.tree import Tree, join_stored
-from host.errors import HostError
-from host.sessions.model import Event, MessageEvent, TurnEnd, TurnStart
+from host.cli.transcript import render_item
+from host.clients.events import (
+    AgentMessageDelta,
+    ClientEvent,
+    ItemCompleted,
+    SubagentStarted,
+    SubagentStatus,
+    TurnCompleted,
+    TurnStarted,
+)
+from host.clients.feed import Feed
+from host.clients.tree import Tree
 
 if TYPE_CHECKING:
     from host.agents.agent import Agent
     from host.app import Host
     from host.disposal import Disposer
     from host.plugins.reload import ReloadOutcome
-    from host.sessions.store import Session
 
 PROMPT = "you> "
 QUIT_WINDOW = 2.0
 QUIT_HINT = "press Ctrl-C again to exit (or Ctrl-D)"
 CLOSING = "closing: waiting for the agents to stop at a turn boundary"
+REDRAWING = (AgentMessageDelta, TurnStarted, TurnCompleted, SubagentStarted, SubagentStatus)
+"""The feed events that change the status line or the line arriving."""
 
 
 class _Quit(Exception):
@@ -68,7 +77,7 @@ class _Quit(Exception):
 class TerminalFront:
     """Shows one conversation at a terminal and reads what the person types.
 
-    ``attach(root)`` starts showing a root agent's tree; ``run()`` reads lines until the
+    ``await attach(root)`` starts showing a root agent's tree; ``run()`` reads lines until the
     person ends the conversation; ``close()`` stops listening (the host is closed by the
     caller); ``catching_ctrl_c()`` spans all three and the host's closing. ``reload`` is
     ``dev``'s plugin reload, offered as ``/reload``.
@@ -90,8 +99,8 @@ class TerminalFront:
             force_terminal=True, no_color=not self._colour, highlight=False, emoji=False
         )
         self._stream = StreamLines()
-        self._tree: Tree | None = None
-        self._following: str | None = None
+        self._feed = Feed(host)
+        self._following: Disposer | None = None  # the live view of ``/show``
         self._last_interrupt = float("-inf")
         self._quitting = False  # a second Ctrl-C came while no prompt was reading keys
         self._closing = False
@@ -111,83 +120,69 @@ class TerminalFront:
 
     # -- showing ---------------------------------------------------------------------------
 
-    def attach(self, root: Agent) -> None:
+    async def attach(self, root: Agent) -> None:
         """Show ``root``'s streamed answers, its tree's events and its approval requests."""
         self.root = root
-        agents = self.host.services.agents
-
-        def label_of(agent_id: str) -> str | None:
-            agent = agents.get(agent_id)
-            return agent.label if agent is not None else None
-
-        self._tree = Tree(root.id, label_of, self._clock)
-        self._stops.append(root.on_stream(self._streamed))
-        self._stops.append(self.host.services.sessions.observe(self._appended))
+        self._stops.append(self._feed.close)
+        self._stops.append(await self._feed.follow(root.id, self._shown, after_seq=None))
         approvals = self.host.services.find("approvals")
         if approvals is not None:
             self._stops.append(approvals.on_request(self.asker))
 
-    async def _add_stored_members(self) -> None:
-        """Subagents the root had before this process (``dev`` resumed it after a restart)
-        join the tree as settled, so the status line and completion know them."""
-        service = self.host.services.find("subagents")
-        if service is None or self.root is None or self._tree is None:
-            return
-        try:
-            await join_stored(self._tree, service)
-        except HostError as error:
-            self.say(f"cannot list the subagents: {error.message}", "red")
+    @property
+    def _tree(self) -> Tree | None:
+        """The root's subagent tree, as the feed keeps it."""
+        return self._feed.tree(self.root.id) if self.root is not None else None
 
     def say(self, line: Text | str, style: str | None = None) -> None:
         """Print one line above the prompt."""
         text = line if isinstance(line, Text) else Text(line, style=style or "")
         self._console.print(text, soft_wrap=True)
 
-    def _streamed(self, event: StreamEvent) -> None:
+    def _shown(self, event: ClientEvent) -> None:
+        """One event of the root's feed."""
         for line in self._stream.feed(event):
             self.say(line)
-        self._redraw()
-
-    def _appended(self, session: Session, events: Sequence[Event]) -> None:
-        assert self.root is not None and self._tree is not None
-        changed = bool(self._tree.observe(session.id, session.header.parent_session, events))
-        if session.id == self.root.id:
-            names = self._names()
-            for event in events:
-                changed = isinstance(event.body, (TurnStart, TurnEnd)) or changed
-                if isinstance(event.body, TurnEnd):
-                    for line in self._stream.flush():
-                        self.say(line)
-                for text in event_lines(event, names):
-                    self.say(text)
-        elif session.id == self._following:
-            self._show_live(session.id, events)
-        if changed:
+        names = self._names()
+        for text in event_lines(event, names):
+            self.say(text)
+        if isinstance(event, REDRAWING):
             self._redraw()
 
-    def _show_live(self, agent_id: str, events: Sequence[Event]) -> None:
-        names = self._names()
-        name = names.get(agent_id, agent_id)
+    async def _follow(self, agent_id: str, after_seq: int) -> None:
+        """``/show``'s live view: the subagent's feed, until its turn ends."""
+        self._stop_following()
+        name = self._names().get(agent_id, agent_id)
         style = Style(self._colour)
-        for event in events:
-            if isinstance(event.body, MessageEvent):
-                for line in render_message(event.body, style, names):
+
+        def shown(event: ClientEvent) -> None:
+            if isinstance(event, ItemCompleted):
+                for line in render_item(event.item, style, self._names()):
                     self.say(Text.assemble((f"│ {name} ", "dim"), Text.from_ansi(line)))
-            elif isinstance(event.body, TurnEnd):
-                self._following = None
-                self.say(f"── end of the live view of {name} ({event.body.stop_reason}) ──", "dim")
+            elif isinstance(event, TurnCompleted):
+                self._stop_following()
+                self.say(f"── end of the live view of {name} ({event.stop_reason}) ──", "dim")
+
+        self._following = await self._feed.follow(agent_id, shown, after_seq=after_seq)
+
+    def _stop_following(self) -> None:
+        following, self._following = self._following, None
+        if following is not None:
+            following()
 
     def _names(self) -> dict[str, str]:
-        assert self._tree is not None and self.root is not None
-        names = {member.id: member.name for member in self._tree.members()}
-        names[self.root.id] = "you"
+        tree, root = self._tree, self.root
+        assert tree is not None and root is not None
+        names = {member.id: member.name for member in tree.members()}
+        names[root.id] = "you"
         return names
 
     def _status(self) -> FormattedText:
         width = self._session.app.output.get_size().columns
         root = self.root
         state = "working" if root is not None and root.status == "running" else "idle"
-        tree = self._tree.status_line(max(0, width - 20)) if self._tree is not None else ""
+        shown = self._tree
+        tree = shown.status_line(max(0, width - 20)) if shown is not None else ""
         line = f" agent {state}" + (f" · {tree}" if tree else "")
         return FormattedText([("", line[:width])])
 
@@ -228,7 +223,6 @@ class TerminalFront:
     async def run(self) -> None:
         """Read and act on lines until ``/exit``, Ctrl-D or a second Ctrl-C."""
         try:
-            await self._add_stored_members()
             with patch_stdout(raw=True):
                 while not self._quitting:
                     try:
@@ -280,6 +274,8 @@ class TerminalFront:
         if is_command(text):
             reply = await self.commands.run(text)
             self._show_reply(reply)
+            if reply.follow is not None:
+                await self._follow(reply.follow, reply.shown_seq)
             return not reply.exit
         root = self.root
         assert root is not None
@@ -297,7 +293,6 @@ class TerminalFront:
             else:
                 self.say(Text.from_ansi(line))
         if reply.follow is not None:
-            self._following = reply.follow
             self.say("── following live; it ends with its turn ──", "dim")
 
     def _keys(self) -> KeyBindings:
@@ -330,7 +325,8 @@ class TerminalFront:
 
     def _arguments(self) -> dict[str, Callable[[], list[tuple[str, str]]]]:
         def agents() -> list[tuple[str, str]]:
-            members = self._tree.members() if self._tree is not None else []
+            tree = self._tree
+            members = tree.members() if tree is not None else []
             return [(member.id, member.label or member.status) for member in members]
 
         def plugins() -> list[tuple[str, str]]:
@@ -343,6 +339,7 @@ class TerminalFront:
 
     def close(self) -> None:
         """Stop showing the conversation (idempotent)."""
+        self._stop_following()
         stops, self._stops = self._stops, []
         for stop in reversed(stops):
             stop()

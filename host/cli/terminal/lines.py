@@ -1,4 +1,5 @@
-"""What the terminal client prints for the root's events: compact, styled, one line each.
+"""What the terminal client prints for the root's feed events (``host.clients.feed``):
+compact, styled, one line each.
 
 A tool call is ``⏺ name {"arg": …}`` (arguments cut short), its result ``  ⎿ first line`` or,
 for an error, ``  ✗ first line``; a report or settlement notice from a subagent is one line
@@ -14,61 +15,62 @@ from collections.abc import Iterator, Mapping
 from rich.cells import cell_len, chop_cells
 from rich.text import Text
 
-from host.agents.models import ModelResponse, StreamEvent, TextDelta
 from host.cli.transcript import ARGUMENT_CHARS, first_line, short
-from host.clients.items import items_of
-from host.sessions.model import Event, TurnEnd
+from host.clients.events import AgentMessageDelta, ClientEvent, ItemCompleted, TurnCompleted
 
 NOTICE_CHARS = 200
 NOTICE_MARKS = {"subagentReport": ("↳", "report from"), "subagentSettled": ("◆", "settled:")}
 
 
-def event_lines(event: Event, names: Mapping[str, str]) -> Iterator[Text]:
-    """The lines one of the root's events shows as (none for most): its transcript items
-    (``host.clients.items``) but the streamed text, and a turn that did not complete."""
-    for item in items_of(event, ""):
-        if item.type == "toolCall":
-            arguments = json.dumps(item.arguments, ensure_ascii=False)
-            yield Text.assemble(("⏺ ", "yellow"), (item.name or "", "bold yellow"), " ",
-                                (short(arguments, ARGUMENT_CHARS), "dim"))
-        elif item.type == "toolResult":
-            first = first_line(item.text or "")
-            if item.is_error:
-                yield Text.assemble(("  ✗ ", "bold red"), (first, "red"))
-            else:
-                yield Text.assemble(("  ⎿ ", "dim"), first)
-        elif item.type in NOTICE_MARKS:
-            mark, said = NOTICE_MARKS[item.type]
-            sender = item.subagent_id or ""
-            who = f"{said} {names.get(sender, sender)}" if sender else said
-            text = short(item.text or "", NOTICE_CHARS)
-            yield Text.assemble((f"{mark} {who}: ", "magenta"), text)
-    body = event.body
-    if isinstance(body, TurnEnd) and body.stop_reason != "completed":
-        detail = f": {body.error}" if body.error else ""
-        yield Text(f"⏹ turn ended ({body.stop_reason}){detail}", style="bold red")
+def event_lines(event: ClientEvent, names: Mapping[str, str]) -> Iterator[Text]:
+    """The lines one of the root's feed events shows as (none for most): a completed item
+    but the streamed text, and a turn that did not complete."""
+    if isinstance(event, TurnCompleted):
+        if event.stop_reason != "completed":
+            detail = f": {event.error}" if event.error else ""
+            yield Text(f"⏹ turn ended ({event.stop_reason}){detail}", style="bold red")
+        return
+    if not isinstance(event, ItemCompleted):
+        return
+    item = event.item
+    if item.type == "toolCall":
+        arguments = json.dumps(item.arguments, ensure_ascii=False)
+        yield Text.assemble(("⏺ ", "yellow"), (item.name or "", "bold yellow"), " ",
+                            (short(arguments, ARGUMENT_CHARS), "dim"))
+    elif item.type == "toolResult":
+        first = first_line(item.text or "")
+        if item.is_error:
+            yield Text.assemble(("  ✗ ", "bold red"), (first, "red"))
+        else:
+            yield Text.assemble(("  ⎿ ", "dim"), first)
+    elif item.type in NOTICE_MARKS:
+        mark, said = NOTICE_MARKS[item.type]
+        sender = item.subagent_id or ""
+        who = f"{said} {names.get(sender, sender)}" if sender else said
+        text = short(item.text or "", NOTICE_CHARS)
+        yield Text.assemble((f"{mark} {who}: ", "magenta"), text)
 
 
 class StreamLines:
     """Splits the root's streamed text into finished lines and the line still arriving.
 
-    ``feed`` returns the lines a stream event finished; ``partial`` is the rest, shown
-    above the prompt until its line ends (``arriving``). A response none of whose text was
-    streamed (a model that does not stream) is taken whole.
+    ``feed`` returns the lines a feed event finished; ``partial`` is the rest, shown above
+    the prompt until its line ends (``arriving``). An answer none of whose text was streamed
+    (a model that does not stream: its ``item/completed`` names no stream) is taken whole.
     """
 
     def __init__(self) -> None:
         self.partial = ""
-        self._streamed = False
 
-    def feed(self, event: StreamEvent) -> list[str]:
+    def feed(self, event: ClientEvent) -> list[str]:
         """The lines ``event`` completes."""
-        if isinstance(event, TextDelta):
-            self._streamed = self._streamed or bool(event.text)
-            return self._add(event.text)
-        if isinstance(event, ModelResponse):
-            done = [] if self._streamed else self._add(event.text)
+        if isinstance(event, AgentMessageDelta):
+            return self._add(event.delta)
+        if isinstance(event, ItemCompleted) and event.item.type == "agentMessage":
+            done = [] if event.stream_id is not None else self._add(event.item.text or "")
             return done + self.flush()
+        if isinstance(event, TurnCompleted):
+            return self.flush()
         return []
 
     def arriving(self, width: int, rows: int) -> str:
@@ -87,7 +89,6 @@ class StreamLines:
 
     def flush(self) -> list[str]:
         """The line still arriving, ended now (a stream cut short); [] when there is none."""
-        self._streamed = False  # the next response is new text, streamed or not
         rest, self.partial = self.partial, ""
         return [rest] if rest.strip() else []
 

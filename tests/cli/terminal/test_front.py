@@ -17,9 +17,9 @@ from prompt_toolkit.output import DummyOutput
 from rich.cells import cell_len
 
 from host.agents import say
-from host.agents.models import TextDelta
 from host.cli.terminal.asker import APPROVE_PROMPT
 from host.cli.terminal.front import TerminalFront
+from host.clients.events import AgentMessageDelta
 from host.testing import HostHarness
 from tests.cli.terminal.test_asker import request
 from tests.support import Gate
@@ -44,10 +44,10 @@ async def test_a_long_line_still_arriving_shows_its_latest_words_within_the_widt
     harness: HostHarness, terminal: None
 ) -> None:
     front = TerminalFront(harness.host)
-    front.attach(await harness.root("user"))
+    await front.attach(await harness.root("user"))
     words = [f"w{index}" for index in range(300)]
     for word in words:
-        front._streamed(TextDelta(word + " "))
+        front._shown(AgentMessageDelta("root", None, "stream_1", word + " "))
     shown = fragment_list_to_text(front._message()).split("\n")
     *above, prompt = shown
     assert prompt == "you> "
@@ -63,7 +63,7 @@ async def test_a_request_opening_between_prompts_puts_nothing_aside(
     harness: HostHarness, terminal: None, monkeypatch: pytest.MonkeyPatch, closing: bool
 ) -> None:
     front = TerminalFront(harness.host)
-    front.attach(await harness.root("user"))
+    await front.attach(await harness.root("user"))
     if closing:  # Enter was pressed: the prompt still runs while it winds down
         monkeypatch.setattr(Application, "is_running", property(lambda _app: True))
         monkeypatch.setattr(Application, "is_done", property(lambda _app: True))
@@ -87,7 +87,7 @@ async def test_ctrl_c_outside_the_prompt_interrupts_the_turn_and_a_second_ends_t
     harness.model.script("user", gate.reply(say("too late")))
     front = TerminalFront(harness.host)
     root = await harness.root("user")
-    front.attach(root)
+    await front.attach(root)
     before = signal.getsignal(signal.SIGINT)
     with front.catching_ctrl_c():
         root.followup("think")

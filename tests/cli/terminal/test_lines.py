@@ -1,5 +1,6 @@
-"""What the terminal client prints for the root: streamed answer lines (``StreamLines``) and
-one compact line per tool call, result, notice or failed turn (``event_lines``)."""
+"""What the terminal client prints for the root's feed events: streamed answer lines
+(``StreamLines``) and one compact line per tool call, result, notice or failed turn
+(``event_lines``); the events are those the feed makes of real event bodies."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import json
 
 from rich.text import Text
 
-from host.agents.models import ModelResponse, TextDelta, ToolCallDelta
 from host.cli.terminal.lines import StreamLines, event_lines
 from host.cli.transcript import ARGUMENT_CHARS
+from host.clients.events import AgentMessageDelta, ClientEvent, ItemCompleted, TurnStarted
+from host.clients.feed import translate
+from host.clients.items import Item
 from host.sessions.model import (
     Event,
     EventBody,
@@ -25,7 +28,17 @@ NAMES = {"sub_1": "research", "root": "you"}
 
 
 def lines(body: EventBody) -> list[Text]:
-    return list(event_lines(Event(3, body), NAMES))
+    return [line for e in translate("root", [Event(3, body)]) for line in event_lines(e, NAMES)]
+
+
+def delta(text: str) -> ClientEvent:
+    return AgentMessageDelta("root", None, "stream_1", text)
+
+
+def answer(text: str, *, streamed: bool) -> ClientEvent:
+    """The ``item/completed`` of the model's text (naming its stream when it streamed)."""
+    item = Item("agentMessage", "msg_1", 3, "root", text=text)
+    return ItemCompleted("root", "root", 3, None, item, "stream_1" if streamed else None)
 
 
 def styles(text: Text) -> dict[str, str]:
@@ -38,50 +51,50 @@ def styles(text: Text) -> dict[str, str]:
 
 def test_deltas_split_into_finished_lines_and_the_partial_one() -> None:
     stream = StreamLines()
-    assert stream.feed(TextDelta("Hello")) == []
+    assert stream.feed(delta("Hello")) == []
     assert stream.partial == "Hello"
-    assert stream.feed(TextDelta(" world\nsecond")) == ["Hello world"]
+    assert stream.feed(delta(" world\nsecond")) == ["Hello world"]
     assert stream.partial == "second"
-    assert stream.feed(TextDelta(" line\n\nfourth\nfif")) == ["second line", "", "fourth"]
+    assert stream.feed(delta(" line\n\nfourth\nfif")) == ["second line", "", "fourth"]
     assert stream.partial == "fif"
-    assert stream.feed(ToolCallDelta(0, "call_1", "echo")) == []
+    assert stream.feed(TurnStarted("root", "root", 2, "turn_1")) == []
     assert stream.partial == "fif"
 
 
 def test_a_response_ends_the_streamed_text_without_repeating_it() -> None:
     stream = StreamLines()
-    stream.feed(TextDelta("one\ntw"))
-    assert stream.feed(ModelResponse(text="one\ntwo")) == ["tw"]
+    stream.feed(delta("one\ntw"))
+    assert stream.feed(answer("one\ntwo", streamed=True)) == ["tw"]
     assert stream.partial == ""
     # the next response, not streamed, is taken whole
-    assert stream.feed(ModelResponse(text="three\nfour")) == ["three", "four"]
+    assert stream.feed(answer("three\nfour", streamed=False)) == ["three", "four"]
     assert stream.partial == ""
 
 
 def test_a_response_that_was_not_streamed_is_taken_whole() -> None:
     stream = StreamLines()
-    assert stream.feed(ModelResponse(text="first\nsecond\n")) == ["first", "second"]
+    assert stream.feed(answer("first\nsecond\n", streamed=False)) == ["first", "second"]
     assert stream.partial == ""
-    assert stream.feed(ModelResponse(text="")) == []
+    assert stream.feed(answer("", streamed=False)) == []
 
 
 def test_flush_ends_the_line_still_arriving() -> None:
     stream = StreamLines()
-    stream.feed(TextDelta("cut sho"))
+    stream.feed(delta("cut sho"))
     assert stream.flush() == ["cut sho"]
     assert stream.partial == ""
     assert stream.flush() == []
-    stream.feed(TextDelta("   "))
+    stream.feed(delta("   "))
     assert stream.flush() == []  # white space alone is no line
     assert stream.partial == ""
 
 
 def test_after_a_stream_cut_short_an_unstreamed_response_is_still_shown() -> None:
     stream = StreamLines()
-    stream.feed(TextDelta("interrupted mid"))
+    stream.feed(delta("interrupted mid"))
     assert stream.flush() == ["interrupted mid"]  # the turn ended without a response
     # the next call's model does not stream (``/model`` switched it): its text is all there is
-    assert stream.feed(ModelResponse(text="the whole answer")) == ["the whole answer"]
+    assert stream.feed(answer("the whole answer", streamed=False)) == ["the whole answer"]
 
 
 # -- event_lines ---------------------------------------------------------------------------
@@ -89,12 +102,12 @@ def test_after_a_stream_cut_short_an_unstreamed_response_is_still_shown() -> Non
 
 def test_the_line_arriving_is_cut_into_rows_and_its_end_kept_in_view() -> None:
     stream = StreamLines()
-    stream.feed(TextDelta("short"))
+    stream.feed(delta("short"))
     assert stream.arriving(10, 3) == "short"
-    stream.feed(TextDelta(" and then much longer"))  # "short and then much longer"
+    stream.feed(delta(" and then much longer"))  # "short and then much longer"
     assert stream.arriving(10, 3) == "short and \nthen much \nlonger"
     assert stream.arriving(10, 2) == "…hen much \nlonger"
-    stream.feed(TextDelta("：全角"))  # wide characters take two cells each
+    stream.feed(delta("：全角"))  # wide characters take two cells each
     assert stream.arriving(10, 2) == "…onger：全\n角"
     assert stream.arriving(1, 1) == "…"
 

@@ -1,4 +1,5 @@
-"""The tool catalog: every tool a root agent and a continuable child are offered.
+"""The tool catalog: every tool a root agent and a continuable child are offered (what
+front ends list: ``agent-host tools``, the app-server's ``tools/list``).
 
 ``agent-host tools`` lists the root scope (the global tools); ``--scope child`` adds what the
 continuable setup contributions install into a child's own scope (e.g. ``report``), minted

@@ -1,0 +1,394 @@
+// The web console: threads, the open thread's transcript and subagent tree, the composer, and
+// requests to the user, all over the app-server protocol (docs/app-server.md). The token comes
+// in the URL's fragment (#token=…), is kept in this tab only (sessionStorage) and taken out of
+// the address bar at once.
+
+import { Dialogs } from "./dialogs.js";
+import { el, short } from "./dom.js";
+import { Rpc } from "./rpc.js";
+import { Threads } from "./threads.js";
+import { Transcript } from "./transcript.js";
+import { Tree } from "./tree.js";
+
+const $ = (id) => document.getElementById(id);
+const READ_PAGE = 500;
+
+const state = {
+  rpc: null,
+  root: null, // {id, label, readOnly}
+  rootSeq: -1,
+  viewing: null, // the session whose transcript is shown
+  loading: null, // notifications for the viewed session held while it is read
+  running: false,
+};
+
+const names = new Map();
+const list = new Threads($("thread-list"), $("more-threads"), (id) => open(id));
+const transcript = new Transcript($("transcript"), names);
+const tree = new Tree($("tree"), (id) => view(id));
+const dialogs = new Dialogs((id, result) => state.rpc.answer(id, result));
+
+function token() {
+  const found = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (found) {
+    let secret = found[1];
+    try {
+      secret = decodeURIComponent(secret);
+    } catch {
+      // not percent-encoded after all: taken as it is
+    }
+    sessionStorage.setItem("agent-host.token", secret);
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return sessionStorage.getItem("agent-host.token");
+}
+
+function connect(secret) {
+  const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
+  state.rpc = new Rpc(url, secret, { opened, lost, refused, bad: error, notify, ask });
+  state.rpc.start();
+}
+
+// The server's own requests: the two the page answers, and a refusal for any other.
+function ask(id, method, params) {
+  if (method === "approval/request" || method === "userInput/request") dialogs.asked(id, method, params);
+  else state.rpc.send({ id, error: { code: -32601, message: `the console does not answer ${String(method)}` } });
+}
+
+function login(message) {
+  $("console").hidden = true;
+  $("login").hidden = false;
+  $("login-message").textContent = message;
+  $("status").textContent = "not connected";
+  $("login-token").focus();
+}
+
+// An attempt that never opened: the server answers its probe, so it refused the token (it makes
+// a new one each start); or it does not answer, and the page goes on trying.
+async function refused() {
+  let up = false;
+  try {
+    up = (await fetch("/readyz", { cache: "no-store" })).ok;
+  } catch {
+    up = false;
+  }
+  if (up) {
+    state.rpc.stop();
+    $("banner").hidden = true;
+    login("The server refused this token. Open the console's URL that agent-host printed (it ends in #token=…), or paste the token from ~/.agent-host/app-server.token.");
+  } else {
+    $("banner").hidden = false;
+    $("banner").textContent = "The server does not answer: retrying…";
+    $("status").textContent = "not connected";
+  }
+}
+
+function lost() {
+  $("banner").hidden = false;
+  $("banner").textContent = "Connection lost: reconnecting…";
+  $("status").textContent = "reconnecting…";
+  dialogs.clear();
+}
+
+async function opened(first) {
+  const capabilities = { approvals: true, userInput: true };
+  try {
+    await state.rpc.request("initialize", { clientInfo: { name: "agent-host web console", version: "1" }, capabilities });
+    state.rpc.notify("initialized");
+    $("login").hidden = true;
+    $("console").hidden = false;
+    $("status").textContent = "connected";
+    if (first) await loadThreads();
+    await rejoin();
+    $("banner").hidden = true;
+  } catch (failure) {
+    if (state.rpc.socket?.readyState === WebSocket.OPEN) error(failure.message);
+  }
+}
+
+// After a lost connection: the open thread again from the last seq seen, the tree afresh.
+async function rejoin() {
+  if (!state.root) return;
+  await follow(state.root.id, state.rootSeq);
+  if (state.viewing !== state.root.id) await state.rpc.request("thread/subscribe", { threadId: state.viewing, afterSeq: transcript.lastSeq });
+  await loadTree();
+}
+
+function error(line) {
+  const list = $("errors");
+  list.append(el("li", {}, String(line)));
+  while (list.children.length > 5) list.firstElementChild.remove();
+}
+
+// -- threads ---------------------------------------------------------------------------------
+
+async function loadThreads() {
+  const threads = [];
+  let cursor = null;
+  do {
+    const page = await state.rpc.request("thread/list", cursor ? { cursor, limit: READ_PAGE } : { limit: READ_PAGE });
+    threads.push(...(page.threads ?? []));
+    cursor = page.nextCursor ?? null;
+  } while (cursor);
+  list.set(threads);
+  list.mark(state.root?.id ?? null);
+}
+
+async function newThread() {
+  try {
+    const result = await state.rpc.request("thread/start", {});
+    list.add(result.thread);
+    await open(result.thread.id, result.thread);
+  } catch (failure) {
+    error(failure.message);
+  }
+}
+
+// -- the open thread ---------------------------------------------------------------------------
+
+// Follow the thread, paint its tree, then its stored transcript (live items meanwhile held).
+async function open(threadId, known = null) {
+  try {
+    if (state.root && state.root.id !== threadId) {
+      await leave(state.root.id);
+      if (state.viewing !== state.root.id) await leave(state.viewing);
+    }
+    const thread = known ?? list.find(threadId) ?? { id: threadId, label: null };
+    state.root = { id: threadId, label: thread.label ?? null, readOnly: false };
+    state.rootSeq = -1;
+    state.running = false;
+    names.clear();
+    if (thread.label) names.set(threadId, thread.label);
+    const start = performance.now();
+    tree.reset(threadId, thread.label ?? null);
+    begin(threadId);
+    await follow(threadId);
+    await loadTree();
+    await painted();
+    performance.measure("tree", { start, end: performance.now() });
+    await read(threadId, start);
+    await painted();
+    performance.measure("transcript", { start, end: performance.now() });
+  } catch (failure) {
+    error(failure.message);
+  }
+}
+
+// The next frame drawn (what the benchmark's timings measure up to).
+function painted() {
+  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+}
+
+async function leave(threadId) {
+  try {
+    await state.rpc.request("thread/unsubscribe", { threadId });
+  } catch (failure) {
+    error(failure.message);
+  }
+}
+
+// Follow the root live (thread/resume); one another process holds is watched read-only.
+// With afterSeq, what was stored after it is replayed first.
+async function follow(threadId, afterSeq) {
+  const params = afterSeq === undefined ? { threadId } : { threadId, afterSeq };
+  try {
+    const result = await state.rpc.request("thread/resume", params);
+    list.live.add(threadId);
+    state.root.readOnly = false;
+    named(result.thread?.label);
+  } catch (failure) {
+    if (failure.code !== "LOCKED") throw failure;
+    await state.rpc.request("thread/subscribe", params);
+    state.root.readOnly = true;
+    error(`${failure.message}: watching only`);
+  }
+  controls();
+  list.mark(threadId);
+}
+
+// The root's label, which thread/resume knows when thread/list did not say it.
+function named(label) {
+  if (typeof label !== "string" || state.root.label === label) return;
+  state.root.label = label;
+  names.set(state.root.id, label);
+  tree.rootLabel = label;
+  tree.render();
+  list.rename(state.root.id, label);
+  if (state.viewing === state.root.id) $("viewing").textContent = `${label} · ${short(state.root.id)}`;
+}
+
+async function loadTree() {
+  try {
+    const result = await state.rpc.request("subagent/list", { threadId: state.root.id, scope: "descendants" });
+    for (const row of result.rows ?? []) if (row.label) names.set(row.id, row.label);
+    tree.rows(result.rows);
+  } catch (failure) {
+    error(failure.message);
+  }
+}
+
+// Show a session's transcript from now on: its live notifications are held until read.
+function begin(sessionId) {
+  state.viewing = sessionId;
+  state.loading = [];
+  transcript.reset(sessionId);
+  const label = sessionId === state.root.id ? state.root.label ?? "thread" : tree.label(sessionId) ?? "subagent";
+  $("viewing").textContent = `${label} · ${short(sessionId)}`;
+}
+
+// The viewed session's stored transcript, page by page, then the live items held meanwhile
+// (those already read are not shown twice). With `start`, the first page's paint is timed.
+async function read(sessionId, start = null) {
+  let afterSeq = -1;
+  for (;;) {
+    const page = await state.rpc.request("thread/read", { threadId: sessionId, afterSeq, limit: READ_PAGE });
+    transcript.add(page.items ?? []);
+    if (start !== null && afterSeq === -1) {
+      await painted();
+      performance.measure("transcript-first", { start, end: performance.now() });
+    }
+    if (!page.items?.length || page.lastSeq === afterSeq) break;
+    afterSeq = page.lastSeq;
+  }
+  const held = state.loading ?? [];
+  state.loading = null;
+  for (const [method, params] of held) notify(method, params);
+  state.rootSeq = Math.max(state.rootSeq, sessionId === state.root.id ? transcript.lastSeq : -1);
+}
+
+// Follow a child's own transcript (read-only), or go back to the root's.
+async function view(sessionId) {
+  if (!state.root || sessionId === state.viewing) return;
+  const previous = state.viewing;
+  tree.choose(sessionId);
+  try {
+    if (previous !== state.root.id) await leave(previous);
+    begin(sessionId);
+    if (sessionId !== state.root.id) await state.rpc.request("thread/subscribe", { threadId: sessionId });
+    await read(sessionId);
+  } catch (failure) {
+    error(failure.message);
+  }
+  controls();
+}
+
+// -- notifications ---------------------------------------------------------------------------
+
+function notify(method, params) {
+  try {
+    if (state.loading && params.threadId === state.viewing) {
+      state.loading.push([method, params]);
+      return;
+    }
+    const root = state.root?.id;
+    if (params.threadId === root && params.sessionId === root && typeof params.seq === "number") {
+      state.rootSeq = Math.max(state.rootSeq, params.seq);
+    }
+    if (params.threadId === root) onRoot(method, params);
+    if (params.threadId === state.viewing) onViewed(method, params);
+  } catch (failure) {
+    error(`a ${String(method)} notification could not be shown: ${failure.message}`);
+  }
+}
+
+function onRoot(method, params) {
+  switch (method) {
+    case "turn/started":
+      state.running = true;
+      controls();
+      break;
+    case "turn/completed":
+      state.running = false;
+      controls();
+      if (params.stopReason && params.stopReason !== "completed") error(`turn ended: ${params.stopReason}${params.error ? ": " + params.error : ""}`);
+      break;
+    case "subagent/started":
+      if (params.label) names.set(params.subagentId, params.label);
+      tree.started(params);
+      break;
+    case "subagent/status":
+      tree.status(params);
+      break;
+    case "approval/decided":
+      dialogs.decided(params.requestId);
+      break;
+  }
+}
+
+function onViewed(method, params) {
+  switch (method) {
+    case "item/started":
+      transcript.started(params.item);
+      break;
+    case "item/agentMessage/delta":
+      transcript.delta(params.itemId, params.delta);
+      break;
+    case "item/completed":
+      transcript.completed(params.item, params.streamId);
+      break;
+    case "turn/completed":
+      if (params.sessionId === state.viewing) transcript.marker(`turn ${params.stopReason ?? "ended"}`);
+      break;
+  }
+}
+
+// -- the composer ------------------------------------------------------------------------------
+
+function controls() {
+  const child = state.root && state.viewing !== state.root.id;
+  const usable = Boolean(state.root) && !(state.root.readOnly && !child);
+  $("message").disabled = !usable;
+  $("send").disabled = !usable;
+  $("interrupt").disabled = !usable;
+  $("send").textContent = child ? "Send to subagent" : state.running ? "Steer" : "Send";
+}
+
+async function send(event) {
+  event.preventDefault();
+  const text = $("message").value;
+  if (!text.trim() || !state.root) return;
+  const root = state.root.id;
+  try {
+    if (state.viewing !== root) {
+      await state.rpc.request("subagent/send", { threadId: root, subagentId: state.viewing, text });
+    } else {
+      const method = state.running ? "turn/steer" : "turn/start";
+      await state.rpc.request(method, { threadId: root, input: [{ type: "text", text }] });
+    }
+    $("message").value = "";
+  } catch (failure) {
+    error(failure.message);
+  }
+}
+
+async function interrupt() {
+  if (!state.root) return;
+  try {
+    if (state.viewing !== state.root.id) await state.rpc.request("subagent/interrupt", { threadId: state.root.id, subagentId: state.viewing });
+    else await state.rpc.request("turn/interrupt", { threadId: state.root.id });
+  } catch (failure) {
+    error(failure.message);
+  }
+}
+
+// -- start -----------------------------------------------------------------------------------
+
+$("composer").addEventListener("submit", send);
+$("message").addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) send(event);
+});
+$("interrupt").addEventListener("click", interrupt);
+$("new-thread").addEventListener("click", newThread);
+$("login-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const secret = $("login-token").value.trim();
+  if (!secret) return;
+  sessionStorage.setItem("agent-host.token", secret);
+  $("login-token").value = "";
+  state.rpc?.stop();
+  connect(secret);
+});
+
+const secret = token();
+if (secret) connect(secret);
+else login("No token: open the console's URL that agent-host printed (it ends in #token=…), or paste the token.");
