@@ -37,6 +37,7 @@ from host.approvals.requests import (
     denied_text,
 )
 from host.disposal import Disposer
+from host.errors import HostError
 from host.sessions.model import (
     ApprovalDecided,
     ApprovalRequested,
@@ -83,6 +84,7 @@ class ApprovalService:
         self._broken: set[str] = set()
         self._root_logs: dict[str, tuple[Agent, LogRequests]] = {}
         self._closing = False
+        self._background: set[asyncio.Task[None]] = set()
 
     # -- the front end -----------------------------------------------------------------------
 
@@ -230,6 +232,43 @@ class ApprovalService:
         missing = [decided for decided in decisions if decided.request_id in undecided]
         if missing:
             self._mirror(root, missing)
+
+    def cancel_stored(self, agent_id: str, caller: Agent, store: Any) -> None:
+        """``interrupt_agent`` from a root on ``agent_id`` of its tree that is not live, only
+        stored, with requests to the user a restart left open in the root's log: each is
+        recorded ``cancelled`` in the agent's stored log (taken from ``store``, the sessions
+        store, whose load ends its open turn ``interrupted``), then in the root's, so it is not
+        asked again and its call is ``interrupted`` when the agent resumes. In the background:
+        the call returns at once."""
+        root = self._root(caller)
+        undecided = self._root_log(root).undecided.values()
+        mine = [r for r in undecided if r.origin.agent_id == agent_id and agent_id != root.id]
+        if root is not caller or not mine:
+            return
+        reason = "the call was interrupted"
+        decided = [ApprovalDecided(r.request_id, "cancelled", reason) for r in mine]
+        task = asyncio.get_running_loop().create_task(
+            self._record_stored(agent_id, root, decided, store)
+        )
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _record_stored(
+        self, agent_id: str, root: Agent, decided: list[ApprovalDecided], store: Any
+    ) -> None:
+        """Append ``decided`` to the stored log of ``agent_id``, durably, then mirror it into
+        the root's; a log that cannot be taken (live again, locked) is logged and left."""
+        try:
+            session = await store.resume(agent_id)
+        except HostError:
+            log.warning("could not cancel the requests of %s", agent_id, exc_info=True)
+            return
+        try:
+            session.append_all(decided)
+            session.commit(durable=True)
+        finally:
+            store.release(agent_id)
+        self._mirror(root, decided)
 
     def waiting(self, agent: Agent) -> set[str]:
         """The agents of ``agent``'s tree with a request waiting for a decision: asked now, or

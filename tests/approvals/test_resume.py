@@ -20,7 +20,7 @@ from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 from host.approvals.requests import Answer, ApprovalRequest
 from host.naming import Owner
 from host.sessions.jsonl import JsonlPersistence
-from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent
+from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent, TurnEnd
 from host.testing import HostHarness, MakeHarness
 from host.tools import tool
 from tests.approvals.test_service import RAN, Asker, bodies, service, shell, tree
@@ -306,3 +306,26 @@ async def test_a_decision_the_roots_mirror_lacks_is_copied_there_at_resume(
     assert service(second).waiting(new_root) == set()
     (decided,) = bodies(new_root, ApprovalDecided)
     assert decided.decision == "approved" and RAN == ["slow ship"]
+
+
+async def test_interrupting_a_stored_child_that_waits_on_the_user_cancels_its_request(
+    make_harness: MakeHarness, tmp_path: Path
+) -> None:
+    first, root, child, request = await blocked_child(make_harness, tmp_path, "x")
+    second = harness(make_harness, await crash_copy(first, tmp_path))
+    never = Asker()
+    service(second).on_request(never)
+    resumed = await second.agents.resume(root.id, label="root")
+    assert service(second).waiting(resumed) == {child.id}  # listed as waiting on the user
+    second.services.subagents.interrupt(child.id, caller=resumed)
+    await until(lambda: bodies(resumed, ApprovalDecided))
+    cancelled = ApprovalDecided(request.request_id, "cancelled", "the call was interrupted")
+    assert bodies(resumed, ApprovalDecided) == [cancelled]
+    assert service(second).waiting(resumed) == set()
+    stored = (await JsonlPersistence(second.data_dir).inspect(child.id)).events
+    assert [e.body for e in stored if e.kind == "approval/decided"] == [cancelled]
+    assert [e.body.stop_reason for e in stored if isinstance(e.body, TurnEnd)] == ["interrupted"]
+    new_child = await second.agents.resume(child.id, label="level 1")
+    await new_child.wait_idle()
+    assert never.asked == [] and RAN == []
+    assert [m.content for m in tool_results(new_child)] == [INTERRUPTED_TOOL_TEXT]
