@@ -104,7 +104,8 @@ class ApprovalService:
     async def aclose(self) -> None:
         """Host shutdown (before the agents stop): an answer already given is recorded; every
         other request stays open — nothing is recorded for it, it is asked again when its
-        agent resumes — and nobody is asked any more."""
+        agent resumes — and nobody is asked any more. Stored requests being cancelled
+        (``cancel_stored``) are recorded first."""
         self._closing = True
         self._handler = None
         for pending in list(self._queue):
@@ -114,6 +115,7 @@ class ApprovalService:
         for _, task in asking:
             task.cancel()
         await asyncio.gather(*(task for _, task in asking), return_exceptions=True)
+        await asyncio.gather(*self._background, return_exceptions=True)  # cancel_stored's
 
     def pending(self) -> list[ApprovalRequest]:
         """The requests waiting for a decision, oldest first (not one answered a moment ago
