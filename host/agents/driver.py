@@ -45,6 +45,7 @@ from host.agents.tool_results import (
     CUT_TOOL_TEXT,
     DEFAULT_MAX_RESULT_CHARS,
     INTERRUPTED_TOOL_TEXT,
+    left_to_resume,
     sized,
     tool_message,
     unanswered,
@@ -419,8 +420,15 @@ class Driver:
 
     def _answer(self, calls: Sequence[ToolCall], results: dict[str, ToolResult]) -> None:
         """Give every call the log holds no result for its result from ``results``, or the
-        interrupted-call error (the turn is being cut short)."""
-        for call in unanswered(self._agent.session.events, calls):
+        interrupted-call error (the turn is being cut short) — but while the agent closes, a
+        call whose request still waits for the user, or was denied or answered: it is left
+        without a result, as a kill leaves it, and a resume asks it again or gives it the
+        decision's result (``host.approvals.resume``), never "interrupted"."""
+        events = self._agent.session.events
+        left_open = left_to_resume(events) if self._closing else set()
+        for call in unanswered(events, calls):
+            if call.id in left_open and call.id not in results:
+                continue
             result = results.get(call.id, ToolResult.error(INTERRUPTED_TOOL_TEXT))
             self._agent.session.append(tool_message(call, result))
 

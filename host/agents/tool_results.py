@@ -1,6 +1,6 @@
 """What a tool call's result looks like in the log: the tool message that answers a call, the
-text of a call cut short, a result sized for a model, and which calls of a step are still
-unanswered."""
+text of a call cut short, a result sized for a model, which calls of a step are still
+unanswered, and which a resume answers from the user's decision."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 
 from host.errors import ConfigError
-from host.sessions.model import Event, MessageEvent, ToolCall
+from host.sessions.model import ApprovalDecided, ApprovalRequested, Event, MessageEvent, ToolCall
 from host.tools.tool import ToolResult
 
 INTERRUPTED_TOOL_TEXT = "tool call was interrupted before it finished"
@@ -84,6 +84,20 @@ def unanswered(events: Sequence[Event], calls: Sequence[ToolCall]) -> list[ToolC
         elif body.role == "assistant" and any(call.id in wanted for call in body.tool_calls):
             break
     return [call for call in calls if call.id not in answered]
+
+
+def left_to_resume(events: Sequence[Event]) -> set[str]:
+    """The tool call ids whose result, when the agent resumes, comes from their approval
+    request (or ``ask_user`` question) in ``events``: one with no decision yet (asked again),
+    or denied or answered (the denial, the answer). Not one approved or cancelled."""
+    calls: dict[str, str] = {}
+    for event in events:
+        body = event.body
+        if isinstance(body, ApprovalRequested):
+            calls[body.request_id] = body.tool_call_id
+        elif isinstance(body, ApprovalDecided) and body.decision not in ("denied", "answered"):
+            calls.pop(body.request_id, None)
+    return set(calls.values())
 
 
 def tool_message(call: ToolCall, result: ToolResult) -> MessageEvent:

@@ -14,8 +14,8 @@ when the agent is resumed (a root's resume or a child's cold resume), in call or
 * a request **decided** before the crash is never asked again: denied → the denial; answered
   → the answer; approved → ``tool call was interrupted before it finished``, because the host
   cannot know whether the tool had run, and one recorded approval runs a tool at most once
-  (the model may call it again, which asks again); cancelled (an interrupt, a settlement, the
-  host closing) → interrupted;
+  (the model may call it again, which asks again); cancelled (an interrupt, a settlement) →
+  interrupted;
 * any other call (no request: it was running, or never started) → interrupted.
 
 When something is asked again, the results are given by a turn that runs before any queued

@@ -9,10 +9,12 @@ for a handler that can hold several questions open (``per_root``), one at a time
 tree, the trees in parallel; without a handler they wait in ``pending()`` for ``decide``.
 The decision is an ``ApprovalDecided`` event in both logs, committed durably **before** the
 tool runs; a denial is the error result ``the user denied <tool>: <reason>``; "approve for
-this session" lets that tool run without asking for the rest of the root's session. A policy
-``timeout`` denies a request left waiting. A call interrupted while it waits (an interrupt, a
-settlement, the host closing) records its request as ``cancelled``. ``ask_user`` questions
-take the same route and return the answer.
+this session" lets that tool run without asking for the rest of the root's session, and decides
+the requests for it already queued in that tree at once. A policy ``timeout`` denies a request
+left waiting, counted from when it is shown (handed to the handler). A call interrupted
+while it waits (an interrupt, a settlement) records its request as ``cancelled``; the host
+closing (``aclose``) records nothing for it, so it is asked again when its agent resumes, as
+after a kill. ``ask_user`` questions take the same route and return the answer.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from host.approvals.requests import (
     denied_text,
 )
 from host.disposal import Disposer
+from host.errors import HostError
 from host.sessions.model import (
     ApprovalDecided,
     ApprovalRequested,
@@ -56,6 +59,7 @@ class _Pending:
     agent: Agent
     root: Agent
     future: asyncio.Future[Answer]
+    shown: asyncio.Event = attrs.field(factory=asyncio.Event)
 
 
 class ApprovalService:
@@ -79,6 +83,8 @@ class ApprovalService:
         self._closed: dict[str, Decision] = {}
         self._broken: set[str] = set()
         self._root_logs: dict[str, tuple[Agent, LogRequests]] = {}
+        self._closing = False
+        self._background: set[asyncio.Task[None]] = set()
 
     # -- the front end -----------------------------------------------------------------------
 
@@ -95,9 +101,26 @@ class ApprovalService:
 
         return dispose
 
+    async def aclose(self) -> None:
+        """Host shutdown (before the agents stop): an answer already given is recorded; every
+        other request stays open — nothing is recorded for it, it is asked again when its
+        agent resumes — and nobody is asked any more. Stored requests being cancelled
+        (``cancel_stored``) are recorded first."""
+        self._closing = True
+        self._handler = None
+        for pending in list(self._queue):
+            if pending.future.done() and not pending.future.cancelled():
+                self._close(pending, pending.future.result())
+        asking, self._asking = list(self._asking.values()), {}
+        for _, task in asking:
+            task.cancel()
+        await asyncio.gather(*(task for _, task in asking), return_exceptions=True)
+        await asyncio.gather(*self._background, return_exceptions=True)  # cancel_stored's
+
     def pending(self) -> list[ApprovalRequest]:
-        """The requests waiting for a decision, oldest first."""
-        return [pending.request for pending in self._queue]
+        """The requests waiting for a decision, oldest first (not one answered a moment ago
+        whose decision is being recorded)."""
+        return [pending.request for pending in self._queue if not pending.future.done()]
 
     def decide(self, request_id: str, answer: Answer) -> None:
         """Decide a pending request; ``ApprovalError`` for an unknown or closed one."""
@@ -212,6 +235,43 @@ class ApprovalService:
         if missing:
             self._mirror(root, missing)
 
+    def cancel_stored(self, agent_id: str, caller: Agent, store: Any) -> None:
+        """``interrupt_agent`` from a root on ``agent_id`` of its tree that is not live, only
+        stored, with requests to the user a restart left open in the root's log: each is
+        recorded ``cancelled`` in the agent's stored log (taken from ``store``, the sessions
+        store, whose load ends its open turn ``interrupted``), then in the root's, so it is not
+        asked again and its call is ``interrupted`` when the agent resumes. In the background:
+        the call returns at once."""
+        root = self._root(caller)
+        undecided = self._root_log(root).undecided.values()
+        mine = [r for r in undecided if r.origin.agent_id == agent_id and agent_id != root.id]
+        if root is not caller or not mine:
+            return
+        reason = "the call was interrupted"
+        decided = [ApprovalDecided(r.request_id, "cancelled", reason) for r in mine]
+        task = asyncio.get_running_loop().create_task(
+            self._record_stored(agent_id, root, decided, store)
+        )
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _record_stored(
+        self, agent_id: str, root: Agent, decided: list[ApprovalDecided], store: Any
+    ) -> None:
+        """Append ``decided`` to the stored log of ``agent_id``, durably, then mirror it into
+        the root's; a log that cannot be taken (live again, locked) is logged and left."""
+        try:
+            session = await store.resume(agent_id)
+        except HostError:
+            log.warning("could not cancel the requests of %s", agent_id, exc_info=True)
+            return
+        try:
+            session.append_all(decided)
+            session.commit(durable=True)
+        finally:
+            store.release(agent_id)
+        self._mirror(root, decided)
+
     def waiting(self, agent: Agent) -> set[str]:
         """The agents of ``agent``'s tree with a request waiting for a decision: asked now, or
         left pending in the root's log by a child not resumed since (``list_agents``)."""
@@ -231,10 +291,16 @@ class ApprovalService:
         """Queue ``request``, wait for its answer and record it (cancelled if interrupted)."""
         pending = _Pending(request, agent, root, asyncio.get_running_loop().create_future())
         self._queue.append(pending)
+        if self._handler is None:  # listed by pending() from now on
+            pending.shown.set()
         self._pump()
         try:
             answer = await self._wait(pending)
         except asyncio.CancelledError:
+            if self._closing:  # left open: asked again when the agent resumes
+                if pending in self._queue:
+                    self._queue.remove(pending)
+                raise
             try:
                 self._close(pending, Answer("cancelled", reason="the call was interrupted"))
             except Exception:  # the interrupt wins; the log keeps the request open
@@ -244,7 +310,16 @@ class ApprovalService:
         return answer
 
     async def _wait(self, pending: _Pending) -> Answer:
+        """The answer; the policy's timeout, counted from when the request is shown (handed to
+        the front end, or queued when there is none), denies it."""
         timeout = self.policy.timeout
+        if timeout is not None and not pending.shown.is_set():
+            shown = asyncio.ensure_future(pending.shown.wait())
+            either: set[asyncio.Future[Any]] = {shown, pending.future}
+            try:
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                shown.cancel()
         try:
             return await asyncio.wait_for(asyncio.shield(pending.future), timeout)
         except TimeoutError:
@@ -258,7 +333,8 @@ class ApprovalService:
         asked = {pending for pending, _ in self._asking.values()}
         for pending in self._queue:
             line = self._line(pending)
-            if line not in self._asking and pending not in asked:
+            if line not in self._asking and pending not in asked and not pending.future.done():
+                pending.shown.set()
                 asking = self._ask_head(self._handler, pending)
                 self._asking[line] = (pending, asyncio.get_running_loop().create_task(asking))
 
@@ -278,10 +354,13 @@ class ApprovalService:
             pending.future.set_result(answer)
 
     def _close(self, pending: _Pending, answer: Answer) -> None:
-        """Record how ``pending`` ended (durably, both logs) and ask the next request."""
+        """Record how ``pending`` ended (durably, both logs) and ask the next request; a
+        request already recorded (at ``aclose``) is not recorded twice."""
+        request_id = pending.request.request_id
+        if request_id in self._closed:
+            return
         if pending in self._queue:
             self._queue.remove(pending)
-        request_id = pending.request.request_id
         self._closed[request_id] = answer.decision
         for line, (asked, task) in list(self._asking.items()):
             if asked is pending:
@@ -291,8 +370,21 @@ class ApprovalService:
         decided = ApprovalDecided(request_id, answer.decision, answer.reason, answer.answer)
         try:
             self._record(pending.agent, pending.root, decided)
+            if answer.decision == "approved_for_session":
+                self._approve_queued(pending)
         finally:  # a log that refuses this decision must not stall the requests behind it
             self._pump()
+
+    def _approve_queued(self, approved: _Pending) -> None:
+        """"Always" for a tool also decides the requests for it already waiting in the same
+        root's queue (siblings'): each approved for the session, recorded as its call wakes."""
+        for pending in self._queue:
+            same_tree = pending.root is approved.root and not pending.future.done()
+            if same_tree and (pending.request.question, pending.request.tool) == (
+                None,
+                approved.request.tool,
+            ):
+                pending.future.set_result(Answer.approve_for_session())
 
     # -- logs and the tree -------------------------------------------------------------------
 

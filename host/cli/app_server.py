@@ -35,7 +35,9 @@ def add_parser(commands: Any) -> None:
     )
     actions = server.add_subparsers(dest="app_server_action", metavar="ACTION")
     schema = actions.add_parser("schema", help="write the protocol's JSON Schema files")
-    schema.add_argument("--out", type=Path, required=True, metavar="DIR")
+    schema.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="the directory to write them to"
+    )
 
 
 def command(host: Host, args: argparse.Namespace) -> int:

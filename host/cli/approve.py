@@ -12,7 +12,10 @@ no``); anything else asks again. A question (``ask_user``) is printed as its ``l
 typed line is the answer; with choices, a number picks one (``2`` → the second choice).
 
 The terminal's lines are read by one daemon thread (``Lines``): while a request is being
-asked the next typed line goes to it, not to the conversation. Without a terminal (pipes,
+asked every typed line goes to it, in order, not to the conversation — also a line that arrives
+before the request is asked again (``maybe`` and ``y`` pasted at once: ``y`` answers). A reply
+longer than ``MAX_REPLY`` characters decides nothing (``TOO_LONG``, asked again); a line that
+is not valid UTF-8 is dropped with one line on stderr (``NOT_UTF8``). Without a terminal (pipes,
 scripts) nobody can answer: each request is denied with ``no terminal to ask`` and one line on
 stderr, ``agent-host: approval denied (no terminal to ask): <request line>``
 (``host.approvals.requests.no_terminal``, which ``app-server`` uses too).
@@ -21,9 +24,11 @@ stderr, ``agent-host: approval denied (no terminal to ask): <request line>``
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sys
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -33,16 +38,29 @@ if TYPE_CHECKING:
 CHOICES = " — [y]es / [a]lways / [n]o"
 SAID_NO = "the user said no"
 END_OF_INPUT = "no answer (end of input)"
+MAX_REPLY = 4096
+TOO_LONG = "agent-host: a reply of {n} characters is too long (at most {limit}); asked again"
+NOT_UTF8 = "agent-host: a line of input is not valid UTF-8; it was ignored"
+
+
+def too_long(reply: str) -> str | None:
+    """The line saying ``reply`` is too long to be a reply (``TOO_LONG``), None when it is not."""
+    text = reply.rstrip("\n")
+    return TOO_LONG.format(n=len(text), limit=MAX_REPLY) if len(text) > MAX_REPLY else None
 
 
 class Lines:
     """The lines of ``stream`` ("" once it ends), read by a daemon thread started on first use
     so that exit never waits on it. A line goes to the oldest ``answer()`` waiting (a request
-    being asked), else to the conversation (``get``), which also receives lines typed ahead."""
+    being asked), else, while a request is being asked (``asking``), to its next ``answer()``,
+    else to the conversation (``get``), which also receives lines typed ahead. A line that is
+    not valid UTF-8 is dropped with ``NOT_UTF8`` on stderr."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self._buffer: deque[str] = deque()
+        self._replies: deque[str] = deque()
+        self._asking = 0
         self._answers: deque[asyncio.Future[str]] = deque()
         self._reader: asyncio.Future[str] | None = None
         self._ended = False
@@ -70,9 +88,32 @@ class Lines:
         finally:
             self._reader = None
 
+    @property
+    def typed_ahead(self) -> bool:
+        """Whether a line typed while asking waits for the next ``answer()`` (it was echoed
+        before the question was shown again)."""
+        return bool(self._replies)
+
+    @contextlib.contextmanager
+    def asking(self) -> Iterator[None]:
+        """For the block (a request being asked, perhaps several times): every line typed goes
+        to the block's ``answer()`` calls in order, even one that arrives between two of them;
+        the lines none took go to the conversation afterwards."""
+        self._asking += 1
+        try:
+            yield
+        finally:
+            self._asking -= 1
+            if not self._asking:
+                left, self._replies = list(self._replies), deque()
+                for line in left:
+                    self._to_conversation(line)
+
     async def answer(self) -> str:
         """The next line typed from now on ("" at the end of input), taken before the
-        conversation sees it."""
+        conversation sees it (within ``asking``: the oldest not yet taken)."""
+        if self._replies:
+            return self._replies.popleft()
         if self._ended:
             return ""
         future = self._wait()
@@ -94,7 +135,10 @@ class Lines:
 
     def _read(self, loop: asyncio.AbstractEventLoop) -> None:
         while True:
-            line = self.stream.readline()
+            line = self._readline()
+            if line is None:
+                print(NOT_UTF8, file=sys.stderr, flush=True)
+                continue
             try:
                 loop.call_soon_threadsafe(self._deliver, line)
             except RuntimeError:  # the loop closed (the command ended): nobody reads any more
@@ -102,8 +146,21 @@ class Lines:
             if not line:
                 return
 
+    def _readline(self) -> str | None:
+        """The stream's next line ("" at its end), None when it is not valid UTF-8 (read as
+        bytes when the stream has them, so one bad line loses nothing else)."""
+        binary = getattr(self.stream, "buffer", None)
+        if binary is None:
+            return self.stream.readline()
+        raw: bytes = binary.readline()
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
     def _deliver(self, line: str) -> None:
-        """Hand ``line`` to a waiting answer, else the conversation, else the buffer."""
+        """Hand ``line`` to a waiting answer, else the request being asked, else the
+        conversation."""
         if not line:
             self._ended = True
             for waiting in [*self._answers, self._reader]:
@@ -115,6 +172,13 @@ class Lines:
             if not waiting.done():
                 waiting.set_result(line)
                 return
+        if self._asking:
+            self._replies.append(line)
+        else:
+            self._to_conversation(line)
+
+    def _to_conversation(self, line: str) -> None:
+        """Hand ``line`` to the conversation waiting for it, else keep it for its next get."""
         if self._reader is not None and not self._reader.done():
             self._reader.set_result(line)
         else:
@@ -159,14 +223,23 @@ class TerminalAsker:
     """The approvals handler of a conversation on a terminal: print, read, decide.
 
     ``before`` is called before a request is printed (to end a line the answer left open);
-    when the conversation's prompt was showing, it is printed again after the answer.
+    when the conversation's prompt was showing, it is printed again after the answer. ``look``
+    runs a reply that is a command that only looks (``/show ID``) and says whether it was one:
+    then the request is asked again.
     """
 
     def __init__(
-        self, lines: Lines, out: TextIO, err: TextIO, before: Callable[[], None], prompt: str
+        self,
+        lines: Lines,
+        out: TextIO,
+        err: TextIO,
+        before: Callable[[], None],
+        prompt: str,
+        look: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
         self.lines, self.out, self.err = lines, out, err
-        self.before, self.prompt = before, prompt
+        self.before, self.prompt, self.look = before, prompt, look
+        self.stopped = False
 
     async def __call__(self, request: ApprovalRequest) -> Answer:
         """Ask ``request`` until a reply decides it (or input ends: denied)."""
@@ -177,10 +250,13 @@ class TerminalAsker:
         if prompting:
             self._write("\n")
         try:
-            answer = await self._ask(request)
+            with self.lines.asking():
+                answer = await self._ask(request)
         except asyncio.CancelledError:  # decided elsewhere, timed out, or the call ended
             self._write("\n")
-            print(f"agent-host: no longer waiting for an answer: {request.line()}", file=self.err)
+            if not self.stopped:  # else the host is closing: the request stays open
+                line = f"agent-host: no longer waiting for an answer: {request.line()}"
+                print(line, file=self.err)
             raise
         if answer is None:
             answer = Answer.deny(END_OF_INPUT)
@@ -194,10 +270,19 @@ class TerminalAsker:
                 self._write(f"{request.line()} ")
             else:
                 self._write(f"{request.line()}{CHOICES} ")
+            typed_ahead = self.lines.typed_ahead
             reply = await self.lines.answer()
+            if typed_ahead:  # shown where it answers, not only where it was typed
+                self._write(reply if reply.endswith("\n") else reply + "\n")
             if not reply:
                 self._write("\n")
                 return None
+            refused = too_long(reply)
+            if refused is not None:
+                print(refused, file=self.err, flush=True)
+                continue
+            if self.look is not None and await self.look(reply):
+                continue
             answer = interpret(request, reply)
             if answer is not None:
                 return answer
@@ -207,23 +292,20 @@ class TerminalAsker:
         self.out.flush()
 
 
-def listen(
-    service: Any,
-    lines: Lines,
-    out: TextIO,
-    err: TextIO,
-    *,
-    before: Callable[[], None],
-    prompt: str,
-) -> Disposer:
-    """Answer ``service``'s requests at the terminal when stdin and stdout are both one, else
-    deny them (``no_terminal``); returns the disposer that stops listening."""
-    isatty = getattr(out, "isatty", None)
-    if lines.is_terminal() and isatty is not None and isatty():
-        handler: Any = TerminalAsker(lines, out, err, before, prompt)
-    else:
+def listen(service: Any, asker: TerminalAsker) -> Disposer:
+    """Answer ``service``'s requests with ``asker`` when its stdin and stdout are both
+    terminals, else deny them (``no_terminal``, said on its ``err``); returns the disposer
+    that stops listening (a request still being asked then stays open, said nothing of)."""
+    isatty = getattr(asker.out, "isatty", None)
+    if not (asker.lines.is_terminal() and isatty is not None and isatty()):
         from host.approvals.requests import no_terminal
 
-        handler = no_terminal(err)
-    disposer: Disposer = service.on_request(handler)
-    return disposer
+        disposer: Disposer = service.on_request(no_terminal(asker.err))
+        return disposer
+    stop_asking: Disposer = service.on_request(asker)
+
+    def stop() -> None:
+        asker.stopped = True
+        stop_asking()
+
+    return stop

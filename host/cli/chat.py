@@ -28,9 +28,9 @@ from host.agents.driver import TurnOutcome
 from host.agents.models import ModelResponse, StreamEvent, TextDelta
 from host.app import Host
 from host.cli import render
-from host.cli.approve import Lines, listen
+from host.cli.approve import Lines, TerminalAsker, listen
 from host.cli.model_choice import refuse_failed_model_plugins
-from host.cli.slash import SlashCommands, is_command
+from host.cli.slash import SlashCommands, is_command, is_read_only, print_reply
 from host.cli.transcript import ARGUMENT_CHARS, first_line, short
 from host.clients.events import ClientEvent, ItemCompleted
 from host.clients.feed import Feed
@@ -134,7 +134,8 @@ class PlainFront:
     as the terminal client shows them, so a model that loops is visible); and
     ``agent-host: turn ended (…)`` for a turn that did not complete (``agent-host: answer cut
     at max_tokens (N)`` for one cut at the model's token limit); approval requests asked on
-    ``lines`` (or denied without a terminal: ``host.cli.approve``)."""
+    ``lines`` (or denied without a terminal: ``host.cli.approve``), where the commands that
+    only look still run once ``commands`` is set (``plain_chat`` sets it)."""
 
     def __init__(
         self, host: Host, out: TextIO, err: TextIO, lines: Lines, *, show_tools: bool = False
@@ -150,6 +151,7 @@ class PlainFront:
         self._feed: Feed | None = None
         self._stop_following: Disposer | None = None
         self.root: Agent | None = None
+        self.commands: SlashCommands | None = None
 
     async def attach(self, root: Agent) -> None:
         """Print ``root``'s text, tool calls and how its turns end; ask its tree's approval
@@ -162,14 +164,18 @@ class PlainFront:
             self._stop_following = await self._feed.follow(root.id, self._shown, after_seq=None)
         approvals = self.host.services.find("approvals")
         if approvals is not None and self._stop_asking is None:
-            self._stop_asking = listen(
-                approvals,
-                self.lines,
-                self.out,
-                self.err,
-                before=self.printer.end_line,
-                prompt=PROMPT,
+            asker = TerminalAsker(
+                self.lines, self.out, self.err, self.printer.end_line, PROMPT, self._look
             )
+            self._stop_asking = listen(approvals, asker)
+
+    async def _look(self, line: str) -> bool:
+        """Run ``line`` when it is a command that only looks (``/show ID``) and ``commands``
+        are set (``chat``): a request being asked is then asked again."""
+        if self.commands is None or not is_read_only(line):
+            return False
+        print_reply(await self.commands.run(line.strip()), self.out, self.err)
+        return True
 
     def _shown(self, event: ClientEvent) -> None:
         """The root's tool calls and results, one line each on stderr."""
@@ -248,10 +254,20 @@ class Conversation:
         """``choose_model`` for this conversation's host, script and ``err``."""
         choose_model(self.host, self.script, self.err)
 
-    async def open(self) -> Agent:
-        """Choose the model, then create the root agent."""
-        self.choose_model()
-        return await self.attach(await self.host.services.agents.create(label=ROOT_LABEL))
+    async def open(self, resume: str | None = None, *, history: bool = True) -> Agent:
+        """Choose the model, then create the root agent; or resume the stored root conversation
+        ``resume`` ("": the one active last; one that cannot be is one line before anything
+        else), then choose the model and print its ``history`` (``host.cli.resume``)."""
+        if resume is None:
+            self.choose_model()
+            return await self.attach(await self.host.services.agents.create(label=ROOT_LABEL))
+        from host.cli.resume import print_history, resume_root
+
+        root = await resume_root(self.host, resume, ROOT_LABEL)
+        self.choose_model()  # before the resumed agent's first step: it has not started
+        if history:
+            print_history(root, self.out)
+        return await self.attach(root)
 
     async def attach(self, root: Agent) -> Agent:
         """Make ``root`` the agent talked to, shown by the front."""
@@ -292,22 +308,35 @@ class Conversation:
             left = unused(self.host.services.models)
             if left:
                 print(f"agent-host: warning: {left}", file=self.err)
-        self.front.close()
+        self.leave()
         await self.host.aclose()
         return 1 if self.failed else 0
+
+    def leave(self) -> None:
+        """Stop showing and asking (before the host closes); say how many requests stay open
+        (``still_open``)."""
+        from host.cli.resume import still_open
+
+        self.front.close()
+        left = still_open(self.host)
+        if left is not None:
+            print(f"agent-host: {left}", file=self.err, flush=True)
 
     def _manager(self) -> Any:
         subagents = self.host.services.find("subagents")
         return subagents.manager() if subagents is not None else None
 
 
-async def run_once(host: Host, prompt: str, script: Script | None = None) -> int:
-    """``agent-host run``: one message, every answer printed, each tool call and result a
+async def run_once(
+    host: Host, prompt: str, script: Script | None = None, *, resume: str | None = None
+) -> int:
+    """``agent-host run``: one message (to the stored root conversation ``resume``, if
+    given; its history is not printed), every answer printed, each tool call and result a
     line on stderr; exit 1 if a turn failed."""
     lines = Lines(sys.stdin)
     front = PlainFront(host, sys.stdout, sys.stderr, lines, show_tools=True)
     conversation = Conversation(host, script=script, lines=lines, front=front)
-    await conversation.open()
+    await conversation.open(resume, history=False)
     try:
         await conversation.say(prompt)
     finally:
@@ -316,25 +345,31 @@ async def run_once(host: Host, prompt: str, script: Script | None = None) -> int
 
 
 async def chat(
-    host: Host, lines: TextIO = sys.stdin, script: Script | None = None, *, plain: bool = False
+    host: Host,
+    lines: TextIO = sys.stdin,
+    script: Script | None = None,
+    *,
+    plain: bool = False,
+    resume: str | None = None,
 ) -> int:
     """``agent-host chat``: the terminal client when stdin and stdout are terminals (and not
     ``plain``), else one message per line until end of input or ``/exit``, exit 1 if a turn
-    failed. Slash commands work in both."""
+    failed. Slash commands work in both. ``resume``: go on with that stored root conversation
+    ("": the one active last) instead of a new one."""
     if not plain and lines is sys.stdin and is_terminal(sys.stdin, sys.stdout):
         from host.cli.terminal.front import TerminalFront
 
         front = TerminalFront(host)
         conversation = Conversation(host, script=script, front=front)
         with front.catching_ctrl_c():
-            await conversation.open()
+            await conversation.open(resume)
             try:
                 await front.run()
             finally:
                 code = await conversation.close()
         return code
     conversation = Conversation(host, script=script, lines=Lines(lines))
-    await conversation.open()
+    await conversation.open(resume)
     try:
         await plain_chat(conversation, SlashCommands(host, lambda: conversation.root))
     finally:
@@ -370,6 +405,8 @@ async def plain_chat(
     until the root and its subagents are quiet. A line typed while an approval request is
     asked answers the request instead (``Lines``)."""
     prompt = prompt or PlainPrompt(conversation.out)
+    if isinstance(conversation.front, PlainFront):  # also at an open request: /show and co.
+        conversation.front.commands = commands
     while True:
         prompt.prompt()
         line = await conversation.lines.get()
@@ -379,11 +416,7 @@ async def plain_chat(
             return
         if is_command(text):
             reply = await commands.run(text)
-            for answer in reply.lines:
-                if reply.error:
-                    print(f"agent-host: {answer}", file=conversation.err, flush=True)
-                else:
-                    print(answer, file=conversation.out, flush=True)
+            print_reply(reply, conversation.out, conversation.err)
             if reply.exit:
                 return
         elif text:

@@ -238,6 +238,7 @@ async def run_dev(
             try:
                 reason = await _until_one_ends(chat, reloads)
             finally:
+                conversation.leave()
                 await host.aclose()
     return reason, root.id
 

@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,10 @@ from host.naming import did_you_mean
 from host.plugins.record import DisposalFailure
 
 Command = Callable[[Host, argparse.Namespace], int]
+
+JSON_HELP = "print JSON instead of a table"
+LATEST = ""
+"""``chat --continue`` (or ``--resume`` without an id): the root conversation active last."""
 
 
 def terminal_columns() -> int:
@@ -65,44 +69,88 @@ class ArgumentParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
+def add_global_options(parser: argparse.ArgumentParser, *, after_command: bool) -> None:
+    """The options every command takes, before it or (``after_command``) after it: there
+    they have no default, so one given before the command stays unless given again."""
+
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if after_command else value
+
+    parser.add_argument(
+        "--config", type=Path, metavar="FILE", default=default(None),
+        help="configuration file (agent-host.toml)",
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, metavar="D", default=default(None),
+        help="where sessions live (default: .agent-host)",
+    )
+    parser.add_argument(
+        "--no-plugin", action="append", default=default([]), metavar="NAME",
+        help="block a plugin (repeatable)",
+    )
+    parser.add_argument(
+        "--debug", action="store_true", default=default(False), help="show tracebacks"
+    )
+
+
+def _sub_parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """Every sub-command's parser below ``parser``, depth first."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield sub
+                yield from _sub_parsers(sub)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser: global options, then one sub-command."""
+    """The argument parser: global options, then one sub-command (which also takes them)."""
     parser = ArgumentParser(prog="agent-host", description=__doc__)
     parser.add_argument("--version", action="version", version=f"agent-host {__version__}")
-    parser.add_argument("--config", type=Path, help="configuration file (agent-host.toml)")
-    parser.add_argument("--data-dir", type=Path, help="where sessions live (.agent-host)")
-    parser.add_argument(
-        "--no-plugin", action="append", default=[], metavar="NAME", help="block a plugin"
-    )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    add_global_options(parser, after_command=False)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plugins = commands.add_parser("plugins", help="list plugins and their states")
     plugins.add_argument("names", nargs="*", metavar="NAME", help="only these plugins")
-    plugins.add_argument("--json", action="store_true")
+    plugins.add_argument("--json", action="store_true", help=JSON_HELP)
     plugins.add_argument(
         "--check",
         action="store_true",
         help="exit 1 if a NAME is not active (no NAME: if a plugin failed or misses a service)",
     )
     tools = commands.add_parser("tools", help="list the tools agents can call")
-    tools.add_argument("--json", action="store_true")
-    tools.add_argument("--scope", choices=["root", "child"], default="root")
+    tools.add_argument("--json", action="store_true", help=JSON_HELP)
+    tools.add_argument(
+        "--scope", choices=["root", "child"], default="root",
+        help="the tools of a root agent (the default) or of a subagent",
+    )
     tools.add_argument("--markdown", action="store_true", help="the catalog document")
     profiles = commands.add_parser("profiles", help="list subagent profiles and diagnostics")
-    profiles.add_argument("--json", action="store_true")
-    demo_command = commands.add_parser("demo", help="run the keyless end-to-end scenario")
-    demo_command.add_argument("--data-dir", type=Path, dest="demo_data_dir")
-    run = commands.add_parser("run", help="send one message to a new agent, print its answers")
-    run.add_argument("prompt")
-    chat = commands.add_parser("chat", help="talk to a new agent, one message per line")
+    profiles.add_argument("--json", action="store_true", help=JSON_HELP)
+    commands.add_parser("demo", help="run the keyless end-to-end scenario")
+    run = commands.add_parser("run", help="send one message to an agent, print its answers")
+    run.add_argument("prompt", metavar="PROMPT", help="the message")
+    run.add_argument(
+        "--resume", metavar="ID", help="send it to the stored root conversation ID"
+    )
+    chat = commands.add_parser("chat", help="talk to an agent, one message per line")
+    resuming = chat.add_mutually_exclusive_group()
+    resuming.add_argument(
+        "--resume", nargs="?", const=LATEST, metavar="ID",
+        help="go on with the stored root conversation ID (without ID: the one active last)",
+    )
+    resuming.add_argument(
+        "--continue", dest="resume", action="store_const", const=LATEST,
+        help="go on with the root conversation of this data directory active last",
+    )
     models = commands.add_parser("models", help="list the models; check one against a server")
-    models.add_argument("--json", action="store_true")
+    models.add_argument("--json", action="store_true", help=JSON_HELP)
     actions = models.add_subparsers(dest="models_action", metavar="ACTION")
     check = actions.add_parser("check", help="probe a model: plain, streaming and tool calls")
     check.add_argument("name", nargs="?", metavar="NAME", help="a model (default: the default)")
     dev_command = commands.add_parser("dev", help="chat while edited plugins reload in process")
-    dev_command.add_argument("--data-dir", type=Path, dest="demo_data_dir")  # main reads it
-    dev_command.add_argument("--watch", action="append", default=[], type=Path, metavar="PATH")
+    dev_command.add_argument(
+        "--watch", action="append", default=[], type=Path, metavar="PATH",
+        help="also watch PATH for changes (repeatable)",
+    )
     dev_command.add_argument("--restart", action="store_true", help="restart on every change")
     for command in (run, chat, dev_command):
         command.add_argument(
@@ -118,6 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     new_plugin = commands.add_parser("new-plugin", help="scaffold a plugin distribution")
     new_plugin.add_argument("name", metavar="NAME", help="the plugin's name (and its tool's)")
     new_plugin.add_argument("--dir", type=Path, metavar="D", help="where (./agent-host-NAME)")
+    for sub in _sub_parsers(parser):
+        add_global_options(sub, after_command=True)
     return parser
 
 
@@ -178,14 +228,16 @@ def cmd_run(host: Host, args: argparse.Namespace) -> int:
     """One message to a new root agent."""
     from host.cli import chat
 
-    return termination.run(chat.run_once(host, args.prompt, args.script))
+    return termination.run(chat.run_once(host, args.prompt, args.script, resume=args.resume))
 
 
 def cmd_chat(host: Host, args: argparse.Namespace) -> int:
     """An interactive conversation with a new root agent."""
     from host.cli import chat
 
-    return termination.run(chat.chat(host, script=args.script, plain=args.plain))
+    return termination.run(
+        chat.chat(host, script=args.script, plain=args.plain, resume=args.resume)
+    )
 
 
 def cmd_models(host: Host, args: argparse.Namespace) -> int:
@@ -309,9 +361,9 @@ def _command(args: argparse.Namespace) -> int:
             from host.cli import demo
 
             opener = demo.default_opener(tuple(args.no_plugin))
-            return termination.run(demo.run_demo(args.demo_data_dir or args.data_dir, opener))
+            return termination.run(demo.run_demo(args.data_dir, opener))
         host = open_host(
-            data_dir=getattr(args, "demo_data_dir", None) or args.data_dir,
+            data_dir=args.data_dir,
             config_path=args.config,
             no_plugin=args.no_plugin,
             debug=args.debug,

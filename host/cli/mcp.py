@@ -28,7 +28,10 @@ def add_parser(commands: Any) -> None:
     )
     actions = mcp.add_subparsers(dest="mcp_action", metavar="ACTION", required=True)
     serve = actions.add_parser("serve", help="serve this host's subagents as MCP tools")
-    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    serve.add_argument(
+        "--transport", choices=["stdio", "http"], default="stdio",
+        help="stdio (the default) or http (with --port)",
+    )
     serve.add_argument("--port", type=int, metavar="P", help="the HTTP port (with http)")
     serve.add_argument(
         "--root", metavar="NAME", help="the root session to serve (default: this directory's)"

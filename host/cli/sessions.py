@@ -24,10 +24,10 @@ def add_parser(commands: Any) -> None:
     sessions = commands.add_parser("sessions", help="list, show and draw stored sessions")
     which = sessions.add_subparsers(dest="sessions_command", required=True, metavar="ACTION")
     listing = which.add_parser("list", help="every stored session")
-    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
     show = which.add_parser("show", help="one session's transcript")
-    show.add_argument("session_id")
-    show.add_argument("--json", action="store_true")
+    show.add_argument("session_id", metavar="ID", help="the session")
+    show.add_argument("--json", action="store_true", help="print JSON instead of lines")
     which.add_parser("tree", help="sessions drawn under their parents")
 
 
@@ -39,10 +39,29 @@ def _persistence(host: Host) -> Any:
 
 
 def _when(header: SessionHeader) -> str:
+    return _moment(header.created_at)
+
+
+def _moment(ns: int) -> str:
     import datetime
 
-    moment = datetime.datetime.fromtimestamp(header.created_at / 1e9, tz=datetime.UTC)
+    moment = datetime.datetime.fromtimestamp(ns / 1e9, tz=datetime.UTC)
     return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _table(persistence: Any, headers: list[SessionHeader]) -> str:
+    """``sessions list``: each session's kind (``root`` — a conversation ``chat --resume``
+    takes —, ``subagent`` or ``fork``) and, for a root, its tree's last activity."""
+    from host.cli.resume import is_root, last_activity
+
+    latest = last_activity(persistence, headers)
+    rows = []
+    for h in headers:
+        kind = "root" if is_root(h) else (h.origin or "fork")
+        active = _moment(latest[h.id]) if h.id in latest else ""
+        rows.append([h.id, kind, _when(h), active, h.parent_session or ""])
+    columns = ["session", "kind", "created", "last activity", "parent"]
+    return render.table(columns, rows) if rows else "(no sessions)"
 
 
 async def run(host: Host, args: argparse.Namespace) -> int:
@@ -67,9 +86,7 @@ async def run(host: Host, args: argparse.Namespace) -> int:
         if args.json:
             print(render.to_json([unstructure(h) for h in headers]))
         else:
-            rows = [[h.id, _when(h), h.origin or "", h.parent_session or ""] for h in headers]
-            table = render.table(["session", "created", "origin", "parent"], rows)
-            print(table if rows else "(no sessions)")
+            print(_table(persistence, headers))
         return 0
     notes = await subagent_notes(host, headers)
     print("\n".join(tree_lines(headers, notes)) or "(no sessions)")

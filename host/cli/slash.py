@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 
@@ -298,7 +298,26 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
+READ_ONLY = frozenset({"show", "agents", "plugins", "help"})
+"""The commands that only look: they still run while an approval request is open (any other
+line is then the reply)."""
+
+
+def is_read_only(line: str) -> bool:
+    """Whether a typed line is one of the ``READ_ONLY`` commands."""
+    return is_command(line) and line.strip()[1:].split(maxsplit=1)[0] in READ_ONLY
+
+
 def is_command(line: str) -> bool:
     """Whether a typed line is a slash command (``/`` then a letter), not a message."""
     text = line.strip()
     return len(text) > 1 and text[0] == "/" and text[1].isalpha()
+
+
+def print_reply(reply: Reply, out: TextIO, err: TextIO) -> None:
+    """A slash command's lines on ``out``; a mistake as ``agent-host:`` lines on ``err``."""
+    for answer in reply.lines:
+        if reply.error:
+            print(f"agent-host: {answer}", file=err, flush=True)
+        else:
+            print(answer, file=out, flush=True)

@@ -1,4 +1,5 @@
-"""A session log as readable lines: who said what, tool calls and results, turn ends."""
+"""A session log as readable lines: who said what, tool calls and results, approval requests
+and questions with their decisions, turn ends."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from host.cli.style import Style
 from host.clients.items import Item, items_of
 from host.sessions.model import (
+    ApprovalDecided,
+    ApprovalRequested,
     Compaction,
     Event,
     InboxAccepted,
@@ -15,6 +18,16 @@ from host.sessions.model import (
     SubagentDescriptorEvent,
     TurnEnd,
 )
+
+DECISIONS = {
+    "approved": "approved",
+    "approved_for_session": "approved for the session",
+    "denied": "denied",
+    "answered": "answered",
+    "cancelled": "cancelled",
+}
+"""How ``render_events`` words each decision: ``[approved: shell]``, ``[denied: shell: not
+now]``, ``[answered: blue]``."""
 
 _SOURCE_NAMES = {
     "coordinator": "from parent",
@@ -120,6 +133,7 @@ def render_events(
     style = style or Style(False)
     names = names or {}
     lines: list[str] = []
+    tools: dict[str, str] = {}
     for event in events:
         body = event.body
         if isinstance(body, MessageEvent):
@@ -134,4 +148,24 @@ def render_events(
             lines.append(style(f"  [subagent descriptor: {text}]", "dim"))
         elif isinstance(body, InboxAccepted) and body.delivery == "inject":
             lines.append(style(f"  [quiet message queued: {short(body.content, 80)}]", "dim"))
+        elif isinstance(body, (ApprovalRequested, ApprovalDecided)):
+            lines.append(style(approval_line(body, tools), "magenta"))
+            if isinstance(body, ApprovalRequested):
+                tools[body.request_id] = body.tool
     return lines
+
+
+def approval_line(body: ApprovalRequested | ApprovalDecided, tools: Mapping[str, str]) -> str:
+    """``  [asked the user: <who> wants to run <tool> {…}]`` (or ``… asks: <question>``) for a
+    request; for a decision ``  [<decision>: <tool>: <reason>]`` (``DECISIONS``), a question's
+    ``  [answered: <answer>]``. ``tools``: the tool of each request id seen before."""
+    from host.approvals.requests import ApprovalRequest
+
+    if isinstance(body, ApprovalRequested):
+        request = ApprovalRequest.from_event(body, "")
+        return f"  [asked the user: {short(request.line())}]"
+    said = DECISIONS.get(body.decision, body.decision)
+    if body.decision == "answered":
+        return f"  [{said}: {short(body.answer or '')}]"
+    parts = [said, tools.get(body.request_id, body.request_id), body.reason]
+    return "  [" + ": ".join(short(part) for part in parts if part) + "]"

@@ -261,12 +261,17 @@ class SubagentService:
         return await manager.followup(parent, child_id, content, source=source, signal=signal)
 
     def interrupt(self, target_id: str, *, caller: Agent) -> None:
-        """Stop the target's current turn; a missing or settled target is an accepted no-op."""
+        """Stop the target's current turn; a missing or settled target is an accepted no-op —
+        but a stored one a restart left waiting on the user has its open requests cancelled
+        when the root asks (``approvals.cancel_stored``)."""
         if target_id == getattr(caller, "id", None):
             raise texts.interrupt_self(target_id)
         manager = self._bind().manager
         if manager is not None:
             manager.interrupt(target_id, caller=caller)
+        approvals, sessions = self.ctx.find("approvals"), self.ctx.find("sessions")
+        if approvals is not None and sessions is not None and sessions.get(target_id) is None:
+            approvals.cancel_stored(target_id, caller, sessions)
 
     async def report_from(
         self,

@@ -20,7 +20,7 @@ from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 from host.approvals.requests import Answer, ApprovalRequest
 from host.naming import Owner
 from host.sessions.jsonl import JsonlPersistence
-from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent
+from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent, TurnEnd
 from host.testing import HostHarness, MakeHarness
 from host.tools import tool
 from tests.approvals.test_service import RAN, Asker, bodies, service, shell, tree
@@ -216,7 +216,7 @@ async def test_a_call_cut_off_by_a_crash_gets_the_interrupted_result(
     assert roles[1:3] == [("assistant", None), ("tool", calls[0].tool_calls[0].id)]
 
 
-async def test_host_close_cancels_a_pending_request_in_both_logs_and_it_is_not_asked_again(
+async def test_host_close_leaves_a_pending_request_open_and_it_is_asked_again_on_resume(
     make_harness: MakeHarness, tmp_path: Path
 ) -> None:
     first, root, child, request = await blocked_child(make_harness, tmp_path, "x")
@@ -224,18 +224,22 @@ async def test_host_close_cancels_a_pending_request_in_both_logs_and_it_is_not_a
     stored = JsonlPersistence(first.data_dir)
     for agent_id in (child.id, root.id):
         events = (await stored.inspect(agent_id)).events
-        decided = [e.body for e in events if e.kind == "approval/decided"]
-        assert decided == [
-            ApprovalDecided(request.request_id, "cancelled", "the call was interrupted")
+        assert [e.kind for e in events if e.kind.startswith("approval/")] == [
+            "approval/requested"
         ]
+    child_log = (await stored.inspect(child.id)).events
+    assert not [e for e in child_log if isinstance(e.body, MessageEvent) and e.body.role == "tool"]
     second = harness(make_harness, tmp_path / "data")
-    never = Asker()
-    service(second).on_request(never)
+    asker = Asker(Answer.approve())
+    service(second).on_request(asker)
+    second.model.script("level 1", say("ran it"))
     await second.agents.resume(root.id, label="root")
     new_child = await second.agents.resume(child.id, label="level 1")
+    await until(lambda: asker.asked)
     await new_child.wait_idle()
-    assert never.asked == [] and RAN == []
-    assert [m.content for m in tool_results(new_child)] == [INTERRUPTED_TOOL_TEXT]
+    asked_again(asker, request, root.id)
+    assert RAN == ["x"]
+    assert [m.content for m in tool_results(new_child)] == ["ran x"]
 
 
 async def test_a_question_left_open_is_asked_again_and_its_answer_is_the_result(
@@ -302,3 +306,26 @@ async def test_a_decision_the_roots_mirror_lacks_is_copied_there_at_resume(
     assert service(second).waiting(new_root) == set()
     (decided,) = bodies(new_root, ApprovalDecided)
     assert decided.decision == "approved" and RAN == ["slow ship"]
+
+
+async def test_interrupting_a_stored_child_that_waits_on_the_user_cancels_its_request(
+    make_harness: MakeHarness, tmp_path: Path
+) -> None:
+    first, root, child, request = await blocked_child(make_harness, tmp_path, "x")
+    second = harness(make_harness, await crash_copy(first, tmp_path))
+    never = Asker()
+    service(second).on_request(never)
+    resumed = await second.agents.resume(root.id, label="root")
+    assert service(second).waiting(resumed) == {child.id}  # listed as waiting on the user
+    second.services.subagents.interrupt(child.id, caller=resumed)
+    await until(lambda: bodies(resumed, ApprovalDecided))
+    cancelled = ApprovalDecided(request.request_id, "cancelled", "the call was interrupted")
+    assert bodies(resumed, ApprovalDecided) == [cancelled]
+    assert service(second).waiting(resumed) == set()
+    stored = (await JsonlPersistence(second.data_dir).inspect(child.id)).events
+    assert [e.body for e in stored if e.kind == "approval/decided"] == [cancelled]
+    assert [e.body.stop_reason for e in stored if isinstance(e.body, TurnEnd)] == ["interrupted"]
+    new_child = await second.agents.resume(child.id, label="level 1")
+    await new_child.wait_idle()
+    assert never.asked == [] and RAN == []
+    assert [m.content for m in tool_results(new_child)] == [INTERRUPTED_TOOL_TEXT]

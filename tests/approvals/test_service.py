@@ -466,3 +466,60 @@ async def test_an_interrupt_wins_over_a_cancellation_that_cannot_be_recorded(
     await root.wait_idle()
     monkeypatch.undo()
     assert ended == ["interrupted"] and RAN == []
+
+
+async def siblings_asking(h: HostHarness, asker: Any) -> tuple[Any, Any, Any]:
+    """A root and two children, each calling ``shell`` (``a`` first): both requests queued,
+    ``asker`` the front end."""
+    root = await h.root("root")
+    first, second = await child(h, root, "a"), await child(h, root, "b")
+    service(h).on_request(asker)
+    h.model.script("a", call("shell", cmd="one"), say("a done"))
+    h.model.script("b", call("shell", cmd="two"), say("b done"))
+    first.followup("go")
+    while not asker.asked:
+        await asyncio.sleep(0.01)
+    second.followup("go")
+    while len(service(h).pending()) < 2:
+        await asyncio.sleep(0.01)
+    return root, first, second
+
+
+async def test_always_decides_the_queued_requests_for_the_same_tool(h: HostHarness) -> None:
+    asker = Asker(Answer.approve_for_session())
+    asker.hold = True
+    root, first, second = await siblings_asking(h, asker)
+    asker.release.set()
+    await first.wait_idle()
+    await second.wait_idle()
+    assert [r.arguments["cmd"] for r in asker.asked] == ["one"]  # "two" was never asked
+    assert sorted(RAN) == ["one", "two"]
+    for agent in (first, second):
+        assert [d.decision for d in bodies(agent, ApprovalDecided)] == ["approved_for_session"]
+    assert [d.decision for d in bodies(root, ApprovalDecided)] == ["approved_for_session"] * 2
+
+
+class SlowAsker(Asker):
+    """Answers each request ``delay`` seconds after it is shown."""
+
+    def __init__(self, delay: float, *answers: Answer) -> None:
+        super().__init__(*answers)
+        self.delay = delay
+
+    async def __call__(self, request: ApprovalRequest) -> Answer:
+        self.asked.append(request)
+        await asyncio.sleep(self.delay)
+        return self.answers.pop(0)
+
+
+async def test_a_timeout_counts_from_when_the_request_is_shown(make_harness: MakeHarness) -> None:
+    RAN.clear()
+    h = make_harness(config={"plugins": {"approvals": {"timeout": 1.0}}})
+    h.add_tool(shell)
+    # each answered 0.6 s after it is shown: "two" waits 1.2 s from its queueing
+    asker = SlowAsker(0.6, Answer.approve(), Answer.approve())
+    _, first, second = await siblings_asking(h, asker)
+    await first.wait_idle()
+    await second.wait_idle()
+    assert [r.arguments["cmd"] for r in asker.asked] == ["one", "two"]
+    assert sorted(RAN) == ["one", "two"]

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from host.approvals.requests import ApprovalRequest
-from host.cli.approve import Lines, TerminalAsker, chosen, decision
+from host.approvals.requests import Answer, ApprovalRequest
+from host.cli.approve import NOT_UTF8, Lines, TerminalAsker, chosen, decision
 from host.sessions.model import ApprovalOrigin
 from tests.cli.support import AGENT_HOST, agent_host
 from tests.distributions import write_distribution
@@ -135,6 +135,10 @@ class Terminal:
     def type(self, line: str) -> None:
         os.write(self.master, f"{line}\n".encode())
 
+    def paste(self, text: str) -> None:
+        """``text`` in one write, as a paste or quick typing delivers it."""
+        os.write(self.master, text.encode())
+
     def close(self) -> tuple[int, str]:
         """Type ``/exit``; the exit code and stderr."""
         self.type("/exit")
@@ -208,27 +212,55 @@ def test_a_terminal_asks_inline_and_yes_no_and_always_decide(tmp_path, terminal)
     ]
 
 
-def test_a_bare_no_gives_the_default_reason(tmp_path, terminal):
+def test_at_the_question_a_command_that_looks_runs_and_one_that_acts_is_a_reply(
+    tmp_path, terminal
+):
+    chat = asked_rm(tmp_path, terminal)
+    chat.type("/help")
+    assert "/exit" in chat.until(CHOICES)  # the list, then the question again
+    chat.type("/exit")  # acts: not an answer, asked again
+    chat.until(CHOICES)
+    chat.type("y")
+    chat.until("ok\r\nyou> ")
+    assert chat.close() == (0, "")
+    assert "  ← ran rm -rf build" in root_log(tmp_path)
+
+
+def asked_rm(tmp_path: Path, terminal: Any) -> Terminal:
+    """``chat --plain`` at the question whether to run ``rm -rf build`` (then it says ok)."""
     script = write_script(tmp_path, [{"tool_calls": [RM]}, "ok"])
-    chat = terminal("chat", "--plain", "--script", script)
+    chat: Terminal = terminal("chat", "--plain", "--script", script)
     chat.until("you> ")
     chat.type("go")
     chat.until(CHOICES)
+    return chat
+
+
+def test_a_bare_no_gives_the_default_reason(tmp_path, terminal):
+    chat = asked_rm(tmp_path, terminal)
     chat.type("no")
     chat.until("ok\r\nyou> ")
     assert chat.close() == (0, "")
     assert "  ✗ the user denied shell: the user said no" in root_log(tmp_path)
 
 
-def test_a_question_is_answered_by_a_choice_number(tmp_path, terminal):
-    ask = {
-        "name": "ask_user",
-        "arguments": {"question": "Which colour?", "choices": ["red", "blue"]},
-    }
-    script = write_script(tmp_path, [{"tool_calls": [ask]}, "Blue it is."])
-    chat = terminal("chat", "--plain", "--script", script)
+COLOUR = {
+    "name": "ask_user",
+    "arguments": {"question": "Which colour?", "choices": ["red", "blue"]},
+}
+
+
+def asked_colour(tmp_path: Path, terminal: Any) -> Terminal:
+    """``chat --plain`` whose agent asks ``Which colour?`` (red or blue) on the first line."""
+    script = write_script(tmp_path, [{"tool_calls": [COLOUR]}, "Blue it is."])
+    chat: Terminal = terminal("chat", "--plain", "--script", script)
     chat.until("you> ")
     chat.type("pick")
+    return chat
+
+
+def test_a_question_is_answered_by_a_choice_number(tmp_path, terminal):
+    chat = asked_colour(tmp_path, terminal)
     assert chat.until("? [1 red / 2 blue] ").endswith(
         " (user, depth 0) asks: Which colour? [1 red / 2 blue] "
     )
@@ -249,6 +281,29 @@ def test_dev_asks_at_the_terminal_too(tmp_path, terminal):
     code, err = dev.close()
     assert code == 0, err
     assert "  ← ran rm -rf build" in root_log(tmp_path)
+
+
+def test_a_reply_typed_right_after_an_unclear_one_answers_the_request(tmp_path, terminal):
+    script = write_script(tmp_path, [{"tool_calls": [RM]}, "Cleaned."])
+    run = terminal("run", "--script", script, "clean up")
+    run.until(CHOICES)
+    run.paste("maybe\ny\n")  # one write: "y" arrives before the request is asked again
+    shown = run.until("Cleaned.\r\n")
+    assert shown.startswith("maybe\ny\n"), shown  # the terminal's echo
+    # asked again; "y" is shown there too when it had arrived before the question was
+    asked_again = re.escape('wants to run shell {"cmd": "rm -rf build"}' + CHOICES)
+    assert re.search(asked_again + r"(y\n)?Cleaned\.\n$", shown), shown
+    assert run.process.wait(30) == 0
+    assert "  ← ran rm -rf build" in root_log(tmp_path)
+
+
+def test_an_answer_typed_right_after_an_empty_line_answers_the_question(tmp_path, terminal):
+    chat = asked_colour(tmp_path, terminal)
+    chat.until("? [1 red / 2 blue] ")
+    chat.paste("\n2\n")
+    chat.until("Blue it is.\r\nyou> ")
+    assert chat.close() == (0, "")
+    assert "  ← blue" in root_log(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -336,4 +391,29 @@ async def test_a_request_closed_while_asked_says_so_and_frees_the_next_line():
     )
     os.write(write_end, b"red\n")
     assert await lines.get() == "red\n"
+    os.close(write_end)
+
+
+async def test_a_line_that_is_not_utf8_is_dropped_with_one_line_and_the_next_one_counts(capfd):
+    read_end, write_end = os.pipe()
+    lines = Lines(os.fdopen(read_end, "r", encoding="utf-8"))
+    os.write(write_end, b"\xff\xfe broken\ny\n")
+    assert await lines.answer() == "y\n"
+    os.close(write_end)
+    assert await lines.get() == ""
+    assert capfd.readouterr().err == f"{NOT_UTF8}\n"
+
+
+async def test_a_reply_too_long_at_approve_decides_nothing_and_is_asked_again():
+    read_end, write_end = os.pipe()
+    lines, out, err = Lines(os.fdopen(read_end, "r")), io.StringIO(), io.StringIO()
+    asker = TerminalAsker(lines, out, err, before=lambda: None, prompt="you> ")
+    asking = asyncio.ensure_future(asker(request()))
+    await asyncio.sleep(0.05)
+    os.write(write_end, b"n " + b"x" * 100_000 + b"\ny\n")
+    assert await asyncio.wait_for(asking, 10) == Answer.approve()
+    assert err.getvalue() == (
+        "agent-host: a reply of 100002 characters is too long (at most 4096); asked again\n"
+    )
+    assert out.getvalue().count("wants to run shell") == 2
     os.close(write_end)

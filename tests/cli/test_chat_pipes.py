@@ -87,3 +87,21 @@ def test_a_slash_mistake_alone_exits_0(tmp_path):
     result = agent_host("chat", cwd=tmp_path, stdin="/nope\n")
     assert result.returncode == 0
     assert result.stderr.endswith("agent-host: unknown command /nope (/help lists the commands)\n")
+
+
+def test_a_line_that_is_not_utf8_is_one_line_and_the_chat_goes_on(tmp_path):
+    import os
+    import subprocess
+
+    from host.cli.approve import NOT_UTF8
+    from tests.cli.support import AGENT_HOST
+
+    (tmp_path / "script.json").write_text(json.dumps({"user": ["Hello there."]}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_HOST_", "OPENAI_"))}
+    result = subprocess.run(
+        [AGENT_HOST, "--data-dir", str(tmp_path / "data"), "chat", "--script", "script.json"],
+        input=b"\xff\xfe oops\nhello\n", capture_output=True, cwd=tmp_path, env=env, timeout=120,
+    )
+    assert result.returncode == 0
+    assert result.stdout.decode().endswith("Hello there.\nyou> ")
+    assert result.stderr.decode() == f"{NOT_UTF8}\n"

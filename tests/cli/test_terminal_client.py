@@ -71,8 +71,8 @@ def hold(name: str) -> dict[str, Any]:
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[Any]:
     """Start ``agent-host ARGS`` in a tmux pane with the ``hold``, ``linger`` and ``shell``
-    tools installed and ``script`` as the scripted model's file; every pane is closed at the
-    end."""
+    tools installed and ``script`` as the scripted model's file, once it shows ``ready``;
+    every pane is closed at the end."""
     require_tmux()
     site = tmp_path / "site"
     write_distribution(
@@ -84,11 +84,11 @@ def client(tmp_path: Path) -> Iterator[Any]:
     env = {k: v for k, v in os.environ.items() if k in keep}
     env.update(PYTHONPATH=str(site), AGENT_HOST_HOME=str(tmp_path / "home"), LANG="C.UTF-8")
 
-    def start(script: dict[str, Any], *args: str, width: int = 100) -> Pane:
+    def start(script: dict[str, Any], *args: str, width: int = 100, ready: str = "you>") -> Pane:
         (tmp_path / "script.json").write_text(json.dumps(script))
         command = [AGENT_HOST, "--data-dir", str(tmp_path / "data"), *args]
         panes.append(Pane(tmp_path, [*command, "--script", "script.json"], env, width=width))
-        panes[-1].wait_for("you>")  # capture-pane drops trailing blanks
+        panes[-1].wait_for(ready)  # capture-pane drops trailing blanks
         return panes[-1]
 
     yield start

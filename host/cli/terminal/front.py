@@ -2,16 +2,19 @@
 
 Input is never blocked: the prompt stays open while agents work, and a typed line goes to the
 root at once (a followup when it is idle, a steer while it works), to an open approval
-request, or to a slash command (``host.cli.slash``). Everything else is printed above the
-prompt as it happens, from the events of the client-facing feed (``host.clients.feed``, the
-same the app-server sends): the root's answer streamed (the line still arriving shows just
-above the prompt), its tool calls and results, subagents' reports and settlement notices
-(``host.cli.terminal.lines``), and the live transcript of a subagent opened with ``/show``
-(the feed of that subagent's session). The bottom line is the subagent tree's status (the
-feed's ``Tree.status_line``), redrawn when a lifecycle event changes it.
+request, or to a slash command (``host.cli.slash``); while a request is open, the commands that
+only look (``/show``, ``/agents``, ``/plugins``, ``/help``) still run and any other line is
+the reply. Everything else is printed above the prompt as it happens, from the events of the
+client-facing feed (``host.clients.feed``, the same the app-server sends): the root's answer
+streamed (the line still arriving shows just above the prompt), its tool calls and results,
+subagents' reports and settlement notices (``host.cli.terminal.lines``), and the live
+transcript of a subagent opened with ``/show`` (the feed of that subagent's session). The
+bottom line is the subagent tree's status (the feed's ``Tree.status_line``), redrawn when a
+lifecycle event changes it.
 
-Ctrl-C interrupts the root's turn; a second Ctrl-C within ``QUIT_WINDOW`` seconds (with no
-line entered between) ends the conversation, as do Ctrl-D and ``/exit``; the same holds while
+Ctrl-C interrupts the root's turn (not while a request is open); a second Ctrl-C within
+``QUIT_WINDOW`` seconds (with no line entered between) ends the conversation, as do Ctrl-D
+(at a request: its denial first) and ``/exit``; the same holds while
 no prompt reads keys, and while the host closes Ctrl-C only says it is waiting
 (``catching_ctrl_c``). prompt_toolkit reads the keys; rich styles the lines (no colour with
 ``NO_COLOR``).
@@ -35,7 +38,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.text import Text
 
-from host.cli.slash import Reply, SlashCommands, is_command
+from host.cli.slash import Reply, SlashCommands, is_command, is_read_only
 from host.cli.style import Style
 from host.cli.terminal.asker import PromptAsker
 from host.cli.terminal.completion import SlashCompleter
@@ -227,15 +230,22 @@ class TerminalFront:
                 while not self._quitting:
                     try:
                         line = await self._session.prompt_async(self._message)
-                    except (EOFError, _Quit):
+                    except EOFError:  # Ctrl-D: at the question, also its answer
+                        if self.asker.prompt is not None:
+                            await self.asker.end_of_input()
+                        break
+                    except _Quit:
                         break
                     self._last_interrupt = float("-inf")  # a new line, a new quit window
+                    if self.asker.prompt is not None and is_read_only(line):
+                        await self.handle(line)  # a look at the tree before deciding
+                        continue
                     if self.asker.take(line):
                         continue
                     if not await self.handle(line):
                         break
-            self.asker.end()
         finally:
+            self.asker.stop()
             self._closing = True
 
     @contextlib.contextmanager
@@ -302,13 +312,14 @@ class TerminalFront:
 
     def _ctrl_c(self) -> bool:
         """Ctrl-C: True when it is the second within ``QUIT_WINDOW`` (the conversation ends),
-        else the root's turn is interrupted (when it works) and the hint said."""
+        else the root's turn is interrupted (when it works, and no request is open: that one
+        stays open, to be answered or asked again on resume) and the hint said."""
         now = self._clock()
         if now - self._last_interrupt < QUIT_WINDOW:
             return True
         self._last_interrupt = now
         root = self.root
-        if root is not None and root.status == "running":
+        if root is not None and root.status == "running" and self.asker.prompt is None:
             root.interrupt()
             self.say(f"interrupting the agent's turn · {QUIT_HINT}", "yellow")
         else:

@@ -159,11 +159,11 @@ async def test_a_client_that_leaves_mid_elicitation_decides_nothing(serve) -> No
         with anyio.fail_after(60):
             await asked.wait()
     [child_log] = (serve.path / "data").glob("sub_*.jsonl")
-    decided = [
-        event for event in map(json.loads, child_log.read_text().splitlines()[1:])
-        if event["kind"] == "approval/decided"
+    kinds = [
+        event["kind"] for event in map(json.loads, child_log.read_text().splitlines()[1:])
+        if event["kind"].startswith("approval/")
     ]
-    assert [event["decision"] for event in decided] == ["cancelled"]  # the turn ended, unanswered
+    assert kinds == ["approval/requested"]  # left open: asked again when the child resumes
     assert "Traceback" not in (serve.path / "stderr.txt").read_text()
 
 

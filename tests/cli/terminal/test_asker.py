@@ -147,27 +147,44 @@ async def test_an_empty_line_is_no_reply_and_asks_again() -> None:
     assert await question == Answer.reply("because")
 
 
-async def test_input_ending_denies_the_open_request() -> None:
+async def test_ctrl_d_denies_the_open_request_and_returns_once_it_is_answered() -> None:
     made, _ = asker()
     asked = asyncio.ensure_future(made(RM))
     await settle()
-    made.end()
-    assert await asked == Answer.deny(END_OF_INPUT)
+    await made.end_of_input()
+    assert asked.done() and asked.result() == Answer.deny(END_OF_INPUT)
     assert made.prompt is None
 
 
-async def test_after_input_ended_later_requests_are_denied_without_waiting() -> None:
-    made, _ = asker()
+async def test_once_stopped_later_requests_stay_open_and_say_nothing() -> None:
+    made, screen = asker()
     first = asyncio.ensure_future(made(RM))
     second = asyncio.ensure_future(made(request("apr_2", arguments={"cmd": "rm -rf /"})))
     await settle()
-    made.end()
+    await made.end_of_input()
     assert await first == Answer.deny(END_OF_INPUT)
-    assert await asyncio.wait_for(second, 5) == Answer.deny(END_OF_INPUT)
-    later = await asyncio.wait_for(made(request("apr_3")), 5)
-    assert later == Answer.deny(END_OF_INPUT)
+    await settle()
+    assert not second.done()  # left open: the host records nothing, it is asked on resume
+    second.cancel()  # the host closing
+    await settle()
+    assert screen.plain == [RM_LINE + CHOICES]
     assert made.prompt is None
     assert not made.take("y")
+
+
+async def test_a_reply_too_long_decides_nothing_and_asks_again() -> None:
+    made, screen = asker()
+    asked = asyncio.ensure_future(made(RM))
+    await settle()
+    made.take("n " + "x" * 100_000)
+    await settle()
+    assert not asked.done()
+    assert screen.plain[1:] == [
+        "a reply of 100002 characters is too long (at most 4096); asked again",
+        RM_LINE + CHOICES,
+    ]
+    made.take("y")
+    assert await asked == Answer.approve()
 
 
 async def test_a_cancelled_request_says_it_no_longer_waits() -> None:

@@ -1,0 +1,130 @@
+"""``chat --resume [ID]``, ``chat --continue`` and ``run --resume ID``: go on with a stored root
+conversation.
+
+The root is resumed with its history (printed first, as ``sessions show`` prints it), its
+stored subagents (cold-resumed when next addressed) and its open requests, asked again
+(``host.approvals.resume``). What cannot be resumed is one line and exit 2, before anything is
+written: an unknown id, a subagent's session (``… is a subagent's session; resume its root
+conversation R``), a log that cannot be read, one another process holds (``LOCKED``), and
+``--continue`` with no root conversation in the data directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+from host.errors import HostError
+
+if TYPE_CHECKING:
+    from host.agents.agent import Agent
+    from host.app import Host
+    from host.sessions.model import SessionHeader
+
+NOTHING_TO_CONTINUE = "no conversation to continue in {data_dir}"
+A_CHILD = "session {id} is a subagent's session; resume its root conversation {root}"
+CANNOT_RESUME = "cannot resume {id}: {message} ({code})"
+RESUMING = "resuming conversation {id}"
+STILL_OPEN = "{count} still open; {pronoun} will be asked again when this conversation resumes"
+"""Said when a conversation closes with requests nobody answered (``still_open``)."""
+
+
+def is_root(header: SessionHeader) -> bool:
+    """Whether ``header`` is a root conversation (no parent: not a subagent, not a fork)."""
+    return header.parent_session is None and not header.origin
+
+
+async def pick_root(host: Host, wanted: str) -> str:
+    """The id of the root conversation to resume: ``wanted``, or with ``wanted`` empty the
+    root of the data directory active last (``last_activity``); ``HostError`` (one line) when
+    there is none to resume."""
+    persistence = host.services.find("session_persistence")
+    if persistence is None:
+        raise HostError("SERVICE_UNAVAILABLE", "no session persistence (is it blocked?)")
+    headers: list[SessionHeader] = await persistence.list()
+    if not wanted:
+        latest = last_activity(persistence, headers)
+        if not latest:
+            data_dir = host.settings.data_dir
+            raise HostError("NOT_FOUND", NOTHING_TO_CONTINUE.format(data_dir=data_dir))
+        return max(latest, key=lambda root: (latest[root], root))
+    by_id = {header.id: header for header in headers}
+    header = by_id.get(wanted)
+    if header is None:
+        try:
+            header = (await persistence.inspect(wanted)).header
+        except HostError as error:
+            raise _cannot(wanted, error) from error
+    if not is_root(header):
+        raise HostError("NOT_A_ROOT", A_CHILD.format(id=wanted, root=_root_of(header, by_id)))
+    return header.id
+
+
+def last_activity(persistence: Any, headers: Sequence[SessionHeader]) -> dict[str, int]:
+    """Each root conversation's last activity (ns since the epoch): the newest write among
+    the logs of its tree where the backend keeps files (JSONL: ``path_for``, their mtime),
+    else the newest session created in it."""
+    by_id = {header.id: header for header in headers}
+    path_for = getattr(persistence, "path_for", None)
+    latest: dict[str, int] = {}
+    for header in headers:
+        root = by_id[_root_of(header, by_id)]
+        if not is_root(root):
+            continue
+        moment = header.created_at
+        if path_for is not None:
+            with contextlib.suppress(OSError, HostError):  # unreadable: its creation
+                moment = max(moment, os.stat(path_for(header.id)).st_mtime_ns)
+        latest[root.id] = max(latest.get(root.id, moment), moment)
+    return latest
+
+
+def _root_of(header: SessionHeader, by_id: dict[str, SessionHeader]) -> str:
+    """The topmost stored ancestor of ``header`` (cycles cut)."""
+    seen = {header.id}
+    while (parent := by_id.get(header.parent_session or "")) is not None and parent.id not in seen:
+        header = parent
+        seen.add(parent.id)
+    return header.id
+
+
+def _cannot(session_id: str, error: HostError) -> HostError:
+    """``error`` said as ``CANNOT_RESUME`` (its code kept)."""
+    text = CANNOT_RESUME.format(id=session_id, message=error.message, code=error.code)
+    return HostError(error.code, text)
+
+
+async def resume_root(host: Host, wanted: str, label: str) -> Agent:
+    """Resume the root conversation ``pick_root`` chooses, as ``label``; a failure is one
+    ``CANNOT_RESUME`` line (``LOCKED`` when another process holds it)."""
+    root_id = await pick_root(host, wanted)
+    try:
+        agent: Agent = await host.services.agents.resume(root_id, label=label)
+    except HostError as error:
+        raise _cannot(root_id, error) from error
+    return agent
+
+
+def print_history(agent: Agent, out: TextIO) -> None:
+    """``RESUMING``, then the conversation so far as ``sessions show`` prints it."""
+    from host.cli.style import Style
+    from host.cli.transcript import render_events
+
+    print(RESUMING.format(id=agent.id), file=out)
+    for line in render_events(agent.session.events, Style.for_stream(out)):
+        print(line, file=out)
+    out.flush()
+
+
+def still_open(host: Host) -> str | None:
+    """``STILL_OPEN`` for the requests nobody answered (the host closing leaves them open, to
+    be asked again on resume), None when there are none."""
+    approvals = host.services.find("approvals")
+    count = len(approvals.pending()) if approvals is not None else 0
+    if not count:
+        return None
+    if count == 1:
+        return STILL_OPEN.format(count="1 request", pronoun="it")
+    return STILL_OPEN.format(count=f"{count} requests", pronoun="they")
