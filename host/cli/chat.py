@@ -32,6 +32,7 @@ from host.cli.approve import Lines, listen
 from host.cli.model_choice import refuse_failed_model_plugins
 from host.cli.slash import SlashCommands, is_command
 from host.cli.transcript import ARGUMENT_CHARS, first_line, short
+from host.clients.commands import Commands
 from host.clients.events import ClientEvent, ItemCompleted
 from host.clients.feed import Feed
 from host.clients.items import Item
@@ -219,7 +220,8 @@ def tool_line(item: Item) -> str | None:
 
 class Conversation:
     """A root agent, the model it talks to, and the ``front`` that shows it (``PlainFront``
-    on ``out``/``err`` by default); ``lines`` (stdin by default) are the person's."""
+    on ``out``/``err`` by default); ``lines`` (stdin by default) are the person's; ``profile``
+    names the profile the root is started from."""
 
     def __init__(
         self,
@@ -230,8 +232,10 @@ class Conversation:
         script: Script | None = None,
         lines: Lines | None = None,
         front: Front | None = None,
+        profile: str | None = None,
     ) -> None:
         self.host = host
+        self.profile = profile
         self.out = out
         self.err = err
         self.script = script
@@ -249,9 +253,9 @@ class Conversation:
         choose_model(self.host, self.script, self.err)
 
     async def open(self) -> Agent:
-        """Choose the model, then create the root agent."""
+        """Choose the model, then create the root agent (from ``profile``, if any)."""
         self.choose_model()
-        return await self.attach(await self.host.services.agents.create(label=ROOT_LABEL))
+        return await self.attach(await Commands(self.host).start(profile=self.profile))
 
     async def attach(self, root: Agent) -> Agent:
         """Make ``root`` the agent talked to, shown by the front."""
@@ -301,12 +305,14 @@ class Conversation:
         return subagents.manager() if subagents is not None else None
 
 
-async def run_once(host: Host, prompt: str, script: Script | None = None) -> int:
+async def run_once(
+    host: Host, prompt: str, script: Script | None = None, *, profile: str | None = None
+) -> int:
     """``agent-host run``: one message, every answer printed, each tool call and result a
     line on stderr; exit 1 if a turn failed."""
     lines = Lines(sys.stdin)
     front = PlainFront(host, sys.stdout, sys.stderr, lines, show_tools=True)
-    conversation = Conversation(host, script=script, lines=lines, front=front)
+    conversation = Conversation(host, script=script, lines=lines, front=front, profile=profile)
     await conversation.open()
     try:
         await conversation.say(prompt)
@@ -316,7 +322,12 @@ async def run_once(host: Host, prompt: str, script: Script | None = None) -> int
 
 
 async def chat(
-    host: Host, lines: TextIO = sys.stdin, script: Script | None = None, *, plain: bool = False
+    host: Host,
+    lines: TextIO = sys.stdin,
+    script: Script | None = None,
+    *,
+    plain: bool = False,
+    profile: str | None = None,
 ) -> int:
     """``agent-host chat``: the terminal client when stdin and stdout are terminals (and not
     ``plain``), else one message per line until end of input or ``/exit``, exit 1 if a turn
@@ -325,7 +336,7 @@ async def chat(
         from host.cli.terminal.front import TerminalFront
 
         front = TerminalFront(host)
-        conversation = Conversation(host, script=script, front=front)
+        conversation = Conversation(host, script=script, front=front, profile=profile)
         with front.catching_ctrl_c():
             await conversation.open()
             try:
@@ -333,7 +344,7 @@ async def chat(
             finally:
                 code = await conversation.close()
         return code
-    conversation = Conversation(host, script=script, lines=Lines(lines))
+    conversation = Conversation(host, script=script, lines=Lines(lines), profile=profile)
     await conversation.open()
     try:
         await plain_chat(conversation, SlashCommands(host, lambda: conversation.root))
