@@ -76,7 +76,7 @@ class Commands:
         label = label or ROOT_LABEL
         if profile is None:
             return await agents.create(label=label, model=model)  # type: ignore[no-any-return]
-        chosen = self._root_profile(profile, starting=model is None)
+        chosen = self._root_profile(profile, starting=True, own_model=model is None)
         header = SessionHeader(new_id("agent_"), label=label, profile=chosen.name)
         tool_filter, setup, max_steps = root_options(chosen)
         created: Agent = await agents.create(
@@ -107,7 +107,7 @@ class Commands:
         as at its start: an unknown profile changes nothing."""
         options: dict[str, Any] = {}
         if header.profile is not None:
-            profile = self._root_profile(header.profile, starting=False)
+            profile = self._root_profile(header.profile)
             tool_filter, step, max_steps = root_options(profile)
             setup = [step, *setup]
             options = {"model": profile.model, "tool_filter": tool_filter, "max_steps": max_steps}
@@ -122,9 +122,12 @@ class Commands:
             raise
         return agent
 
-    def _root_profile(self, name: str, *, starting: bool) -> Profile:
+    def _root_profile(
+        self, name: str, *, starting: bool = False, own_model: bool = True
+    ) -> Profile:
         """The profile ``name`` for a root: its errors are the delegation tool's, said of a
-        ``profile``; ``starting``: its MCP servers must be connected (a resumed root, like a
+        ``profile``. ``own_model``: the root runs on the profile's model, which must be
+        registered; ``starting``: its MCP servers must be connected (a resumed root, like a
         resumed child, just goes without a server that went away)."""
         from host.profiles.matching import resolve
         from host.profiles.model import ProfileError, ProfileSet
@@ -135,7 +138,7 @@ class Commands:
             profile = resolve(name, loaded, asked="profile")
         except ProfileError as error:
             raise ClientError(error.code, error.message) from None
-        problem = check_model(self._host.services, profile)
+        problem = check_model(self._host.services, profile) if own_model else None
         if problem is not None:
             raise ClientError("UNKNOWN_MODEL", problem)
         missing = check_servers(self._host.services, profile) if starting else None

@@ -18,6 +18,7 @@ name: terse-reviewer
 description: Reviews in one word
 disallowed_tools: [list_agents]
 max_steps: 1
+memory: user
 ---
 {PERSONA}
 """
@@ -55,11 +56,19 @@ def one_turn(client: Client, server: Any, thread_id: str) -> dict[str, Any]:
 
 
 def assert_profile_seen(body: dict[str, Any]) -> None:
-    """The model saw the persona in its system prompt, and not the tool the profile hides."""
+    """The model saw the persona in its system prompt, not the tool the profile hides, and the
+    profile's memory tools."""
     system = body["messages"][0]
     assert system["role"] == "system" and PERSONA in system["content"]
     names = {t["function"]["name"] for t in body["tools"]}
     assert "list_agents" not in names and "send_message" in names
+    assert {"memory_list", "memory_read", "memory_write"} <= names
+
+
+def refusal(response: dict[str, Any]) -> tuple[int, str, str]:
+    """An error response's code, word and message."""
+    error = response["error"]
+    return error["code"], error["data"]["code"], error["message"]
 
 
 def stored(tmp_path: Path) -> list[Path]:
@@ -94,15 +103,30 @@ def test_an_unknown_profile_is_an_error_and_writes_nothing(clients, server, tmp_
     write_profile(tmp_path)
     client = start(clients, server)
     response = client.request("thread/start", {"profile": "nope"})
-    assert response["error"] == {
-        "code": -32018,
-        "message": "unknown profile 'nope'; available profiles: general-purpose, terse-reviewer",
-        "data": {"code": "UNKNOWN_PROFILE"},
-    }
+    known = "general-purpose, terse-reviewer"
+    assert refusal(response) == (
+        -32018, "UNKNOWN_PROFILE", f"unknown profile 'nope'; available profiles: {known}"
+    )
     assert client.call("thread/list")["threads"] == []
     assert client.close()[0] == 0
     assert stored(tmp_path) == []
     assert server.requests == []
+
+
+def test_a_profile_whose_mcp_server_is_not_connected_starts_no_root(
+    clients, server, tmp_path
+) -> None:
+    agents = write_profile(tmp_path).parent
+    (agents / "github-reader.md").write_text(
+        "---\nname: github-reader\ndescription: Reads issues\n"
+        "mcp_servers: [github]\n---\nRead.\n"
+    )
+    client = start(clients, server)
+    response = client.request("thread/start", {"profile": "github-reader"})
+    missing = 'required MCP server "github" is not connected'
+    assert refusal(response) == (-32020, "MCP_SERVER_NOT_CONNECTED", missing)
+    assert client.close()[0] == 0
+    assert stored(tmp_path) == []
 
 
 def test_resuming_a_root_whose_profile_is_gone_is_an_error_and_changes_nothing(
@@ -118,11 +142,8 @@ def test_resuming_a_root_whose_profile_is_gone_is_an_error_and_changes_nothing(
 
     second = start(clients, server)
     response = second.request("thread/resume", {"threadId": thread_id})
-    assert response["error"] == {
-        "code": -32018,
-        "message": "unknown profile 'terse-reviewer'; available profiles: general-purpose",
-        "data": {"code": "UNKNOWN_PROFILE"},
-    }
+    gone = "unknown profile 'terse-reviewer'; available profiles: general-purpose"
+    assert refusal(response) == (-32018, "UNKNOWN_PROFILE", gone)
     refused = second.request("turn/start", {"threadId": thread_id, "input": text("hi")})
     assert refused["error"]["data"]["code"] == "NOT_LIVE"
     assert second.close()[0] == 0
