@@ -3,7 +3,8 @@
 Not a test. Run from the project root with the project venv::
 
     .venv/bin/python bench/mcp.py [--rounds N] [--ten-rounds N] [--turns N]
-                                  [--server fault|time] [--fsync never|turn] [--only start|calls]
+                                  [--server fault|time] [--fsync never|turn]
+                                  [--only start|calls|together|lazy]
 
 Everything runs in one process, interleaved round by round, each measurement with its
 baseline from the same run. The server is the plugin tests' ``fault_server.py`` (an SDK
@@ -30,6 +31,12 @@ start measurements instead). Measured:
   the one-server host start of the same run. Also ten SDK sessions started concurrently on one
   event loop, kept open until all are ready (what the machine allows). Target: ≤ 1.5×.
 
+* **read-only calls together**: one turn whose one step asks for four calls of the fault
+  server's ``nap`` (0.5 s, annotated ``readOnlyHint``), against a turn with one such call.
+  Target: four ÷ one ≤ 1.3.
+* **lazy start**: ``agent-host sessions list`` as a process, with three fault servers
+  configured, against the same with none. Target: ≤ 1.1.
+
 Prints min and median over the rounds (ms; the turns also this process's CPU time per turn,
 both threads) and the ratios of the mins and of the medians.
 """
@@ -42,6 +49,7 @@ import logging
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -65,7 +73,15 @@ from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 from host import hookimpl  # noqa: E402
-from host.agents import ModelRequest, ModelResponse, ScriptedModel, call, say  # noqa: E402
+from host.agents import (  # noqa: E402
+    ModelRequest,
+    ModelResponse,
+    ScriptedModel,
+    call,
+    calls,
+    say,
+    tool_call,
+)
 from host.app import Host  # noqa: E402
 from host.testing import build_host  # noqa: E402
 from host.tools import Tool, ToolExec, tool  # noqa: E402
@@ -350,6 +366,65 @@ async def bench_calls(
     ratio("ServerConnection.call_tool / SDK call", conn, sdk)
 
 
+NAP = 0.5
+"""Seconds each ``nap`` call of the read-only measurement sleeps."""
+
+
+async def bench_together(directory: Path, definition: dict[str, Any], rounds: int) -> None:
+    """A step of four read-only calls vs a step of one (the four run together)."""
+    host = new_host(directory, {"fault": definition}, fsync="never")
+    model = host.services.models.resolve("scripted")
+    assert isinstance(model, ScriptedModel)
+    times: dict[int, list[float]] = {1: [], 4: []}
+    for index in range(rounds + 1):  # round 0 warms up
+        for count in (1, 4) if index % 2 == 0 else (4, 1):
+            naps = [tool_call("fault__nap", seconds=NAP) for _ in range(count)]
+            model.script(f"nap{index}-{count}", calls(*naps), say("ok"))
+            agent = await host.services.agents.create(label=f"nap{index}-{count}")
+            start = time.perf_counter()
+            agent.followup("go")
+            await agent.wait_idle()
+            if index > 0:
+                times[count].append(time.perf_counter() - start)
+    await host.aclose()
+    print(f"read-only calls in one step: {rounds} rounds, nap of {NAP:g} s")
+    one = summary("turn with one call", times[1])
+    four = summary("turn with four calls in one step", times[4])
+    ratio("four / one (target <= 1.3)", four, one)
+
+
+def sessions_list(directory: Path, servers: int) -> float:
+    """Seconds of ``agent-host sessions list`` with ``servers`` fault servers configured."""
+    config = directory / f"servers{servers}.toml"
+    config.write_text(
+        "".join(
+            f'[plugins.mcp.servers.s{n}]\ncommand = "{sys.executable}"\n'
+            f'args = ["{FAULT_SERVER}"]\n'
+            for n in range(servers)
+        )
+    )
+    command = [str(Path(sys.executable).parent / "agent-host"), "--config", str(config)]
+    start = time.perf_counter()
+    data = str(directory / "data")
+    subprocess.run(
+        [*command, "--data-dir", data, "sessions", "list"], check=True, capture_output=True
+    )
+    return time.perf_counter() - start
+
+
+def bench_lazy(directory: Path, rounds: int) -> None:
+    """``sessions list`` with three servers configured vs none (none start)."""
+    sessions_list(directory, 3)  # warm-up
+    times: dict[int, list[float]] = {0: [], 3: []}
+    for index in range(rounds):
+        for servers in (0, 3) if index % 2 == 0 else (3, 0):
+            times[servers].append(sessions_list(directory, servers))
+    print(f"sessions list as a process: {rounds} rounds")
+    none = summary("no server configured", times[0])
+    three = summary("three servers configured", times[3])
+    ratio("three / none (target <= 1.1)", three, none)
+
+
 async def main() -> None:
     """Parse the options and run the measurements."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -357,19 +432,23 @@ async def main() -> None:
     parser.add_argument("--ten-rounds", type=int, default=3)
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--server", choices=sorted(SERVERS), default="fault")
-    parser.add_argument("--only", choices=("start", "calls"))
+    parser.add_argument("--only", choices=("start", "calls", "together", "lazy"))
     parser.add_argument("--fsync", choices=("never", "turn"), default="never")
     args = parser.parse_args()
     print(f"python {platform.python_version()}, {os.cpu_count()} cpus, server {args.server}")
     with tempfile.TemporaryDirectory() as directory:
         os.environ["AGENT_HOST_HOME"] = str(Path(directory) / "home")
         began = time.perf_counter()
-        if args.only != "calls":
+        if args.only in (None, "start"):
             await bench_start(Path(directory), SERVERS[args.server], args.rounds, args.ten_rounds)
-        if args.only != "start":
+        if args.only in (None, "calls"):
             await bench_calls(
                 Path(directory), SERVERS["fault"], args.rounds, args.turns, args.fsync
             )
+        if args.only in (None, "together"):
+            await bench_together(Path(directory), SERVERS["fault"], args.rounds)
+        if args.only in (None, "lazy"):
+            bench_lazy(Path(directory), args.rounds)
         print(f"({time.perf_counter() - began:.0f} s)")
 
 

@@ -49,6 +49,11 @@ class HostSettings:
     debug: bool = False
     project_dir: Path | None = None
     config_trusted: bool = True
+    max_result_chars: int = 100_000
+    """``[tools] max_result_chars``: a tool result's characters a model is given (0: all)."""
+    tools_used: bool = True
+    """False for a command that calls no tool (``sessions``, ``models``, ``profiles``):
+    plugins that start tool servers start none."""
 
 
 class Host:
@@ -66,6 +71,11 @@ class Host:
         config: Mapping[str, Any] | None = None,
     ) -> None:
         self.settings = settings or HostSettings()
+        if config and "tools" in config:
+            from host.agents.tool_results import max_result_chars
+
+            limit = max_result_chars(config)
+            self.settings = attrs.evolve(self.settings, max_result_chars=limit)
         self.services = Services()
         self.tools = NamedRegistry[Tool]("tool")
         self.prompt_sections: NamedRegistry[PromptSection] = NamedRegistry("prompt section")
@@ -195,6 +205,7 @@ def open_host(
     environ: Mapping[str, str] | None = None,
     debug: bool = False,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    tools_used: bool = True,
 ) -> Host:
     """A host configured the way the CLI does it: built-ins plus every installed plugin.
 
@@ -202,6 +213,7 @@ def open_host(
     Config: ``config_path`` (must exist), else ``agent-host.toml`` in the working directory;
     ``overrides`` maps plugin names to keys that replace those of their ``[plugins.<name>]``
     tables (``{"models": {"default": "scripted"}}`` makes the scripted model the default).
+    ``tools_used=False`` (a command that calls no tool) starts no tool server.
     """
     env = os.environ if environ is None else environ
     explicit = config_path is not None
@@ -227,6 +239,7 @@ def open_host(
         debug=debug,
         project_dir=Path.cwd(),
         config_trusted=explicit,
+        tools_used=tools_used,
     )
     host = Host(settings, selection=Selection.from_env(env, no_plugin), config=config)
     host.warnings += [*refused, *policy.warnings]

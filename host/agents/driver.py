@@ -43,7 +43,9 @@ from host.agents.models import (
 )
 from host.agents.tool_results import (
     CUT_TOOL_TEXT,
+    DEFAULT_MAX_RESULT_CHARS,
     INTERRUPTED_TOOL_TEXT,
+    sized,
     tool_message,
     unanswered,
 )
@@ -84,7 +86,7 @@ Finisher = Callable[[ToolExec], Awaitable[ToolResult]]
 """Gives a tool call left without a result (at resume) its result."""
 StreamListener = Callable[[StreamEvent], None]
 """Sees each delta of a streaming model call, then the call's ``ModelResponse`` (non-streaming
-models: the response alone)."""
+models: the response alone), and the ``ToolProgress`` its tool calls report."""
 
 
 class _ModelFailed(Exception):
@@ -269,9 +271,11 @@ class Driver:
     async def _steps(self, resumed: Sequence[tuple[ToolCall, Finisher]] = ()) -> StopReason:
         if resumed:  # a resumed turn starts where its step left off: no followup of its own
             finishers = {call.id: finish for call, finish in resumed}
-            await self._run_in_order(
-                [call for call, _ in resumed], lambda call: finishers[call.id](self._exec(call))
-            )
+
+            async def finish(call: ToolCall) -> ToolResult:
+                return self._sized(await finishers[call.id](self._exec(call)))
+
+            await self._run_in_order([call for call, _ in resumed], finish)
         for step in range(self._agent.max_steps):
             await self.inbox.claim(self.inbox.take(turn_start=step == 0 and not resumed))
             response = await self._call_model()
@@ -366,11 +370,23 @@ class Driver:
 
     def _exec(self, call: ToolCall) -> ToolExec:
         agent = self._agent
-        return ToolExec(agent=agent, ctx=agent.ctx, signal=self._signal, tool_call_id=call.id)
+        return ToolExec(
+            agent=agent,
+            ctx=agent.ctx,
+            signal=self._signal,
+            tool_call_id=call.id,
+            on_progress=self._emit,
+        )
 
     async def _run_one(self, call: ToolCall) -> ToolResult:
         tool = self._agent.tools.get(call.name)
-        return await run_tool(tool, call.name, call.arguments, self._exec(call))
+        return self._sized(await run_tool(tool, call.name, call.arguments, self._exec(call)))
+
+    def _sized(self, result: ToolResult) -> ToolResult:
+        """``result`` cut to the host's ``max_result_chars`` (``tool_results.sized``)."""
+        find = getattr(self._agent.ctx, "find", None)  # an agent built without services
+        settings = find("settings") if find is not None else None
+        return sized(result, getattr(settings, "max_result_chars", DEFAULT_MAX_RESULT_CHARS))
 
     async def _run_in_order(
         self,

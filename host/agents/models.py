@@ -22,6 +22,7 @@ from host.disposal import Disposer
 from host.errors import HostError
 from host.naming import NamedRegistry
 from host.sessions.model import MessageEvent, ToolCall
+from host.tools.tool import ToolProgress
 
 log = logging.getLogger(__name__)
 
@@ -108,8 +109,9 @@ class ToolCallDelta:
 
 
 ModelDelta = TextDelta | ToolCallDelta
-StreamEvent = TextDelta | ToolCallDelta | ModelResponse
-"""What ``StreamingModel.stream`` yields: deltas, then exactly one ``ModelResponse``, last."""
+StreamEvent = TextDelta | ToolCallDelta | ModelResponse | ToolProgress
+"""What ``StreamingModel.stream`` yields: deltas, then exactly one ``ModelResponse``, last;
+an agent's stream listeners also see its tool calls' ``ToolProgress`` (never a model's)."""
 
 
 @runtime_checkable

@@ -261,6 +261,10 @@ def print_disposal_failures(failures: Sequence[DisposalFailure], debug: bool) ->
             traceback.print_exception(failure.error, file=sys.stderr)
 
 
+NO_TOOLS = ("sessions", "models", "profiles")
+"""Commands that call no tool: their host starts no tool server (an MCP server's start-up
+would only slow them down)."""
+
 INTERRUPTED = 130
 """The exit code after Ctrl-C (128 + SIGINT), as shells report a program a signal ended."""
 
@@ -318,6 +322,7 @@ def _command(args: argparse.Namespace) -> int:
             no_plugin=args.no_plugin,
             debug=args.debug,
             overrides=_load_script(args),
+            tools_used=args.command not in NO_TOOLS,
         )
         for warning in host.warnings:
             print(f"agent-host: warning: {warning}", file=sys.stderr)

@@ -41,6 +41,30 @@ def first_line(content: str) -> str:
     return short((content.strip().splitlines() or [""])[0], RESULT_CHARS)
 
 
+PERSONA_HEAD_CHARS = 30
+"""How much of a persona's first line a descriptor's view shows."""
+
+
+def persona_summary(persona: str) -> str:
+    """``"You are a general-purpose …" (412 chars)``: the first line, cut at a word within
+    ``PERSONA_HEAD_CHARS``, and the persona's whole length."""
+    line = (persona.strip().splitlines() or [""])[0]
+    head = line
+    if len(line) > PERSONA_HEAD_CHARS:
+        head = line[: PERSONA_HEAD_CHARS + 1].rsplit(" ", 1)[0] or line[:PERSONA_HEAD_CHARS]
+    if head != persona.strip():
+        head += " …"
+    return f"{json.dumps(head, ensure_ascii=False)} ({len(persona)} chars)"
+
+
+def descriptor_text(descriptor: Mapping[str, object]) -> str:
+    """A child's descriptor on one line: its fields as JSON, the persona summarised last."""
+    fields = {key: value for key, value in descriptor.items() if key != "persona"}
+    text = json.dumps(fields)
+    persona = descriptor.get("persona")
+    return f"{text}; persona: {persona_summary(persona)}" if isinstance(persona, str) else text
+
+
 def source_label(source: dict[str, object] | None, names: Mapping[str, str]) -> str:
     """Where a user message came from, e.g. ``report from researcher``; empty for a person."""
     if not source:
@@ -106,7 +130,8 @@ def render_events(
         elif isinstance(body, Compaction):
             lines.append(style(f"  [compacted: {short(body.summary)}]", "dim"))
         elif isinstance(body, SubagentDescriptorEvent):
-            lines.append(style(f"  [subagent descriptor: {json.dumps(body.descriptor)}]", "dim"))
+            text = descriptor_text(body.descriptor)
+            lines.append(style(f"  [subagent descriptor: {text}]", "dim"))
         elif isinstance(body, InboxAccepted) and body.delivery == "inject":
             lines.append(style(f"  [quiet message queued: {short(body.content, 80)}]", "dim"))
     return lines

@@ -4,7 +4,8 @@ Each event names the thread it was delivered for (``thread_id``: the session a f
 follows, usually a root) and, when it comes from a stored event, the session that stored it
 and its ``seq`` (the thread's own session for turns, items and approvals; a subagent's for
 ``subagent/*``). Streamed text (``ItemStarted`` of a live ``agentMessage`` and
-``AgentMessageDelta``) has no ``seq``: it is never stored and never replayed; nor has the
+``AgentMessageDelta``) and tool progress (``ToolCallProgress``) have no ``seq``: they are
+never stored and never replayed; nor has the
 tree as a replay states it. ``METHOD`` is
 the event's name on the wire.
 """
@@ -98,6 +99,21 @@ class AgentMessageDelta:
 
 @camel_case
 @attrs.frozen
+class ToolCallProgress:
+    """How far the tool call ``item_id`` has got, as its tool reports it (never stored, never
+    replayed); ``progress``/``total`` are numbers when the tool gives them."""
+
+    METHOD: ClassVar[str] = "item/toolCall/progress"
+    thread_id: str
+    turn_id: str | None
+    item_id: str
+    message: str
+    progress: float | None = None
+    total: float | None = None
+
+
+@camel_case
+@attrs.frozen
 class ItemCompleted:
     """A transcript item was stored; ``stream_id`` names the stream that showed its text."""
 
@@ -181,6 +197,7 @@ ClientEvent = (
     | TurnCompleted
     | ItemStarted
     | AgentMessageDelta
+    | ToolCallProgress
     | ItemCompleted
     | SubagentStarted
     | SubagentStatus
@@ -193,6 +210,7 @@ EVENT_TYPES: tuple[type[ClientEvent], ...] = (
     TurnCompleted,
     ItemStarted,
     AgentMessageDelta,
+    ToolCallProgress,
     ItemCompleted,
     SubagentStarted,
     SubagentStatus,

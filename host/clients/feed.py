@@ -1,10 +1,10 @@
 """The event feed: what happens to a thread, derived from the session logs.
 
 Every event of the feed comes from an append the host's ``SessionStore.observe`` reports (or
-from the stored log, on replay), except streamed text, which comes from the thread's live
-agent (``Agent.on_stream``) and is neither stored nor replayed. The thread's own appends give
-turns, transcript items (``host.clients.items``) and approvals; appends of the sessions below
-it give the subagent tree's changes (``host.clients.tree``).
+from the stored log, on replay), except streamed text and tool progress, which come from the
+thread's live agent (``Agent.on_stream``) and are neither stored nor replayed. The thread's
+own appends give turns, transcript items (``host.clients.items``) and approvals; appends of
+the sessions below it give the subagent tree's changes (``host.clients.tree``).
 
 ``Feed.follow(thread_id, listener, after_seq=n)`` first replays the stored events of the
 thread after ``seq`` n (turns, items, approvals), then states its subagent tree as it is now
@@ -39,6 +39,7 @@ from host.clients.events import (
     Origin,
     SubagentStarted,
     SubagentStatus,
+    ToolCallProgress,
     TurnCompleted,
     TurnStarted,
 )
@@ -54,6 +55,7 @@ from host.sessions.model import (
     TurnStart,
     new_id,
 )
+from host.tools.tool import ToolProgress
 
 if TYPE_CHECKING:
     from host.app import Host
@@ -169,6 +171,13 @@ class _Thread:
                 made.append(ItemStarted(self.id, self.turn_id, item))
             made.append(AgentMessageDelta(self.id, self.turn_id, self.streaming, event.text))
             return made
+        if isinstance(event, ToolProgress):
+            return [
+                ToolCallProgress(
+                    self.id, self.turn_id, event.tool_call_id, event.message,
+                    event.progress, event.total,
+                )
+            ]
         if isinstance(event, ModelResponse):
             self.streamed, self.streaming = self.streaming, None
         return []

@@ -11,9 +11,10 @@ if TYPE_CHECKING:
 class PluginHandle:
     """The ``plugin`` argument of ``activate``: one per activation of a plugin.
 
-    ``fail(error)`` takes this plugin down as failed. ``handed_over`` is true once this
-    activation's state went to another activation at a hot reload (see the hookspecs
-    ``hand_over_state`` and ``take_over_state``): its disposers leave that state alone.
+    ``fail(error)`` takes this plugin down as failed; ``recover()`` brings it back.
+    ``handed_over`` is true once this activation's state went to another activation at a hot
+    reload (see the hookspecs ``hand_over_state`` and ``take_over_state``): its disposers
+    leave that state alone.
     """
 
     def __init__(self, manager: PluginManager, name: str) -> None:
@@ -32,6 +33,15 @@ class PluginHandle:
             self._manager.fail(self.name, error)
 
 
+    def recover(self) -> None:
+        """Activate this plugin again, with the same object, after ``fail`` took it down (say,
+        its server came back); only while that failure is this activation's (host thread only).
+        """
+        record = self._manager.records.get(self.name)
+        if record is not None and record.handle is self:
+            self._manager.recover(self.name)
+
+
 class PluginStates:
     """The ``plugins`` service: a read-only view of every plugin's state (sub-plugins too).
 
@@ -46,6 +56,13 @@ class PluginStates:
         """``active``, ``inactive``, ``failed`` or ``blocked``; None for an unknown plugin."""
         record = self._manager.records.get(name)
         return record.state if record is not None else None
+
+    def lost_tool(self, tool: str) -> str | None:
+        """The error of the failed plugin that offered ``tool`` when it failed, else None."""
+        for record in self._manager.records.values():
+            if record.state == "failed" and tool in record.lost_tools:
+                return record.error
+        return None
 
     def is_active(self, name: str) -> bool:
         """Whether plugin ``name`` is loaded and active."""

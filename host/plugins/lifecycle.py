@@ -293,13 +293,23 @@ class PluginManager:
 
     def fail(self, name: str, error: str) -> None:
         """Take an active plugin down (dependents first) and leave it ``failed`` with
-        ``error``; a reload or unblock may bring it back."""
+        ``error``, remembering the tools it offered; a reload, an unblock or ``recover``
+        may bring it back."""
         record = self.records.get(name)
         if record is None or record.state != "active":
             return
+        lost = list(record.tools)
         if self._deactivate(record, "inactive"):
             record.fail(error)
+            record.lost_tools = lost
         self.reconcile()
+
+    def recover(self, name: str) -> None:
+        """Activate a plugin that ``fail`` took down again, with the same plugin object."""
+        record = self.records.get(name)
+        if record is not None and record.state == "failed" and record.obj is not None:
+            record.deactivated()
+            self.reconcile()
 
     def block(self, name: str) -> None:
         """Take a plugin out (its dependents first) and keep it out until ``unblock``."""

@@ -70,6 +70,9 @@ class PluginRecord:
     error: str | None = None
     scope: Scope | None = None
     tools: list[str] = attrs.field(factory=list)
+    lost_tools: list[str] = attrs.field(factory=list)
+    """The tools it offered when it was taken down as failed (a call of one answers its error;
+    forgotten when it activates again)."""
     services: list[str] = attrs.field(factory=list)
     displaced: list[str] = attrs.field(factory=list)
     models: list[str] = attrs.field(factory=list)
@@ -105,6 +108,7 @@ class PluginRecord:
     def activated(self) -> None:
         """Mark the plugin ``active``: whatever failed before is forgotten."""
         self.state, self.error, self.exception = "active", None, None
+        self.lost_tools = []
 
     def deactivated(self) -> None:
         """Mark the plugin ``inactive`` (taken down, or given another chance after failing)."""

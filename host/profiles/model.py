@@ -55,7 +55,8 @@ class Profile:
     ``mcp_servers`` limits the MCP tools to those of the servers named (None: no limit; every
     one must be connected when a child starts). ``memory`` is the scope of its persistent
     memory and ``memory_dir`` the directory (set when the profile is loaded, its checks
-    passed). ``path`` is the file it came from (None for built-ins).
+    passed). ``path`` is the file it came from (None for built-ins). ``closings`` (built-ins
+    only) is the advice ``persona_for`` ends the persona with, by the child's mode.
     """
 
     name: str
@@ -72,6 +73,15 @@ class Profile:
     memory_dir: str | None = None
     path: str | None = None
     plugin: str | None = None
+    closings: tuple[str, str] | None = None
+
+    def persona_for(self, continuable: bool) -> str | None:
+        """The persona a child gets: for a built-in, followed by the closing advice for its
+        mode (``closings``: one-shot, continuable), so it never contradicts the tools the
+        child has; any other profile's persona as written."""
+        if self.closings is None or self.persona is None:
+            return self.persona
+        return f"{self.persona} {self.closings[continuable]}"
 
     @property
     def bare_name(self) -> str:
@@ -119,6 +129,8 @@ class Shadowed:
 
 DEFAULT_PROFILE = "general-purpose"
 """The profile a delegation without ``subagent_type`` starts from, when it is in effect."""
+EXPLORE_PROFILE = "Explore"
+"""The built-in read-only research profile."""
 
 
 @attrs.frozen

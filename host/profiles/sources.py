@@ -1,16 +1,16 @@
 """Reading the sources of profiles and merging them (later sources override by name).
 
-Order: built-in (``general-purpose``), user-level, project-level, Claude Code's user-level
-(``~/.claude/agents``) and project-level (``.claude/agents``) agent files, then plugins. A
-Claude Code file never overrides a profile of our own user or project files (a diagnostic says
-so). A plugin's profiles are named ``<plugin>:<name>`` and so never override anything; each is
-also reachable by its bare name when no other profile has that name. Within one directory the
-files are read in name order: a second file defining a name already defined there is a
-diagnostic (the first stays). Only ``*.md`` / ``*.markdown`` entries directly in the directory
-are read; hidden files are ignored. A file that is not a regular file (a directory, a device,
-a FIFO: ``host.project_files``), unreadable, larger than ``MAX_FILE_BYTES``, not UTF-8 or
-malformed is one diagnostic; the rest load. A project-level profile (ours or Claude
-Code's) may not name tools the deployment denies, and a profile's memory is checked
+Order: built-in (``general-purpose``, ``Explore``), user-level, project-level, Claude Code's
+user-level (``~/.claude/agents``) and project-level (``.claude/agents``) agent files, then
+plugins. A Claude Code file never overrides a profile of our own user or project files (a
+diagnostic says so). A plugin's profiles are named ``<plugin>:<name>`` and so never override
+anything; each is also reachable by its bare name when no other profile has that name. Within
+one directory the files are read in name order: a second file defining a name already defined
+there is a diagnostic (the first stays). Only ``*.md`` / ``*.markdown`` entries directly in the
+directory are read; hidden files are ignored. A file that is not a regular file (a directory, a
+device, a FIFO: ``host.project_files``), unreadable, larger than ``MAX_FILE_BYTES``, not UTF-8
+or malformed is one diagnostic; the rest load. A project-level profile (ours or Claude Code's)
+may not name tools the deployment denies, and a profile's memory is checked
 (``host.profiles.memory``): either failure is a diagnostic and the profile is not loaded.
 """
 
@@ -28,6 +28,7 @@ import attrs
 from host.memory.store import INDEX
 from host.profiles.memory import ProjectMemory, attach, index_note
 from host.profiles.model import (
+    EXPLORE_PROFILE,
     PROJECT_SOURCES,
     Diagnostic,
     Locations,
@@ -53,9 +54,31 @@ GENERAL_PURPOSE_PERSONA = (
     "You are a general-purpose subagent: another agent delegated a task to you. Do the whole "
     "task, step by step, using the tools you have, but nothing beyond it. When you are done, "
     "end with a complete, concise final report: what you did, what you found (with the exact "
-    "names, paths and figures the delegating agent needs), and anything you could not do. "
-    "That final message is all the delegating agent sees of your work."
+    "names, paths and figures the delegating agent needs), and anything you could not do."
 )
+
+EXPLORE_PERSONA = (
+    "You are read-only: never create, change, move or delete a file, and never run a "
+    "command; you have no tool for it, so do not try or offer to. You are a file-search and "
+    "codebase-research subagent: another agent delegated a question about the files in front "
+    "of you. Find files by name with list_files (glob patterns), search their contents with "
+    "grep (regular expressions), and read what matters with read_file; search broadly first, "
+    "then narrow down, and follow each lead until you can answer. When you are done, end "
+    "with a concise report: the answer, the exact paths and line numbers (path:line) it rests "
+    "on with the key lines quoted, and what you looked for and did not find."
+)
+
+CLOSINGS = (
+    "That final message is your answer: it is all the delegating agent sees of your work.",
+    "You run in the background: deliver that report to the delegating agent with the report "
+    "tool before you finish (earlier too, when a finding changes what it should do next). "
+    "Your closing message also reaches it, in the notice that you finished.",
+)
+"""The built-in personas' closing advice for a one-shot child and for a continuable one."""
+
+EXPLORE_TOOLS = ("read_file", "list_files", "grep", "mcp.fetch")
+"""The workspace's read tools (agent-host-workspace) and the tools of the MCP server named
+``fetch``, when the user has connected one; never a tool that writes or runs commands."""
 
 GENERAL_PURPOSE = Profile(
     name="general-purpose",
@@ -65,12 +88,26 @@ GENERAL_PURPOSE = Profile(
     ),
     source="built-in",
     persona=GENERAL_PURPOSE_PERSONA,
+    closings=CLOSINGS,
+)
+
+EXPLORE = Profile(
+    name=EXPLORE_PROFILE,
+    description=(
+        "Read-only agent for searching files and researching a codebase: finds files, "
+        "searches their contents and reads them, and reports exact paths and lines; it "
+        "cannot change anything."
+    ),
+    source="built-in",
+    persona=EXPLORE_PERSONA,
+    tools=EXPLORE_TOOLS,
+    closings=CLOSINGS,
 )
 
 
 def builtin_profiles() -> list[Profile]:
     """The profiles every host has."""
-    return [GENERAL_PURPOSE]
+    return [GENERAL_PURPOSE, EXPLORE]
 
 
 def read_file(

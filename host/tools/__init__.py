@@ -1,5 +1,5 @@
 """Tools: one declaration per tool, a JSON schema built from it, validation, layered scopes."""
 
-from host.tools.tool import Tool, ToolExec, ToolResult, schema_tool, tool
+from host.tools.tool import Tool, ToolExec, ToolProgress, ToolResult, schema_tool, tool
 
-__all__ = ["Tool", "ToolExec", "ToolResult", "schema_tool", "tool"]
+__all__ = ["Tool", "ToolExec", "ToolProgress", "ToolResult", "schema_tool", "tool"]

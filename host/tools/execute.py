@@ -38,7 +38,7 @@ async def run_tool(tool: Tool | None, name: str, raw_args: Any, exec: ToolExec) 
     ``asyncio.CancelledError`` still propagates: interrupting a turn is not a tool failure.
     """
     if tool is None:
-        return ToolResult.error(f'unknown tool "{name}"')
+        return unknown_tool(name, exec)
     if tool.needs_agent and exec.agent is None:
         return ToolResult.error(f"{tool.name} requires a calling agent")
     try:
@@ -59,11 +59,20 @@ async def run_tool(tool: Tool | None, name: str, raw_args: Any, exec: ToolExec) 
     return await _execute(tool, args, exec)
 
 
+def unknown_tool(name: str, exec: ToolExec) -> ToolResult:
+    """The error result of a call of a tool no one offers: the failure line of the plugin
+    that offered it when it failed (a dead server stays named), else ``unknown tool``."""
+    find = getattr(exec.ctx, "find", None)
+    plugins = find("plugins") if find is not None else None
+    lost = plugins.lost_tool(name) if plugins is not None else None
+    return ToolResult.error(lost or f'unknown tool "{name}"')
+
+
 async def run_approved(tool: Tool | None, name: str, raw_args: Any, exec: ToolExec) -> ToolResult:
     """Execute one call whose approval is already recorded (a request asked again after a
     restart, ``host.approvals.resume``): ``run_tool`` without asking the service again."""
     if tool is None:
-        return ToolResult.error(f'unknown tool "{name}"')
+        return unknown_tool(name, exec)
     try:
         args = parse_arguments(tool, raw_args)
     except ValueError as error:

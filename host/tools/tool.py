@@ -34,18 +34,38 @@ class ToolResult:
 
 
 @attrs.frozen
+class ToolProgress:
+    """How far a tool call has got, as its tool reports it: a stream listener sees it (the
+    session log never does). ``progress``/``total`` are numbers when the tool gives them."""
+
+    tool_call_id: str
+    message: str
+    progress: float | None = None
+    total: float | None = None
+
+
+@attrs.frozen
 class ToolExec:
     """The execution context of one tool call.
 
     ``agent`` is the calling agent (None when a tool runs without one), ``ctx`` the service
     context (typed as ``host.api.ServiceContext``), ``signal`` the call's cancel token,
-    ``tool_call_id`` the model's id for the call.
+    ``tool_call_id`` the model's id for the call, ``on_progress`` where ``report_progress``
+    sends progress (the agent's stream listeners; None: nowhere).
     """
 
     agent: Any
     ctx: ServiceContext
     signal: CancelSignal = attrs.field(factory=CancelSignal)
     tool_call_id: str = ""
+    on_progress: Callable[[ToolProgress], None] | None = None
+
+    def report_progress(
+        self, message: str, progress: float | None = None, total: float | None = None
+    ) -> None:
+        """Tell whoever follows the call how far it got (on the agents' event loop)."""
+        if self.on_progress is not None:
+            self.on_progress(ToolProgress(self.tool_call_id, message, progress, total))
 
 
 Execute = Callable[[Any, ToolExec], Awaitable[Any]]

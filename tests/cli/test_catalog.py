@@ -10,7 +10,7 @@ from pathlib import Path
 
 AGENT_HOST = str(Path(sys.executable).parent / "agent-host")
 DOC = Path(__file__).resolve().parents[2] / "docs" / "tool-catalog.md"
-FIRST_PARTY = "subagent,subagent_control,list_agents,subagent_report,word_count,openai"
+FIRST_PARTY = "subagent,subagent_control,list_agents,subagent_report,word_count,openai,workspace"
 
 
 def tools(*args: str, cwd: Path) -> str:

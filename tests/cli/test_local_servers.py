@@ -15,6 +15,7 @@ from tests.cli.support import agent_host
 ONLY_WORD_COUNT = (
     *("--no-plugin", "approvals", "--no-plugin", "list_agents"),
     *("--no-plugin", "subagent", "--no-plugin", "subagent_control"),
+    *("--no-plugin", "workspace"),
 )
 ADD = [("add", {"a": 17, "b": 25})]
 

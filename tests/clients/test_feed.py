@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from host.agents import say
+import attrs
+
+from host import hookimpl
+from host.agents import call, say
 from host.clients.events import (
     AgentMessageDelta,
     ClientEvent,
@@ -14,6 +17,7 @@ from host.clients.events import (
     ItemStarted,
     SubagentStarted,
     SubagentStatus,
+    ToolCallProgress,
     TurnCompleted,
     TurnStarted,
 )
@@ -22,6 +26,7 @@ from host.clients.items import items_of
 from host.sessions.model import MessageEvent, TurnStart
 from host.subagents.types import ChildRequest
 from host.testing import HostHarness
+from host.tools import ToolExec, ToolResult, tool
 
 
 def stored_items(harness: HostHarness, session_id: str, after: int) -> list[object]:
@@ -129,3 +134,45 @@ async def test_a_thread_nobody_follows_any_more_is_forgotten(harness: HostHarnes
     await root.wait_idle()
     assert heard == []
     feed.close()
+
+
+@attrs.frozen
+class NoArgs:
+    pass
+
+
+@tool("slow", "Reports how far it got.", NoArgs)
+async def slow(args: NoArgs, exec: ToolExec) -> ToolResult:
+    exec.report_progress("half way", 1, 2)
+    return ToolResult("done")
+
+
+class SlowPlugin:
+    @staticmethod
+    @hookimpl
+    def register_tools(register: Any) -> None:
+        register(slow)
+
+
+async def test_a_tool_calls_progress_reaches_followers_and_is_never_stored(
+    make_harness: Any,
+) -> None:
+    harness = make_harness(("slow", SlowPlugin))
+    harness.model.script("root", call("slow"), say("ok"))
+    root = await harness.root()
+    feed = Feed(harness.host)
+    heard: list[ClientEvent] = []
+    stop = await feed.follow(root.id, heard.append, after_seq=None)
+    root.followup("go")
+    await root.wait_idle()
+    stop()
+    feed.close()
+    [progress] = [e for e in heard if isinstance(e, ToolCallProgress)]
+    [result] = [e for e in heard if isinstance(e, ItemCompleted) and e.item.type == "toolResult"]
+    assert (progress.thread_id, progress.message, progress.progress, progress.total) == (
+        root.id, "half way", 1, 2,
+    )
+    assert progress.item_id == result.item.call_id and heard.index(progress) < heard.index(result)
+    replayed: list[ClientEvent] = []
+    (await Feed(harness.host).follow(root.id, replayed.append, after_seq=0))()
+    assert not any(isinstance(e, ToolCallProgress) for e in replayed)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from host.agents.scripted import say
 from host.profiles.library import ProfileLibrary
+from host.profiles.sources import EXPLORE
 from host.subagents.descriptors import ToolFilterSpec
 from tests.profiles.support import delegate, environ, profile_host, write
 from tests.support import scripted
@@ -91,7 +92,13 @@ def test_real_claude_code_files_load_as_written(tmp_path):
     data = put(claude_project, "data-scientist.md", DATA_SCIENTIST)
     coordinator = put(claude_project, "coordinator.md", COORDINATOR)
     loaded = lib.load()
-    assert loaded.names() == ["code-reviewer", "coordinator", "data-scientist", "general-purpose"]
+    assert loaded.names() == [
+        "code-reviewer",
+        "coordinator",
+        "data-scientist",
+        "Explore",
+        "general-purpose",
+    ]
 
     review = loaded.get("code-reviewer")
     assert (review.source, review.tools, review.model) == ("claude-user", (), None)
@@ -152,7 +159,7 @@ def test_invalid_yaml_is_one_line_naming_the_file_and_the_others_load(tmp_path):
     typed = put(claude_user, "e.md", "---\nname: typed\ndescription: d\nmaxTurns: many\n---\n")
     tools = put(claude_user, "f.md", "---\nname: f\ndescription: d\ntools: {Read: true}\n---\n")
     loaded = lib.load()
-    assert loaded.names() == ["code-reviewer", "general-purpose"]
+    assert loaded.names() == ["code-reviewer", "Explore", "general-purpose"]
     messages = [str(d) for d in loaded.diagnostics if d.skipped]
     assert messages == [
         f"{broken}: invalid YAML: expected ',' or ']', but got '<stream end>' (line 3)",
@@ -174,6 +181,7 @@ def test_our_files_win_over_claude_code_files_and_project_over_user(tmp_path):
     loaded = lib.load()
     assert {p.name: (p.source, p.description) for p in loaded.profiles} == {
         "code-reviewer": ("user", "ours"),
+        "Explore": ("built-in", EXPLORE.description),
         "general-purpose": ("claude-user", "their gp"),
         "solo": ("claude-project", "project solo"),
     }
@@ -187,7 +195,7 @@ def test_claude_code_project_files_are_bounded_like_ours(tmp_path):
     put(claude_project, "a.md", "---\nname: asker\ndescription: d\ntools: AskUserQuestion\n---\n")
     keeper = put(claude_project, "k.md", "---\nname: keeper\ndescription: d\nmemory: local\n---\n")
     loaded = lib.load(ToolFilterSpec(deny=["ask_user"]))
-    assert loaded.names() == ["general-purpose"]
+    assert loaded.names() == ["Explore", "general-purpose"]
     problems = [d.problem for d in loaded.diagnostics]
     assert problems[0] == "names tools the deployment does not allow: ask_user"
     assert problems[1].startswith(

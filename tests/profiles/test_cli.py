@@ -51,11 +51,12 @@ def test_profiles_json(tmp_path):
     rows = json.loads(result.stdout)
     agents = project / ".agent-host" / "agents"
     assert [(r["kind"], r.get("name"), r["source"]) for r in rows] == [
+        ("profile", "Explore", "built-in"),
         ("profile", "general-purpose", "built-in"),
         ("profile", "reviewer", "project"),
         ("diagnostic", None, "project"),
     ]
-    assert rows[1] == {
+    assert rows[2] == {
         "kind": "profile",
         "name": "reviewer",
         "source": "project",
@@ -74,8 +75,8 @@ def test_profiles_json(tmp_path):
         "overrides": [{"source": "user", "path": str(home / "agents" / "rev.md")}],
         "default": False,
     }
-    assert rows[0]["default"] is True  # general-purpose: used when subagent_type is omitted
-    assert rows[2] == {
+    assert [r["default"] for r in rows[:2]] == [False, True]  # general-purpose: used when subagent_type is omitted
+    assert rows[3] == {
         "kind": "diagnostic",
         "source": "project",
         "path": str(agents / "broken.md"),
@@ -95,8 +96,11 @@ def test_profiles_table(tmp_path, monkeypatch, capsys):
     assert main(["--data-dir", str(tmp_path / "data"), "profiles"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["profile", "source", "model", "tools", "description"]
-    assert lines[2].startswith("general-purpose  built-in  default  all")
-    assert lines[3].split() == [
+    assert lines[2].split()[:7] == [
+        "Explore", "built-in", "default", "read_file,", "list_files,", "grep,", "mcp.fetch",
+    ]  # fmt: skip
+    assert lines[3].startswith("general-purpose  built-in  default  all")
+    assert lines[4].split() == [
         "reviewer",
         "project",
         "fast",
@@ -112,8 +116,8 @@ def test_profiles_table(tmp_path, monkeypatch, capsys):
         "Project",
         "reviewer",
     ]
-    assert lines[4] == "default profile (no subagent_type): general-purpose"
-    assert lines[5] == (
+    assert lines[5] == "default profile (no subagent_type): general-purpose"
+    assert lines[6] == (
         f"warning: {project}/.agent-host/agents/broken.md: no front matter: the file must start "
         "with a '---' line"
     )

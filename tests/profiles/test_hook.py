@@ -27,13 +27,13 @@ def test_a_plugin_ships_profiles_from_its_distribution(tmp_path, monkeypatch):
         assert isinstance(library, ProfileLibrary) and library is host.profiles
         library.environ, library.cwd = environ(tmp_path), tmp_path
         loaded = library.load()
-        assert loaded.names() == ["docs:writer", "general-purpose"]
+        assert loaded.names() == ["docs:writer", "Explore", "general-purpose"]
         assert loaded.aliases == (("writer", "docs:writer"),)
         assert [str(d) for d in loaded.diagnostics] == [
             f"{shipped}/bad.md: max_steps: must be a positive integer, got -1"
         ]
         host.plugins.block("docs")
-        assert library.load().names() == ["general-purpose"]
+        assert library.load().names() == ["Explore", "general-purpose"]
         host.plugins.unblock("docs")
         assert "docs:writer" in library.load().names()
     finally:

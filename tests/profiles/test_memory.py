@@ -199,7 +199,7 @@ async def test_project_profiles_keep_project_memory_only_when_the_user_allows_it
     write(dirs.user, "l.md", "local-notes", memory="local")  # a user profile may use any
     try:
         loaded = host.profiles.load()
-        assert loaded.names() == ["general-purpose", "local-notes", "mine"]
+        assert loaded.names() == ["Explore", "general-purpose", "local-notes", "mine"]
         (diagnostic,) = loaded.diagnostics
         assert str(diagnostic) == (
             f'{path}: memory: profile "shared": a project profile may keep project or local '
@@ -256,11 +256,11 @@ def test_a_profile_whose_memory_directory_is_not_writable_is_unavailable(tmp_pat
     (folder / "ro").mkdir(parents=True)
     with unwritable(folder / "ro"):
         loaded = lib.load()
-        assert loaded.names() == ["fine", "general-purpose"]
+        assert loaded.names() == ["Explore", "fine", "general-purpose"]
         assert [str(d) for d in loaded.diagnostics] == [
             f'{path}: memory: profile "ro": {folder / "ro"} is not writable'
         ]
-    assert lib.load().names() == ["fine", "general-purpose", "ro"]
+    assert lib.load().names() == ["Explore", "fine", "general-purpose", "ro"]
 
 
 async def test_a_10_mb_index_is_one_note_and_its_head_still_reaches_the_child(tmp_path):

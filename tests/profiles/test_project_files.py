@@ -29,7 +29,7 @@ def test_special_and_oversized_profile_files_are_diagnostics(tmp_path: Path) -> 
     assert (result.returncode, result.stderr) == (0, "")
     rows = json.loads(result.stdout)
     assert [r["name"] for r in rows if r["kind"] == "profile"] == [
-        "general-purpose", "good", "shared",
+        "Explore", "general-purpose", "good", "shared",
     ]  # fmt: skip
     assert [(r["path"], r["problem"]) for r in rows if r["kind"] == "diagnostic"] == [
         (f"{ours}/big.md", f"larger than {MAX_FILE_BYTES} bytes"),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from host.profiles.library import locations
 from host.profiles.model import Profile
+from host.profiles.sources import CLOSINGS, EXPLORE, GENERAL_PURPOSE
 from host.subagents.descriptors import ToolFilterSpec
 from tests.profiles.support import library, write
 
@@ -30,6 +31,7 @@ def test_precedence_built_in_then_user_then_project_then_plugins(tmp_path):
     assert describe(loaded) == {
         "docs:reviewer": ("plugin", "plugin reviewer"),
         "docs:writer": ("plugin", "plugin writer"),
+        "Explore": ("built-in", EXPLORE.description),
         "general-purpose": ("user", "user gp"),
         "more:writer": ("plugin", "other writer"),
         "reviewer": ("project", "project reviewer"),
@@ -46,7 +48,7 @@ def test_precedence_built_in_then_user_then_project_then_plugins(tmp_path):
 
 def test_built_in_general_purpose_has_every_tool_and_asks_for_a_report(tmp_path):
     lib, _, _ = library(tmp_path)
-    (profile,) = lib.load().profiles
+    profile = lib.load().get("general-purpose")
     assert (profile.name, profile.source, profile.tools, profile.path) == (
         "general-purpose",
         "built-in",
@@ -56,13 +58,45 @@ def test_built_in_general_purpose_has_every_tool_and_asks_for_a_report(tmp_path)
     assert profile.persona is not None and "complete, concise final report" in profile.persona
 
 
+def test_built_in_explore_has_only_the_read_tools_and_opens_with_the_read_only_rule(tmp_path):
+    lib, _, _ = library(tmp_path)
+    profile = lib.load().get("Explore")
+    assert (profile.source, profile.tools, profile.disallowed_tools) == (
+        "built-in",
+        ("read_file", "list_files", "grep", "mcp.fetch"),
+        (),
+    )
+    assert profile.persona.startswith(
+        "You are read-only: never create, change, move or delete a file, and never run a "
+        "command; you have no tool for it, so do not try or offer to."
+    )
+
+
+def test_a_built_in_personas_closing_advice_follows_the_childs_mode():
+    one_shot = (
+        "That final message is your answer: it is all the delegating agent sees of your work."
+    )
+    continuable = (
+        "You run in the background: deliver that report to the delegating agent with the "
+        "report tool before you finish (earlier too, when a finding changes what it should do "
+        "next). Your closing message also reaches it, in the notice that you finished."
+    )
+    assert (one_shot, continuable) == CLOSINGS
+    for profile in (GENERAL_PURPOSE, EXPLORE):
+        assert profile.persona_for(False) == f"{profile.persona} {one_shot}"
+        assert profile.persona_for(True) == f"{profile.persona} {continuable}"
+        assert "sees of your work" not in (profile.persona or "")  # the advice is in the closings only
+    written = Profile(name="mine", description="d", source="user", persona="As written.")
+    assert written.persona_for(False) == written.persona_for(True) == "As written."
+
+
 def test_a_unique_bare_plugin_name_is_an_alias(tmp_path):
     lib, _, _ = library(tmp_path)
     shipped = write(tmp_path / "p", "w.md", "writer")
     dispose = lib.register("docs", shipped)
     assert lib.load().aliases == (("writer", "docs:writer"),)
     assert dispose() is True and dispose() is False
-    assert lib.load().names() == ["general-purpose"]
+    assert lib.load().names() == ["Explore", "general-purpose"]
 
 
 def test_bad_files_are_diagnostics_and_the_rest_load(tmp_path):
@@ -81,6 +115,7 @@ def test_bad_files_are_diagnostics_and_the_rest_load(tmp_path):
     loaded = lib.load()
     assert describe(loaded) == {
         "alpha": ("user", "d"),
+        "Explore": ("built-in", EXPLORE.description),
         "general-purpose": ("built-in", describe(loaded)["general-purpose"][1]),
         "zeta": ("project", "d"),
     }
@@ -117,7 +152,7 @@ def test_bad_plugin_profiles_are_diagnostics(tmp_path):
     lib.register("p", write(tmp_path / "x", "one.md", "same"))
     lib.register("p", write(tmp_path / "y", "two.md", "same"))
     loaded = lib.load()
-    assert loaded.names() == ["general-purpose", "p:same"]
+    assert loaded.names() == ["Explore", "general-purpose", "p:same"]
     assert [str(d) for d in loaded.diagnostics] == [
         "plugin p: name: must not contain ':' (reserved for '<plugin>:<name>')",
         f"{tmp_path}/missing.md: cannot be read: No such file or directory",
@@ -137,6 +172,7 @@ def test_project_profiles_cannot_widen_the_deployment(tmp_path):
     loaded = lib.load(deployment)
     assert describe(loaded)["sneaky"] == ("user", "user sneaky")  # the refused one hides nothing
     assert sorted(describe(loaded)) == [
+        "Explore",
         "everything",
         "general-purpose",
         "narrow",

@@ -192,6 +192,9 @@ class TerminalFront:
             size = self._session.app.output.get_size()
             shown = self._stream.arriving(size.columns, max(1, size.rows // 2))
             parts.append(("", shown + "\n"))
+        elif self._stream.progress and not self._session.app.is_done:
+            width = self._session.app.output.get_size().columns
+            parts.append(("italic", f"  ⋯ {self._stream.progress}"[:width] + "\n"))
         parts.append(("bold", prompt))
         return FormattedText(parts)
 

@@ -16,7 +16,13 @@ from rich.cells import cell_len, chop_cells
 from rich.text import Text
 
 from host.cli.transcript import ARGUMENT_CHARS, first_line, short
-from host.clients.events import AgentMessageDelta, ClientEvent, ItemCompleted, TurnCompleted
+from host.clients.events import (
+    AgentMessageDelta,
+    ClientEvent,
+    ItemCompleted,
+    ToolCallProgress,
+    TurnCompleted,
+)
 
 NOTICE_CHARS = 200
 NOTICE_MARKS = {"subagentReport": ("↳", "report from"), "subagentSettled": ("◆", "settled:")}
@@ -57,19 +63,28 @@ class StreamLines:
     ``feed`` returns the lines a feed event finished; ``partial`` is the rest, shown above
     the prompt until its line ends (``arriving``). An answer none of whose text was streamed
     (a model that does not stream: its ``item/completed`` names no stream) is taken whole.
+    ``progress`` is the latest progress message of the root's tool calls, shown under their
+    lines until a call's result or an answer is stored, or the turn ends.
     """
 
     def __init__(self) -> None:
         self.partial = ""
+        self.progress = ""
 
     def feed(self, event: ClientEvent) -> list[str]:
         """The lines ``event`` completes."""
         if isinstance(event, AgentMessageDelta):
             return self._add(event.delta)
-        if isinstance(event, ItemCompleted) and event.item.type == "agentMessage":
+        if isinstance(event, ToolCallProgress):
+            self.progress = event.message
+        elif isinstance(event, ItemCompleted) and event.item.type == "toolResult":
+            self.progress = ""
+        elif isinstance(event, ItemCompleted) and event.item.type == "agentMessage":
+            self.progress = ""
             done = [] if event.stream_id is not None else self._add(event.item.text or "")
             return done + self.flush()
-        if isinstance(event, TurnCompleted):
+        elif isinstance(event, TurnCompleted):
+            self.progress = ""
             return self.flush()
         return []
 

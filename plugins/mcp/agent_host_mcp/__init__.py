@@ -114,10 +114,13 @@ def activate(scope: Scope, ctx: ServiceContext) -> None:
 def register_plugins(
     register: RegisterPlugin, ctx: ServiceContext, config: Config | None
 ) -> None:
-    """One sub-plugin per configured server; nothing (and no SDK) when there are none."""
+    """One sub-plugin per configured server; nothing (and no SDK) when there are none or the
+    command calls no tool (``HostSettings.tools_used``)."""
     import os
 
     settings = ctx.find("settings")
+    if not getattr(settings, "tools_used", True):
+        return  # a command that calls no tool: no server starts, the configuration unread
     project = getattr(settings, "project_dir", None)
     if not (config and config.servers) and not (project and (Path(project) / MCP_JSON).exists()):
         return  # the common case costs a stat, not the parsing module

@@ -1,13 +1,16 @@
 """A connection to one MCP server, on the official SDK's client, living on the ``McpLoop`` thread.
 
-Each ``ServerConnection``'s whole life is one task on the loop: it enters the transport
-(``stdio_client`` or ``streamable_http_client``) and a ``ClientSession``, initializes within
-``startup_timeout``, lists the tools (every page), reports ready, then waits to be stopped or
-for the server to die. Leaving it stops the server: stdin closed, a grace period, SIGTERM to
-the server's process group, another grace period, SIGKILL — no orphaned process.
+Each ``ServerConnection``'s whole life is one task on the loop. A *session* is one pass of it:
+enter the transport (``stdio.StdioServer`` or ``http.open_http``) and a ``ClientSession``,
+initialize within ``startup_timeout``, list the tools (every page), report ready, then wait to
+be stopped or for the server to go away. Leaving a session stops a stdio server: stdin closed,
+a grace period, SIGTERM to the server's process group, another grace period, SIGKILL.
 
-The server's stderr goes to a pipe this module reads: each line is logged at DEBUG on
-``agent_host_mcp.server.<name>`` and the last non-empty one is kept for error lines.
+A stdio server that dies stays dead (``on_exit`` hears its exit line). A streamable-HTTP
+server whose transport fails after it was ready is reported the same way at once, then
+reconnected in the background with capped exponential backoff (``http.Backoff``); once it
+answers again its tools are listed afresh and ``on_back`` hears them. Calls made while it is
+down answer the failure line at once.
 
 This module imports the SDK; import it only when a server is configured.
 """
@@ -17,30 +20,31 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import signal
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable
 from contextlib import AsyncExitStack, suppress
-from typing import Any, Literal, Protocol
+from typing import Any
 
 import anyio
-import attrs
 import mcp_types as types
 from mcp.client.session import ClientSession, IncomingMessage
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.exceptions import MCPError
 
-from agent_host_mcp.content import render_content
+from agent_host_mcp.http import Backoff, open_http
 from agent_host_mcp.loop import McpLoop
-from agent_host_mcp.process import (
-    EofWatch,
-    StderrLines,
-    one_line,
-    sdk_process,
-    signal_group,
-    wait_exit,
+from agent_host_mcp.process import EofWatch
+from agent_host_mcp.session import (
+    Call,
+    CallOutcome,
+    ConnectionSpec,
+    McpError,
+    Progress,
+    ToolInfo,
+    bad_output,
+    describe,
+    list_tools,
 )
+from agent_host_mcp.stdio import EXIT_WAIT, STDERR_WAIT, StdioServer
+
+__all__ = ["CallOutcome", "ConnectionSpec", "McpError", "ServerConnection", "ToolInfo"]
 
 logger = logging.getLogger("agent_host_mcp")
 
@@ -51,109 +55,6 @@ logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 DEFAULT_GRACE = 2.0
 """Seconds a server gets after its stdin closes, and again after SIGTERM, before SIGKILL."""
-
-_PAGE_CAP = 100
-"""At most this many ``tools/list`` pages: a paginator that never ends cannot hang a start."""
-
-_EXIT_WAIT = 2.0
-"""How long a server whose output ended gets to exit before it counts as hung."""
-
-_STDERR_WAIT = 0.5
-"""How long to wait for the last stderr bytes of a server that exited."""
-
-
-class McpError(Exception):
-    """A connection failed; ``message`` is one line naming the server."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class ConnectionSpec(Protocol):
-    """What a connection needs to know about its server (``config.ServerSpec`` provides it)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def transport(self) -> Literal["stdio", "http"]: ...
-    @property
-    def command(self) -> str | None: ...
-    @property
-    def args(self) -> tuple[str, ...]: ...
-    @property
-    def env(self) -> Mapping[str, str]: ...
-    @property
-    def cwd(self) -> str | None: ...
-    @property
-    def url(self) -> str | None: ...
-    @property
-    def headers(self) -> Mapping[str, str]: ...
-    @property
-    def startup_timeout(self) -> float: ...
-    @property
-    def call_timeout(self) -> float: ...
-    def as_written(self) -> ConnectionSpec:
-        """The definition as written in its file (``${VAR}`` unexpanded), for lines to show."""
-        ...
-
-
-@attrs.frozen
-class ToolInfo:
-    """One tool as the server lists it."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None = None
-
-
-@attrs.frozen
-class CallOutcome:
-    """A tool call's result: text contents joined by newlines, one placeholder line per other
-    content block, ``structuredContent`` as ``structured``; failures are one ``is_error`` line."""
-
-    text: str
-    structured: Any = None
-    is_error: bool = False
-
-
-class CancelWaiter(Protocol):
-    """An ``asyncio.Event`` or the host's ``CancelSignal``: anything with ``async wait()``."""
-
-    def wait(self) -> Awaitable[object]: ...
-
-
-def _leaf(error: BaseException) -> BaseException:
-    """The first innermost exception of (nested) exception groups."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    return error
-
-
-def _describe(error: BaseException) -> str:
-    error = _leaf(error)
-    text = str(error)
-    return one_line(f"{type(error).__name__}: {text}" if text else type(error).__name__)
-
-
-def _bad_output(error: Exception) -> str:
-    """One short phrase for what the transport could not read (pydantic errors are long)."""
-    errors = getattr(error, "errors", None)
-    if callable(errors):
-        with suppress(Exception):
-            first = errors()[0]
-            return f"not JSON-RPC: {one_line(repr(first.get('input')))[:80]}"
-    return _describe(error)
-
-
-def _tool_info(tool: types.Tool) -> ToolInfo:
-    return ToolInfo(
-        name=tool.name,
-        description=tool.description or "",
-        input_schema=dict(tool.input_schema),
-        output_schema=None if tool.output_schema is None else dict(tool.output_schema),
-    )
 
 
 class ServerConnection:
@@ -169,16 +70,15 @@ class ServerConnection:
         self.spec = spec
         self.name = spec.name
         self._loop = loop
-        self._grace = grace
         self._ready: concurrent.futures.Future[list[ToolInfo]] = concurrent.futures.Future()
         self._main: concurrent.futures.Future[None] | None = None
         self._tools: list[ToolInfo] = []
         self._session: ClientSession | None = None
-        self._process: Any = None
-        self._stderr: StderrLines | None = None
+        self._stdio = StdioServer(spec, grace) if spec.transport == "stdio" else None
         self._error: str | None = None
         self._bad_output: str | None = None
-        self._dead: asyncio.Event | None = None
+        self._lost: str | None = None  # why an HTTP session's transport failed
+        self._down: asyncio.Event | None = None  # set while no session is up
         self._wake: asyncio.Event | None = None
         self._connect_scope: anyio.CancelScope | None = None
         self._eof = False
@@ -187,6 +87,8 @@ class ServerConnection:
         self._tasks: set[asyncio.Task[None]] = set()
         self._tools_changed: list[Callable[[list[ToolInfo]], object]] = []
         self._exit: list[Callable[[str], object]] = []
+        self._back: list[Callable[[list[ToolInfo]], object]] = []
+        self._backoff = Backoff()
 
     # -- the public surface ---------------------------------------------------------------
 
@@ -197,18 +99,24 @@ class ServerConnection:
 
     @property
     def error(self) -> str | None:
-        """The one-line failure once the server failed or died, else ``None``."""
+        """The one-line failure while the server is failed or dead, else ``None``."""
         return self._error
+
+    @property
+    def reconnects(self) -> bool:
+        """True for a server reconnected after its transport failed (streamable HTTP)."""
+        return self._stdio is None
 
     @property
     def stderr_tail(self) -> str:
         """The last non-empty line the stdio server wrote to stderr (``""`` if none)."""
-        return "" if self._stderr is None else self._stderr.last_line
+        stderr = None if self._stdio is None else self._stdio.stderr
+        return "" if stderr is None else stderr.last_line
 
     @property
     def pid(self) -> int | None:
         """The stdio server's pid (also its process group), once spawned."""
-        process = self._process
+        process = None if self._stdio is None else self._stdio.process
         return None if process is None else int(process.pid)
 
     def on_tools_changed(self, callback: Callable[[list[ToolInfo]], object]) -> None:
@@ -217,9 +125,14 @@ class ServerConnection:
         self._tools_changed.append(callback)
 
     def on_exit(self, callback: Callable[[str], object]) -> None:
-        """Call ``callback(error_line)`` once, on the MCP loop thread, if the server dies
-        after it was ready (not when it is closed)."""
+        """Call ``callback(error_line)`` on the MCP loop thread each time the server dies or
+        its transport fails after it was ready (not when it is closed)."""
         self._exit.append(callback)
+
+    def on_back(self, callback: Callable[[list[ToolInfo]], object]) -> None:
+        """Call ``callback(tools)`` on the MCP loop thread each time a reconnection after a
+        transport failure succeeded (its tools listed afresh)."""
+        self._back.append(callback)
 
     def start(self) -> None:
         """Begin connecting; returns at once. A second call does nothing."""
@@ -237,35 +150,26 @@ class ServerConnection:
             raise McpError(f'MCP server "{self.name}" was closed') from None
 
     async def call_tool(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None,
-        *,
-        cancel: CancelWaiter | None = None,
+        self, name: str, arguments: dict[str, Any] | None, progress: Progress | None = None
     ) -> CallOutcome:
         """Call ``name`` on the server; every failure is an ``is_error`` outcome of one line.
+        ``progress`` is awaited on the MCP loop for each ``notifications/progress`` of it.
 
         Cancelling the awaiting task sends ``notifications/cancelled`` for the request and
-        re-raises at once; ``cancel`` set does the same but returns an error outcome.
+        re-raises at once.
         """
         if self._error is not None:
             return CallOutcome(self._error, is_error=True)
-        future = asyncio.wrap_future(self._loop.submit(self._call(name, arguments)))
-        if cancel is None:
-            return await future
-        waiter: asyncio.Future[Any] = asyncio.ensure_future(cancel.wait())
-        racers: set[asyncio.Future[Any]] = {future, waiter}
-        try:
-            await asyncio.wait(racers, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            future.cancel()
-            raise
-        finally:
-            waiter.cancel()
-        if future.done():
-            return future.result()
-        future.cancel()
-        return CallOutcome(f'MCP server "{self.name}": call of "{name}" cancelled', is_error=True)
+        call = Call(
+            self.name,
+            name,
+            arguments,
+            self.spec.call_timeout,
+            self._closed_line,
+            lambda: self._eof or self._lost is not None,
+            progress,
+        )
+        return await asyncio.wrap_future(self._loop.submit(self._call(call)))
 
     def request_close(self) -> None:
         """Begin stopping the session and the server and return at once (``close`` waits):
@@ -281,8 +185,8 @@ class ServerConnection:
 
         From the MCP loop thread (a callback) it only requests the stop.
         """
-        if grace is not None:
-            self._grace = grace
+        if grace is not None and self._stdio is not None:
+            self._stdio.grace = grace
         self._closed = True
         main = self._main
         if main is None:
@@ -296,7 +200,8 @@ class ServerConnection:
         if self._loop.in_loop():
             return
         with suppress(Exception):
-            main.result(timeout=4 * self._grace + 15.0)
+            grace_time = self._stdio.grace if self._stdio is not None else DEFAULT_GRACE
+            main.result(timeout=4 * grace_time + 15.0)
 
     # -- on the MCP loop --------------------------------------------------------------------
 
@@ -312,20 +217,50 @@ class ServerConnection:
         if self._wake is not None:
             self._wake.set()
 
+    def _on_transport_failure(self, error: BaseException) -> None:
+        """An HTTP request did not reach the server: once it was ready, its session is lost."""
+        if self._session is not None and self._lost is None and not self._stopping:
+            url = self.spec.as_written().url  # as written: a ${VAR} in it may be a secret
+            self._lost = f'MCP server "{self.name}" ({url}) is unreachable: {describe(error)}'
+            if self._wake is not None:
+                self._wake.set()
+
     async def _run(self) -> None:
         self._wake = asyncio.Event()
-        self._dead = asyncio.Event()
+        self._down = asyncio.Event()
+        try:
+            while await self._session_life():
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self._backoff.next())
+                if self._stopping:
+                    return
+        except asyncio.CancelledError:
+            pass  # the loop is closing: the session was left the graceful way
+        finally:
+            self._session = None
+            for task in list(self._tasks):
+                task.cancel()
+            self._down.set()
+            if not self._ready.done():
+                closed = f'MCP server "{self.name}" was closed'
+                self._ready.set_exception(McpError(self._error or closed))
+
+    async def _session_life(self) -> bool:
+        """One session: connect, serve until stopped or gone; True to reconnect after it."""
+        assert self._wake is not None and self._down is not None
+        self._wake.clear()
+        self._eof, self._lost, self._bad_output = False, None, None
+        was_ready = self._ready.done()
         try:
             async with AsyncExitStack() as stack:
                 try:
                     tools = await self._connect(stack)
                 except McpError as error:
                     # Reported once the stack is left: the server is gone by then.
-                    self._error = self._error or error.message
-                    return
-                self._tools = tools
-                if not self._ready.done():
-                    self._ready.set_result(list(tools))
+                    if not was_ready:
+                        self._error = self._error or error.message
+                    return was_ready and self.reconnects and not self._stopping
+                self._up(tools, was_ready)
                 if not self._stopping:
                     try:
                         await self._wake.wait()
@@ -334,173 +269,106 @@ class ServerConnection:
                         # normally (the cancellation is taken as the stop request).
                         self._stopping = True
                 if self._stopping:
-                    return
-                message = await self._exit_message()
-                self._fail(message)
-                for callback in self._exit:
-                    try:
-                        callback(message)
-                    except Exception:
-                        logger.exception("on_exit callback of MCP server %r raised", self.name)
+                    return False
+                self._session = None
+                message = self._lost or await self._exit_message()
         except Exception as error:  # a transport failing; the server is stopped either way
             logger.debug("MCP server %r: transport raised", self.name, exc_info=True)
-            self._fail(self._reason("answer initialize", error))
-        finally:
-            self._session = None
-            for task in list(self._tasks):
-                task.cancel()
-            if self._stderr is not None:
-                self._stderr.close()
-            self._dead.set()
-            if not self._ready.done():
-                closed = f'MCP server "{self.name}" was closed'
-                self._ready.set_exception(McpError(self._error or closed))
+            if self._session is None and not was_ready:
+                self._fail(self._reason("answer initialize", error))
+                return False
+            message = self._lost or self._reason("answer initialize", error)
+        self._session = None
+        self._died(message)
+        return self.reconnects and not self._stopping
+
+    def _up(self, tools: list[ToolInfo], was_ready: bool) -> None:
+        """A session is up with ``tools``: ready at the first, back after a failure later."""
+        assert self._down is not None
+        self._tools, self._error = tools, None
+        self._down.clear()
+        if not was_ready:
+            self._ready.set_result(list(tools))
+            return
+        self._backoff.reset()
+        logger.info('MCP server "%s" is back', self.name)
+        self._tell(self._back, list(tools), "on_back")
+
+    def _died(self, message: str) -> None:
+        """The server went away after it was ready: failed with ``message``, listeners told."""
+        assert self._down is not None
+        first = self._error is None
+        self._fail(message)
+        self._down.set()
+        if first:
+            self._tell(self._exit, message, "on_exit")
+
+    def _tell(self, callbacks: list[Callable[[Any], object]], value: Any, what: str) -> None:
+        for callback in callbacks:
+            try:
+                callback(value)
+            except Exception:
+                logger.exception("%s callback of MCP server %r raised", what, self.name)
 
     def _fail(self, message: str) -> None:
         if self._error is None:
             self._error = message
-        if self._dead is not None:
-            self._dead.set()
         if not self._ready.done():
             self._ready.set_exception(McpError(self._error))
 
     async def _connect(self, stack: AsyncExitStack) -> list[ToolInfo]:
-        spec = self.spec
-        if spec.transport == "http":
-            read, write = await self._open_http(stack)
+        if self._stdio is None:
+            read, write = await open_http(stack, self.spec, self._on_transport_failure)
         else:
-            read, write = await self._open_stdio(stack)
+            read, write = await self._stdio.open(stack)
         session = await stack.enter_async_context(
             ClientSession(EofWatch(read, self._on_eof), write, message_handler=self._on_message)
         )
+        startup = self.spec.startup_timeout
         phase = "answer initialize"
         try:
             with anyio.CancelScope() as scope:
                 self._connect_scope = scope
                 if self._stopping:
                     scope.cancel()
-                with anyio.fail_after(spec.startup_timeout):
+                with anyio.fail_after(startup):
                     await session.initialize()
                     phase = "list its tools"
-                    tools = await self._list_tools(session)
+                    tools = await list_tools(session)
             self._connect_scope = None
             if scope.cancelled_caught:
                 raise McpError(f'MCP server "{self.name}" was closed while starting')
         except TimeoutError:
             note = "" if self._bad_output is None else f" (unreadable output: {self._bad_output})"
             raise McpError(
-                f'MCP server "{self.name}" did not {phase} within {spec.startup_timeout:g}s{note}'
+                f'MCP server "{self.name}" did not {phase} within {startup:g}s{note}'
             ) from None
-        except MCPError as error:
-            if self._eof or self._process_exited():
-                raise McpError(await self._exit_message()) from None
-            raise McpError(self._reason(phase, error)) from None
         except McpError:
             raise
-        except Exception as error:
-            if self._eof or self._process_exited():
+        except Exception as error:  # MCPError included
+            if self._eof or (self._stdio is not None and self._stdio.exited):
                 raise McpError(await self._exit_message()) from None
             raise McpError(self._reason(phase, error)) from None
         self._session = session
         return tools
 
     def _reason(self, phase: str, error: BaseException) -> str:
-        text = _describe(error)
-        if self.spec.transport == "http" and phase == "answer initialize":
+        text = describe(error)
+        if self._stdio is None and phase == "answer initialize":
             url = self.spec.as_written().url  # as written: a ${VAR} in it may be a secret
             return f'MCP server "{self.name}" ({url}) failed to connect: {text}'
         action = "initialize" if phase == "answer initialize" else phase
         return f'MCP server "{self.name}" failed to {action}: {text}'
 
-    def _process_exited(self) -> bool:
-        return self._process is not None and self._process.returncode is not None
-
-    async def _open_stdio(self, stack: AsyncExitStack) -> tuple[Any, Any]:
-        spec = self.spec
-        if not spec.command:
-            raise McpError(f'MCP server "{self.name}" could not start: no command')
-        params = StdioServerParameters(
-            command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=spec.cwd
-        )
-        self._stderr = stderr = StderrLines(self.name)
-        stack.callback(stderr.close)
-        errlog = stderr.writer()
-        transport = stdio_client(params, errlog=errlog)
-        try:
-            read, write = await stack.enter_async_context(transport)
-        except OSError as error:
-            reason = error.strerror or str(error)
-            command = spec.as_written().command  # as written: a ${VAR} in it may be a secret
-            message = f'MCP server "{self.name}" could not start: {reason}: {command}'
-            raise McpError(message) from None
-        except ValueError as error:
-            raise McpError(f'MCP server "{self.name}" could not start: {error}') from None
-        finally:
-            errlog.close()
-        self._process = sdk_process(transport)
-        if self._process is not None:
-            # Runs before the SDK's own teardown (LIFO), which then finds the server gone.
-            stack.push_async_callback(self._stop_process)
-        return read, write
-
-    async def _open_http(self, stack: AsyncExitStack) -> tuple[Any, Any]:
-        spec = self.spec
-        if not spec.url:
-            raise McpError(f'MCP server "{self.name}" could not start: no url')
-        client = create_mcp_http_client(headers=dict(spec.headers) or None)
-        await stack.enter_async_context(client)
-        read, write = await stack.enter_async_context(
-            streamable_http_client(spec.url, http_client=client)
-        )
-        return read, write
-
-    async def _stop_process(self) -> None:
-        """Close stdin, wait ``grace``, SIGTERM the group, wait ``grace``, SIGKILL the group."""
-        process = self._process
-        if process.returncode is None:
-            with suppress(Exception):
-                await process.stdin.aclose()
-            if not await wait_exit(process, self._grace):
-                signal_group(process.pid, signal.SIGTERM)
-                if not await wait_exit(process, self._grace):
-                    signal_group(process.pid, signal.SIGKILL)
-                    await wait_exit(process, _EXIT_WAIT)
-        else:
-            # The leader is gone; what it left in its group goes too.
-            signal_group(process.pid, signal.SIGKILL)
-
     async def _exit_message(self) -> str:
-        process = self._process
-        status: str = "unknown"
-        if process is not None:
-            if await wait_exit(process, _EXIT_WAIT):
-                code = int(process.returncode)
-                status = f"status {code}" if code >= 0 else f"signal {-code}"
-            else:
-                status = "still running, output closed"
-        if self._stderr is not None:
-            await self._stderr.wait_closed(_STDERR_WAIT)
-        tail = self._stderr.last_line if self._stderr is not None else ""
-        if self.spec.transport == "http":
+        if self._stdio is None:
             return f'MCP server "{self.name}" closed the connection'
-        return f'MCP server "{self.name}" exited ({status})' + (f": {tail}" if tail else "")
-
-    async def _list_tools(self, session: ClientSession) -> list[ToolInfo]:
-        tools: list[ToolInfo] = []
-        cursor: str | None = None
-        for _ in range(_PAGE_CAP):
-            params = None if cursor is None else types.PaginatedRequestParams(cursor=cursor)
-            page = await session.list_tools(params=params)
-            tools.extend(_tool_info(tool) for tool in page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        return tools
+        return await self._stdio.exit_message()
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):
             logger.debug("MCP server %r: transport error: %s", self.name, message)
-            self._bad_output = _bad_output(message)
+            self._bad_output = bad_output(message)
             return
         if isinstance(message, types.ToolListChangedNotification):
             task = asyncio.get_running_loop().create_task(self._relist())
@@ -513,55 +381,25 @@ class ServerConnection:
             return
         try:
             with anyio.fail_after(self.spec.call_timeout):
-                tools = await self._list_tools(session)
+                tools = await list_tools(session)
         except Exception as error:
             logger.warning("MCP server %r: re-listing tools failed: %s", self.name, error)
             return
         self._tools = tools
-        for callback in self._tools_changed:
-            try:
-                callback(list(tools))
-            except Exception:
-                logger.exception("on_tools_changed callback of MCP server %r raised", self.name)
+        self._tell(self._tools_changed, list(tools), "on_tools_changed")
 
-    async def _call(self, name: str, arguments: dict[str, Any] | None) -> CallOutcome:
+    async def _call(self, call: Call) -> CallOutcome:
         session = self._session
         if self._error is not None:
             return CallOutcome(self._error, is_error=True)
         if session is None:
             state = "is closed" if self._closed else "is not connected"
             return CallOutcome(f'MCP server "{self.name}" {state}', is_error=True)
-        timeout = self.spec.call_timeout
-        try:
-            result = await session.call_tool(name, arguments, read_timeout_seconds=timeout)
-        except MCPError as error:
-            if error.code == types.REQUEST_TIMEOUT:
-                return CallOutcome(
-                    f'MCP server "{self.name}": tool "{name}" did not answer within {timeout:g}s',
-                    is_error=True,
-                )
-            if error.code == types.CONNECTION_CLOSED:
-                return CallOutcome(await self._closed_line(), is_error=True)
-            return CallOutcome(
-                f'MCP server "{self.name}": tool "{name}" failed: {one_line(error.message)}',
-                is_error=True,
-            )
-        except Exception as error:
-            if self._eof:
-                return CallOutcome(await self._closed_line(), is_error=True)
-            text = one_line(str(error) or type(error).__name__)
-            return CallOutcome(
-                f'MCP server "{self.name}": tool "{name}" failed: {text}', is_error=True
-            )
-        return CallOutcome(
-            render_content(list(result.content)),
-            structured=result.structured_content,
-            is_error=bool(result.is_error),
-        )
+        return await call.run(session)
 
     async def _closed_line(self) -> str:
-        """The death line once the exit is known (bounded), else that the server is closed."""
-        if self._dead is not None and not self._stopping:
+        """The death line once the end is known (bounded), else that the server is closed."""
+        if self._down is not None and not self._stopping:
             with suppress(TimeoutError):
-                await asyncio.wait_for(self._dead.wait(), _EXIT_WAIT + _STDERR_WAIT + 1.0)
+                await asyncio.wait_for(self._down.wait(), EXIT_WAIT + STDERR_WAIT + 1.0)
         return self._error or f'MCP server "{self.name}" is closed'

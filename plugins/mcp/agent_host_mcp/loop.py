@@ -3,7 +3,7 @@
 The host activates plugins synchronously and the CLI runs several event loops over a host's
 life, while the SDK's transports are anyio task groups that must be entered and left in one
 task. So each connection is one long task on this loop, and callers reach it from any thread
-(``run``) or any other event loop (``call``).
+or event loop through ``submit``.
 
 The loop is a ``process.ServerLoop``: every server it spawns gets a parent-death signal, and
 the loop's thread, which spawns them, lives as long as they may (``close`` stops them first).
@@ -80,31 +80,6 @@ class McpLoop:
     def call_soon(self, callback: Callable[[], object]) -> None:
         """Run ``callback`` on the loop thread (thread-safe)."""
         self.start().call_soon_threadsafe(callback)
-
-    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """Block the calling thread until ``coro`` finished on the loop.
-
-        On ``timeout`` the task is cancelled and ``TimeoutError`` raised. Calling it from the
-        loop's own thread would deadlock, so that raises ``RuntimeError``.
-        """
-        if self.in_loop():
-            coro.close()
-            raise RuntimeError("McpLoop.run called on the MCP loop thread")
-        future = self.submit(coro)
-        try:
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise TimeoutError(f"timed out after {timeout}s") from None
-
-    async def call(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Await ``coro`` run on the MCP loop from any other event loop.
-
-        Cancelling the awaiting task cancels the task on the MCP loop and returns at once.
-        """
-        if self.in_loop():
-            return await coro
-        return await asyncio.wrap_future(self.submit(coro))
 
     def close(self, timeout: float = 10.0) -> None:
         """Cancel what still runs on the loop (bounded by ``timeout``), stop it, join the thread.

@@ -5,7 +5,7 @@ OpenAI-compatible APIs (``^[a-zA-Z0-9_-]{1,64}$``) deterministically: other char
 ``_``, and a name over 64 characters keeps its first 55 and gains ``_`` plus 8 hex digits of
 its hash. Its JSON Schema is the server's ``inputSchema`` as given; arguments are checked
 against the full schema with ``jsonschema`` before the call. A tool whose schema is not a valid
-object schema is skipped with a warning naming it.
+object schema, or that runs only as a task, is skipped with a warning naming it.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ log = logging.getLogger("agent_host_mcp")
 SEPARATOR = "__"
 NAME_LIMIT = 64
 _INVALID = re.compile(r"[^a-zA-Z0-9_-]")
+
+TASK_ONLY = "it runs only as a task (execution.taskSupport required), which is not supported"
+"""Why a task-only tool is skipped: the SDK's client offers no ``tasks`` utility."""
 
 Call = Callable[[str, dict[str, Any], ToolExec], Any]
 """``call(mcp_tool_name, arguments, exec)``: awaitable ``CallOutcome``."""
@@ -101,6 +104,8 @@ def adapt(
             continue
         name = host_name(server, info.name)
         problem = schema_problem(info.input_schema)
+        if info.task_support == "required":
+            problem = TASK_ONLY
         if problem is None and name in taken:
             problem = f'its name {name} is already the name of its tool "{taken[name]}"'
         if problem is not None:
@@ -123,5 +128,6 @@ def _tool(name: str, info: ToolInfo, call: Call) -> Tool:
         info.input_schema,
         execute,
         check=argument_check(info.input_schema),
+        concurrency_safe=info.read_only,
         needs_agent=False,
     )

@@ -1,6 +1,7 @@
-"""Fixtures of the ``agent-host-mcp`` tests: ``serve``, the SDK's own client against a real
-``agent-host mcp serve`` subprocess (stdio or streamable HTTP) in a project directory with a
-script for the scripted model, an approval policy and a home of its own."""
+"""Fixtures the MCP tests share: a free port, server processes awaited until they listen (and
+killed at the end), a scripted turn's tool messages, and ``serve``, the SDK's own client against
+a real ``agent-host mcp serve`` subprocess (stdio or streamable HTTP) in a project directory with
+a script for the scripted model, an approval policy and a home of its own."""
 
 from __future__ import annotations
 
@@ -9,19 +10,22 @@ import os
 import socket
 import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from agent_host_openai.testing import ENV_VARS
 from mcp.client.session import ClientSession, ElicitationFnT, MessageHandlerFnT
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.cli.support import AGENT_HOST
+
+Listening = Callable[..., subprocess.Popen[bytes]]
+Turn = Callable[..., Awaitable[tuple[Any, list[Any]]]]
 
 
 class McpServe:
@@ -87,7 +91,7 @@ class McpServe:
         """An initialized client over streamable HTTP of the server ``http`` started."""
         url = f"http://127.0.0.1:{port}/mcp"
         async with (
-            create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as client,
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as client,
             streamable_http_client(url, http_client=client) as (read, write),
             ClientSession(read, write, elicitation_callback=elicit) as session,
         ):
@@ -155,9 +159,53 @@ def settle() -> Any:
 
 
 @pytest.fixture
-def free_port() -> int:
-    """A loopback port nothing listens on (now)."""
+def port() -> int:
+    """A TCP port on loopback that nothing listens on now."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def listening() -> Iterator[Listening]:
+    """``listening(command, port, env=None)``: ``command`` started (output discarded) and
+    returned once it accepts connections on ``port`` (bounded: 20 s); killed at the end."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(
+        command: list[str], port: int, env: Mapping[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(
+            command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        started.append(process)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                return process
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, "server not up"
+                time.sleep(0.05)
+
+    yield start
+    for process in started:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
+def tool_messages() -> Turn:
+    """``await tool_messages(host, *script)``: one turn of a new agent on the scripted model's
+    ``script``; the agent and the tool messages of its session, in order."""
+
+    async def run(host: Any, *script: Any) -> tuple[Any, list[Any]]:
+        model = host.services.models.resolve("scripted")
+        model.script("user", *script)
+        agent = await host.services.agents.create(label="user")
+        agent.followup("go")
+        await agent.wait_idle()
+        tool = [e.body for e in agent.session.events if getattr(e.body, "role", "") == "tool"]
+        return agent, tool
+
+    return run

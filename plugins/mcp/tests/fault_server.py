@@ -44,7 +44,7 @@ def _record(path: str | None, line: str) -> None:
 def _serve(args: argparse.Namespace) -> None:
     import anyio
     from mcp.server.mcpserver import Context, MCPServer
-    from mcp_types import ImageContent, ResourceLink, TextContent
+    from mcp_types import ImageContent, ResourceLink, TextContent, ToolAnnotations
 
     server = MCPServer("fault")
 
@@ -104,6 +104,32 @@ def _serve(args: argparse.Namespace) -> None:
         server.add_tool(lambda: "added here", name="added", description="Added at runtime.")
         await ctx.session.send_tool_list_changed()
         return "grown"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def nap(seconds: float) -> str:
+        """Sleep (annotated read-only: calls of one step may run together)."""
+        await anyio.sleep(seconds)
+        return "rested"
+
+    @server.tool()
+    async def stray(count: int, ctx: Context) -> str:
+        """Send ``count`` progress notifications for a token no request gave, then answer."""
+        for index in range(count):
+            await ctx.session.send_progress_notification("nobody", index + 1, count, "stray")
+        return "strayed"
+
+    @server.tool()
+    def big(chars: int) -> str:
+        """Return ``chars`` characters of text: digits, a newline after every 99."""
+        line = "0123456789" * 9 + "012345678\n"
+        return (line * (chars // len(line) + 1))[:chars]
+
+    @server.tool()
+    async def flood(count: int, ctx: Context) -> str:
+        """Send ``count`` progress notifications as fast as it can, then answer."""
+        for index in range(count):
+            await ctx.report_progress(index + 1, count, f"step {index + 1} of {count}")
+        return "flooded"
 
     tool = server._tool_manager.get_tool("bad_schema")
     assert tool is not None

@@ -226,20 +226,6 @@ async def test_cancelling_the_awaiting_task_sends_cancelled_and_returns_at_once(
     assert (await fault.call_tool("echo", {"text": "still here"})).text == "still here"
 
 
-async def test_a_set_cancel_signal_cancels_the_call(fault, cancel_log):
-    started_before = _lines(cancel_log).count("started")
-    cancelled_before = _lines(cancel_log).count("cancelled")
-    signal = asyncio.Event()
-    call = asyncio.ensure_future(fault.call_tool("slow", {"seconds": 30}, cancel=signal))
-    await _until(lambda: _lines(cancel_log).count("started") > started_before)
-
-    signal.set()
-    outcome = await asyncio.wait_for(call, 1.0)
-
-    assert outcome == CallOutcome('MCP server "fault": call of "slow" cancelled', is_error=True)
-    await _until(lambda: _lines(cancel_log).count("cancelled") > cancelled_before)
-
-
 async def test_list_changed_relists_and_reports_the_new_tools(fault):
     here = asyncio.get_running_loop()
     changed: asyncio.Future[list[str]] = here.create_future()
@@ -484,28 +470,25 @@ def test_a_command_that_cannot_start_is_named_as_written_never_a_secret_in_it(mc
 # -- the loop ----------------------------------------------------------------------------------
 
 
-async def test_mcp_loop_runs_blocking_and_async_callers_and_restarts():
+def test_mcp_loop_runs_submitted_work_on_its_thread_and_restarts():
     loop = McpLoop()
     assert not loop.running
 
     async def where() -> threading.Thread:
         return threading.current_thread()
 
-    thread = loop.run(where(), timeout=5)
+    thread = loop.submit(where()).result(5)
     assert thread is not threading.current_thread()
-    assert await loop.call(where()) is thread
 
     async def forever() -> None:
         await asyncio.Event().wait()
 
-    with pytest.raises(TimeoutError):
-        loop.run(forever(), timeout=0.05)
     pending = loop.submit(forever())
     loop.close()
     loop.close()
     assert pending.cancelled()
     assert not thread.is_alive()
-    assert loop.run(where(), timeout=5) is not thread  # a fresh loop after close
+    assert loop.submit(where()).result(5) is not thread  # a fresh loop after close
     loop.close()
 
 
@@ -530,3 +513,12 @@ def test_closing_the_loop_stops_its_servers_gracefully():
 def test_no_server_process_outlives_the_module(mcp_loop, fault):
     # Only the shared fault server may still run here; every other test closed its own.
     assert _children() <= {fault.pid}
+
+
+def test_reconnection_waits_double_from_half_a_second_up_to_thirty():
+    from agent_host_mcp.http import Backoff
+
+    backoff = Backoff()
+    assert [backoff.next() for _ in range(9)] == [0.5, 1, 2, 4, 8, 16, 30, 30, 30]
+    backoff.reset()
+    assert backoff.next() == 0.5

@@ -26,8 +26,9 @@ MANIFEST = "data:application/json;base64," + base64.b64encode(b'{"pages": 3}').d
 @pytest.fixture
 def h(make_harness):
     media = {"command": sys.executable, "args": [SERVER, "--size", str(BIG)]}
+    # No result limit: the 2 MB text is here to be stored once, whole.
     return make_harness(("mcp", agent_host_mcp), config={"plugins": {"mcp": {"servers": {
-        "media": media}}}})  # fmt: skip
+        "media": media}}}, "tools": {"max_result_chars": 0}})  # fmt: skip
 
 
 async def logged_result(h, tool: str) -> tuple[Any, bytes]:

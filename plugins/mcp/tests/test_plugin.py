@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from host.agents import ScriptedModel, call, say
 from host.app import Host, HostSettings
 from host.plugins.discovery import from_object
 from host.plugins.selection import Selection
+from host.tools import ToolProgress
 
 BIN = Path(sys.executable).parent
 TIME = {"command": str(BIN / "mcp-server-time")}
@@ -318,3 +320,78 @@ async def test_closing_the_host_mid_call_ends_the_turn_as_interrupted(make_host,
     tools = [e.body for e in agent.session.events if getattr(e.body, "role", None) == "tool"]
     assert [(t.content, t.is_error) for t in tools] == [(INTERRUPTED_TOOL_TEXT, True)]
     assert len(model.requests) == 1  # no model call after the tool was cut short
+
+
+async def test_a_dead_servers_tools_answer_its_exit_line_not_unknown_tool(make_host):
+    host = make_host(PLUGIN, config=servers(fault=FAULT))
+    await turn_result(host, "fault__crash")
+    line = 'MCP server "fault" exited (status 3): fatal: crashing on purpose'
+    for _ in range(200):
+        if rows(host)["mcp.fault"]["state"] == "failed":
+            break
+        await asyncio.sleep(0.02)
+    assert rows(host)["mcp.fault"]["error"] == line
+
+    for _ in range(2):
+        result = await turn_result(host, "fault__echo", text="anyone?")
+        assert (result.content, result.is_error) == (line, True)
+    assert rows(host)["mcp.fault"]["state"] == "failed"
+
+
+async def test_a_huge_result_is_cut_for_the_model_and_the_log(make_host):
+    host = make_host(PLUGIN, config=servers(fault=FAULT))
+    model = host.services.models.resolve("scripted")
+    model.script("user", call("fault__big", chars=5_899_999), say("ok"))
+    agent = await host.services.agents.create(label="user")
+    agent.followup("go")
+    await agent.wait_idle()
+
+    [seen] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    note = "[result cut: 5,899,999 characters in all, the first 100,000 shown]"
+    assert seen.content.endswith("\n" + note)
+    assert len(seen.content) == 100_000 + 1 + len(note)
+    assert seen.content[:100] == "0123456789" * 9 + "012345678\n"
+    [logged] = [e.body for e in agent.session.events if getattr(e.body, "role", "") == "tool"]
+    assert logged.content == seen.content
+
+
+async def test_with_no_limit_a_huge_result_arrives_whole(make_host):
+    config = {**servers(fault=FAULT), "tools": {"max_result_chars": 0}}
+    host = make_host(PLUGIN, config=config)
+    result = await turn_result(host, "fault__big", chars=5_899_999)
+    assert len(result.content) == 5_899_999
+    assert "[result cut" not in result.content
+
+
+async def progress_turn(host, tool: str, **arguments):
+    """One turn calling ``tool``, a stream listener on its agent: the agent, the tool message
+    the model saw, and the ``ToolProgress`` events the listener got."""
+    model = host.services.models.resolve("scripted")
+    model.script("user", call(tool, **arguments), say("ok"))
+    agent = await host.services.agents.create(label="user")
+    seen: list[ToolProgress] = []
+    agent.on_stream(lambda event: seen.append(event) if isinstance(event, ToolProgress) else None)
+    agent.followup("go")
+    await agent.wait_idle()
+    [result] = [m for m in model.requests[-1].messages if m.role == "tool"]
+    return agent, result, seen
+
+
+async def test_progress_reaches_stream_listeners_at_a_bounded_rate_and_is_never_logged(
+    make_host,
+):
+    host = make_host(PLUGIN, config=servers(fault=FAULT))
+    agent, result, seen = await progress_turn(host, "fault__flood", count=3000)
+    assert result.content == "flooded"
+    assert seen and all(event.tool_call_id == result.tool_call_id for event in seen)
+    assert all(event.message.startswith("step ") for event in seen)
+    assert len(seen) < 300  # coalesced: at most one every 0.1 s, never one per notification
+    assert not any("step 1 of" in repr(event.body) for event in agent.session.events)
+
+
+async def test_progress_for_a_token_never_sent_is_dropped_quietly(make_host, caplog):
+    host = make_host(PLUGIN, config=servers(fault=FAULT))
+    caplog.clear()  # the start's line about the tool with a bad schema
+    _, result, seen = await progress_turn(host, "fault__stray", count=500)
+    assert (result.content, seen) == ("strayed", [])
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]

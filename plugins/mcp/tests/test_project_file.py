@@ -19,7 +19,7 @@ TIME = {"command": str(BIN / "mcp-server-time")}
 MEMORY_CAP = 1 << 30
 """Address space for the CLI: plenty for the host, far less than an endless read takes."""
 
-COMMANDS = [("plugins",), ("mcp", "trust", "time"), ("sessions", "list")]
+COMMANDS = [("plugins",), ("mcp", "trust", "time")]
 
 
 def capped() -> None:
@@ -82,6 +82,17 @@ def test_a_fifo_does_not_block(project: Path, command: tuple[str, ...]) -> None:
     os.mkfifo(project / ".mcp.json")  # nobody writes: a blocking open would wait forever
     line = refused_line(agent_host(project, *command), project)
     assert "is a FIFO, not a regular file" in line
+
+
+@pytest.mark.parametrize("target", ["fifo", "/dev/zero"])
+def test_a_command_that_calls_no_tool_does_not_read_it(project: Path, target: str) -> None:
+    if target == "fifo":
+        os.mkfifo(project / ".mcp.json")
+    else:
+        (project / ".mcp.json").symlink_to(target)
+    result = agent_host(project, "sessions", "list")
+    assert result.returncode == 0, result.stderr
+    assert ".mcp.json" not in result.stderr
 
 
 def test_an_oversized_file_is_refused_unread(project: Path) -> None:

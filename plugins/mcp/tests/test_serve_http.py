@@ -18,9 +18,9 @@ REPORTING = {
 }
 
 
-async def test_a_background_child_is_read_over_streamable_http(serve, settle, free_port) -> None:
-    token = serve.project(REPORTING).http(free_port)
-    async with serve.http_client(free_port, token) as session:
+async def test_a_background_child_is_read_over_streamable_http(serve, settle, port) -> None:
+    token = serve.project(REPORTING).http(port)
+    async with serve.http_client(port, token) as session:
         started = await session.call_tool("subagent", {"description": "research", "prompt": "Go."})
         child_id = started.structured_content["subagent_id"]
         messages, _after = await settle(session)
@@ -30,10 +30,10 @@ async def test_a_background_child_is_read_over_streamable_http(serve, settle, fr
     assert messages[0]["text"] == f"Background subagent {child_id} reported:\nFound it."
 
 
-def test_a_request_without_the_token_is_refused(serve, free_port) -> None:
-    serve.project(REPORTING).http(free_port)
+def test_a_request_without_the_token_is_refused(serve, port) -> None:
+    serve.project(REPORTING).http(port)
     request = urllib.request.Request(
-        f"http://127.0.0.1:{free_port}/mcp", data=b"{}", method="POST",
+        f"http://127.0.0.1:{port}/mcp", data=b"{}", method="POST",
         headers={"Content-Type": "application/json", "Authorization": "Bearer wrong"},
     )
     try:
@@ -45,16 +45,16 @@ def test_a_request_without_the_token_is_refused(serve, free_port) -> None:
         raise AssertionError("the request was served")
 
 
-async def test_a_childs_approval_is_elicited_over_http(serve, settle, free_port) -> None:
+async def test_a_childs_approval_is_elicited_over_http(serve, settle, port) -> None:
     script = {"research": [{"tool_calls": [{"name": "list_agents", "arguments": {}}]}, "Listed."]}
-    token = serve.project(script, '[approvals]\nask = ["list_agents"]\n').http(free_port)
+    token = serve.project(script, '[approvals]\nask = ["list_agents"]\n').http(port)
     asked: list[str] = []
 
     async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         asked.append(params.message)
         return types.ElicitResult(action="accept", content={"decision": "approve"})
 
-    async with serve.http_client(free_port, token, elicit) as session:
+    async with serve.http_client(port, token, elicit) as session:
         started = await session.call_tool("subagent", {"description": "research", "prompt": "Go."})
         child_id = started.structured_content["subagent_id"]
         messages, _after = await settle(session)
@@ -62,20 +62,20 @@ async def test_a_childs_approval_is_elicited_over_http(serve, settle, free_port)
     assert messages[-1]["text"].endswith("Its closing message:\nListed.")
 
 
-async def test_a_foreground_child_streams_progress_over_http(serve, free_port) -> None:
+async def test_a_foreground_child_streams_progress_over_http(serve, port) -> None:
     script = {
         "research": [
             {"text": "Looking.", "tool_calls": [{"name": "list_agents", "arguments": {}}]},
             "Found.",
         ]
     }
-    token = serve.project(script).http(free_port)
+    token = serve.project(script).http(port)
     progress: list[str | None] = []
 
     async def heard(value: float, total: float | None, message: str | None) -> None:
         progress.append(message)
 
-    async with serve.http_client(free_port, token) as session:
+    async with serve.http_client(port, token) as session:
         arguments = {"description": "research", "prompt": "Go.", "run_in_background": False}
         result = await session.call_tool("subagent", arguments, progress_callback=heard)
     assert result.content[0].text == "Found."

@@ -171,9 +171,13 @@ def load_profiles(ctx: ServiceContext, deployment: ToolFilterSpec | None) -> Pro
 
 
 def child_request(
-    args: SubagentArgs, profile: Profile | None, deployment: ToolFilterSpec | None
+    args: SubagentArgs,
+    profile: Profile | None,
+    deployment: ToolFilterSpec | None,
+    continuable: bool = False,
 ) -> ChildRequest:
-    """What to ask the subagent service for: the task, plus the profile cut to ``deployment``."""
+    """What to ask the subagent service for: the task, plus the profile cut to ``deployment``
+    (its persona as a child of that mode gets it: ``Profile.persona_for``)."""
     from host.profiles.applying import memory_of, own_filter
     from host.subagents.types import ChildRequest
 
@@ -183,7 +187,7 @@ def child_request(
         prompt=args.prompt,
         label=args.description,
         model=profile.model,
-        persona=profile.persona,
+        persona=profile.persona_for(continuable),
         tool_filter=_combine_filters(deployment, own_filter(profile)),
         max_steps=profile.max_steps,
         profile=profile.name,
@@ -269,7 +273,8 @@ async def start_child(
         wanted = profile.background
     background = instance.mode == "continuable" and wanted is not False
     request = attrs.evolve(
-        child_request(args, profile, deployment), parent_tool_call_id=exec.tool_call_id or None
+        child_request(args, profile, deployment, background),
+        parent_tool_call_id=exec.tool_call_id or None,
     )
     subagents = exec.ctx.subagents
     try:

@@ -11,6 +11,7 @@ import pytest
 from host import hookimpl
 from host.agents.scripted import ScriptedModel, say
 from host.app import Host
+from host.profiles.sources import CLOSINGS, GENERAL_PURPOSE_PERSONA
 from host.sessions.model import SubagentDescriptorEvent
 from host.testing import build_host, call_tool
 from host.tools import ToolResult, tool
@@ -264,6 +265,25 @@ async def test_a_changed_file_affects_the_next_start_not_an_existing_child(env):
     assert "Version two." not in seen(model, "first")[1]
 
 
+async def test_a_built_in_persona_ends_with_the_advice_for_the_childs_mode(env):
+    host, _ = env
+    model = scripted(host)
+    model.script("bg", say("ok"))
+    model.script("fg", say("ok"))
+    root = await host.services.agents.create(label="root")
+    for label, background in (("bg", True), ("fg", False)):
+        args = {"description": label, "prompt": "p", "run_in_background": background}
+        result = await call_tool(host, "subagent", args, agent=root)
+        await settle(host, result.structured["subagent_id"], root)
+    one_shot, continuable = CLOSINGS
+    _, background_prompt = seen(model, "bg")
+    assert f"{GENERAL_PURPOSE_PERSONA} {continuable}" in background_prompt
+    assert one_shot not in background_prompt  # "all the delegating agent sees": not so here
+    _, foreground_prompt = seen(model, "fg")
+    assert f"{GENERAL_PURPOSE_PERSONA} {one_shot}" in foreground_prompt
+    assert continuable not in foreground_prompt
+
+
 async def test_description_lists_profiles_and_the_schema_is_stable(env):
     host, files = env
     tool_ = host.tools.get("subagent")
@@ -277,6 +297,9 @@ async def test_description_lists_profiles_and_the_schema_is_stable(env):
     before = tool_.describe()
     assert before.endswith(
         "Profiles (subagent_type) give the subagent a role, its own instructions and a set of tools:\n"
+        "- Explore: Read-only agent for searching files and researching a codebase: finds "
+        "files, searches their contents and reads them, and reports exact paths and lines; it "
+        "cannot change anything. (tools: read_file, list_files, grep, mcp.fetch)\n"
         "- general-purpose: General-purpose agent for researching questions and carrying out "
         "multi-step tasks; has all of your tools."
     )
@@ -306,7 +329,7 @@ async def test_unknown_and_ambiguous_types_start_nothing(env):
     assert unknown.is_error
     assert unknown.text == (
         "subagent failed: unknown subagent_type 'tester'; available profiles: code-reviewer, "
-        "Code_Reviewer, general-purpose\n"
+        "Code_Reviewer, Explore, general-purpose\n"
         f"Skipped profile files: {files.user}/broken.md: no front matter: the file must start "
         "with a '---' line"
     )

@@ -10,7 +10,13 @@ from rich.text import Text
 
 from host.cli.terminal.lines import StreamLines, event_lines
 from host.cli.transcript import ARGUMENT_CHARS
-from host.clients.events import AgentMessageDelta, ClientEvent, ItemCompleted, TurnStarted
+from host.clients.events import (
+    AgentMessageDelta,
+    ClientEvent,
+    ItemCompleted,
+    ToolCallProgress,
+    TurnStarted,
+)
 from host.clients.feed import translate
 from host.clients.items import Item
 from host.sessions.model import (
@@ -59,6 +65,24 @@ def test_deltas_split_into_finished_lines_and_the_partial_one() -> None:
     assert stream.partial == "fif"
     assert stream.feed(TurnStarted("root", "root", 2, "turn_1")) == []
     assert stream.partial == "fif"
+
+
+def progress(message: str) -> ClientEvent:
+    return ToolCallProgress("root", None, "call_1", message, 1, 3)
+
+
+def test_the_latest_tool_progress_is_kept_until_a_result_or_an_answer() -> None:
+    stream = StreamLines()
+    assert stream.feed(progress("step 1 of 3")) == []
+    assert stream.feed(progress("step 2 of 3")) == []
+    assert stream.progress == "step 2 of 3"
+    assert stream.partial == ""
+    result = Item("toolResult", "call_1", 4, "root", text="ok")
+    stream.feed(ItemCompleted("root", "root", 4, None, result))
+    assert stream.progress == ""
+    stream.feed(progress("again"))
+    stream.feed(answer("done", streamed=False))
+    assert stream.progress == ""
 
 
 def test_a_response_ends_the_streamed_text_without_repeating_it() -> None:

@@ -1,0 +1,96 @@
+"""run_command: real processes, their output, limits, and nothing left running."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from host.testing import call
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (an unreaped exit)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+async def until(condition, seconds: float = 30.0) -> None:
+    """Wait (generously) until ``condition()`` holds."""
+    for _ in range(int(seconds * 20)):
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("timed out waiting")
+
+
+async def test_a_command_runs_in_the_root_without_a_shell(tree, workspace):
+    h = workspace()
+    result = await h.use("run_command", {"command": "ls src"})
+    assert (result.text, result.is_error) == ("app.py\ngen\nkeep.log\nnotes.txt\n(exit status 0)", False)
+    literal = await h.use("run_command", {"command": "echo '$HOME' $HOME; true"})
+    assert literal.text == "$HOME $HOME; true\n(exit status 0)"  # no shell: nothing expanded
+    shell = await h.use("run_command", {"command": "echo a | tr a b; exit 3", "shell": True})
+    assert (shell.text, shell.is_error) == ("b\n(exit status 3)", True)
+    silent = await h.use("run_command", {"command": "true"})
+    assert silent.text == "(exit status 0)"
+
+
+async def test_bad_commands_are_one_error_line(tree, workspace):
+    h = workspace()
+    for args, error in [
+        ({"command": ""}, "command is empty"),
+        ({"command": "echo 'unclosed"}, "command cannot be split into words: No closing quotation"),
+        ({"command": "no-such-program-here"}, "cannot run 'no-such-program-here': No such file or directory"),
+        ({"command": "true", "timeout": 0}, "timeout must be between 1 and 600 seconds"),
+        ({"command": "true", "timeout": 601}, "timeout must be between 1 and 600 seconds"),
+    ]:
+        result = await h.use("run_command", args)
+        assert (result.text, result.is_error) == (error, True)
+
+
+async def test_a_command_that_never_ends_is_stopped_with_its_group(tree, workspace):
+    h = workspace()
+    script = "sleep 300 & echo $! > bg.pid; echo started; sleep 300"
+    result = await h.use("run_command", {"command": script, "shell": True, "timeout": 1})
+    assert (result.text, result.is_error) == ("started\n(timed out after 1 s; stopped)", True)
+    background = int((tree.root / "bg.pid").read_text())
+    await until(lambda: not alive(background))
+
+
+async def test_a_command_printing_without_end_is_stopped_at_the_cap(tree, workspace):
+    h = workspace()
+    result = await h.use("run_command", {"command": "yes"})  # would print without end
+    assert result.is_error
+    head, note, ending = result.text.rsplit("\n", 2)
+    assert head == "\n".join(["y"] * 15_000)  # the first 30000 bytes
+    assert note.startswith("… (output cut: ") and note.endswith(" bytes, the first 30000 shown)")
+    assert int(note.split()[3]) > 1024 * 1024
+    assert ending == "(output passed 1048576 bytes; stopped)"
+
+
+async def test_what_a_command_leaves_running_is_killed_when_it_exits(tree, workspace):
+    h = workspace()
+    script = "sleep 300 & echo $! > bg.pid"
+    result = await h.use("run_command", {"command": script, "shell": True})
+    assert result.text == "(exit status 0)"
+    background = int((tree.root / "bg.pid").read_text())
+    await until(lambda: not alive(background))
+
+
+async def test_an_interrupted_command_leaves_no_process(tree, workspace):
+    h = workspace()
+    script = "sleep 300 & echo $! > bg.pid; echo $$ > sh.pid; wait"
+    h.model.script("root", call("run_command", command=script, shell=True))
+    root = await h.root("root")
+    root.followup("run it")
+    files = [tree.root / "sh.pid", tree.root / "bg.pid"]
+    await until(lambda: all(f.exists() and f.read_text().endswith("\n") for f in files))
+    pids = [int(file.read_text()) for file in files]
+    assert all(alive(pid) for pid in pids)
+    root.interrupt()
+    await root.wait_idle()
+    await until(lambda: not any(alive(pid) for pid in pids))
+    assert h.approvals.asked[0].tool == "run_command"  # it ran because it was approved

@@ -1,0 +1,107 @@
+"""grep over a real tree, by the Python fallback always and by rg when it is installed: the
+same text both ways."""
+
+from __future__ import annotations
+
+import shutil
+
+ENGINES = ["python", *(["rg"] if shutil.which("rg") else [])]
+"""How grep runs here: the Python fallback always, rg as well when it is installed."""
+
+
+async def grep_all(workspace, **args) -> str:
+    """grep's text, checked to be the same by every engine."""
+    texts = []
+    for engine in ENGINES:
+        result = await workspace(engine).call("grep", args)
+        assert not result.is_error, (engine, result.text)
+        texts.append(result.text)
+    assert texts == [texts[0]] * len(ENGINES), dict(zip(ENGINES, texts, strict=True))
+    return texts[0]
+
+
+async def test_matches_honour_nested_gitignores_and_skip_binaries_links_and_big_files(
+    tree, workspace
+):
+    # debug.log, build/ and src/gen/ are ignored (src/keep.log is re-included); image.png is
+    # binary; escape/ and secret-link.txt lead out of the root and are not followed.
+    assert await grep_all(workspace, pattern="needle") == (
+        "src/app.py:4:    return 'needle'\n"
+        "src/keep.log:1:needle kept\n"
+        "src/notes.txt:2:second needle"
+    )
+
+
+async def test_context_lines_and_separators(tree, workspace):
+    (tree.root / "src" / "long.md").write_text("".join(f"line {n}\n" for n in range(1, 13)))
+    text = await grep_all(workspace, pattern="line (2|9)$", path="src", context=1)
+    assert text == (
+        "src/long.md-1-line 1\n"
+        "src/long.md:2:line 2\n"
+        "src/long.md-3-line 3\n"
+        "--\n"
+        "src/long.md-8-line 8\n"
+        "src/long.md:9:line 9\n"
+        "src/long.md-10-line 10"
+    )
+
+
+async def test_glob_chooses_files_as_rg_does(tree, workspace):
+    assert await grep_all(workspace, pattern="needle", glob="*.py") == (
+        "src/app.py:4:    return 'needle'"
+    )  # src/gen/ stays ignored: the glob chooses files, not ignored folders
+    assert await grep_all(workspace, pattern="needle", glob="*.log") == (
+        "debug.log:1:needle ignored\nsrc/keep.log:1:needle kept"
+    )  # as with rg --glob, a file the glob names is searched though .gitignore excludes it
+
+
+async def test_paths_sort_as_rg_sorts_them(tree, workspace):
+    (tree.root / "a").mkdir()
+    (tree.root / "a" / "b.txt").write_text("hit\n")
+    (tree.root / "a.txt").write_text("hit\n")
+    (tree.root / "a.d").mkdir()
+    (tree.root / "a.d" / "c.txt").write_text("hit\n")
+    assert await grep_all(workspace, pattern="hit") == (
+        "a/b.txt:1:hit\na.d/c.txt:1:hit\na.txt:1:hit"
+    )
+
+
+async def test_nothing_found_and_the_output_cap(tree, workspace):
+    assert await grep_all(workspace, pattern="absent words") == "no matches"
+    (tree.root / "many.txt").write_text("hit\n" * 400 + "hit " + "z" * 900 + "\n")
+    text = await grep_all(workspace, pattern="hit", path="many.txt")
+    lines = text.splitlines()
+    assert len(lines) == 251 and lines[0] == "many.txt:1:hit"
+    assert lines[-1] == "(output cut at 250 lines; narrow the pattern, the path or the glob)"
+    wide = await grep_all(workspace, pattern="z{900}", path="many.txt")
+    assert wide == "many.txt:401:hit " + "z" * (500 - len("many.txt:401:hit ")) + " … (line cut)"
+
+
+async def test_bad_input_is_one_error_line(tree, workspace):
+    for engine in ENGINES:
+        h = workspace(engine)
+        for args, error in [
+            ({"pattern": "("}, "invalid regular expression '(': missing ), unterminated subpattern at position 0"),
+            ({"pattern": "x", "path": "../outside"}, 'path "../outside": ".." is not allowed; name paths inside the root'),
+            ({"pattern": "x", "path": "escape"}, 'path "escape": leads outside the workspace root through a symbolic link'),
+            ({"pattern": "x", "path": "nowhere"}, "nowhere: no such file or directory"),
+            ({"pattern": "x", "path": "a\x00b"}, 'path "a\\x00b": contains a NUL character'),
+            ({"pattern": "x", "context": 11}, "context must be between 0 and 10 lines"),
+            ({"pattern": "x", "glob": "src/[ab"}, "invalid glob 'src/[ab': unclosed character class; missing ']'"),
+            ({"pattern": "x", "glob": "!"}, "invalid glob '!': Invalid git pattern: '!'"),
+        ]:
+            result = await h.call("grep", args)
+            assert (result.text, result.is_error) == (error, True), engine
+
+
+async def test_rg_says_which_patterns_it_cannot_run(tree, workspace):
+    if "rg" not in ENGINES:  # without rg the fallback runs every Python pattern
+        result = await workspace("python").call("grep", {"pattern": "(?<=second )needle"})
+        assert result.text == "src/notes.txt:2:second needle"
+        return
+    result = await workspace("rg").call("grep", {"pattern": "(?<=second )needle"})
+    assert (result.text, result.is_error) == (
+        "rg cannot run pattern '(?<=second )needle': look-around, including look-ahead and "
+        "look-behind, is not supported",
+        True,
+    )

@@ -1,0 +1,147 @@
+"""read_file and list_files over a real tree: results, limits and refusals."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+
+async def test_read_file_numbers_lines_and_says_how_to_read_on(tree, workspace):
+    h = workspace()
+    whole = await h.call("read_file", {"path": "src/notes.txt"})
+    assert (whole.text, whole.is_error) == ("     1\tfirst\n     2\tsecond needle\n     3\tthird", False)
+    window = await h.call("read_file", {"path": "src/notes.txt", "offset": 2, "limit": 1})
+    assert window.text == (
+        "     2\tsecond needle\n(src/notes.txt continues after line 2; read on with offset=3)"
+    )
+    beyond = await h.call("read_file", {"path": "src/notes.txt", "offset": 9})
+    assert beyond.text == "(src/notes.txt has 3 lines; nothing at offset 9)"
+    linked = await h.call("read_file", {"path": "inside-link.txt"})  # a link inside the root
+    assert linked.text == whole.text
+
+
+async def test_a_50_mb_file_is_read_a_window_at_a_time(tree, workspace):
+    h = workspace()
+    head = await h.call("read_file", {"path": "big.txt"})
+    lines = head.text.splitlines()
+    assert len(lines) == 2001 and lines[0] == "     1\t" + "x" * 99
+    assert lines[-1] == "(big.txt continues after line 2000; read on with offset=2001)"
+    assert len(head.text) < 256 * 1024
+    tail = await h.call("read_file", {"path": "big.txt", "offset": 524_288, "limit": 5})
+    assert tail.text == f"524288\t{'x' * 99}"  # the last line of the file
+
+
+async def test_a_long_line_is_cut_and_the_output_capped(tree, workspace):
+    (tree.root / "wide.txt").write_text(("y" * 3000 + "\n") * 200)
+    h = workspace()
+    result = await h.call("read_file", {"path": "wide.txt"})
+    lines = result.text.splitlines()
+    assert lines[0] == "     1\t" + "y" * 2000 + " … (line cut at 2000 characters)"
+    assert lines[-1] == f"(wide.txt continues after line {len(lines) - 1}; read on with offset={len(lines)})"
+    assert len(result.text.encode()) < 256 * 1024 + 4096
+
+
+@pytest.mark.parametrize(
+    ("path", "error"),
+    [
+        ("../outside/secret.txt", 'path "../outside/secret.txt": ".." is not allowed; name paths inside the root'),
+        ("src/../../outside/secret.txt", 'path "src/../../outside/secret.txt": ".." is not allowed; name paths inside the root'),
+        ("secret-link.txt", 'path "secret-link.txt": leads outside the workspace root through a symbolic link'),
+        ("escape/secret.txt", 'path "escape/secret.txt": leads outside the workspace root through a symbolic link'),
+        ("pipe", "pipe: is a FIFO, not a regular file"),
+        ("src", "src: is a directory, not a regular file"),
+        ("image.png", "image.png: is a binary file; read_file shows text only"),
+        ("missing.txt", "missing.txt: no such file"),
+        ("src/notes\x00.txt", 'path "src/notes\\x00.txt": contains a NUL character'),
+        ("bad-\udcff.txt", 'path "bad-\\udcff.txt": is not valid UTF-8'),
+    ],
+)
+async def test_read_file_refusals_are_one_line(tree, workspace, path, error):
+    h = workspace()
+    result = await h.call("read_file", {"path": path})
+    assert (result.text, result.is_error) == (error, True)
+
+
+async def test_an_absolute_path_is_refused_outside_the_root_and_taken_inside_it(tree, workspace):
+    h = workspace()
+    outside = await h.call("read_file", {"path": str(tree.outside / "secret.txt")})
+    assert outside.text == (
+        f'path "{tree.outside}/secret.txt": is outside the workspace root {tree.root}'
+    )
+    inside = await h.call("read_file", {"path": str(tree.root / "src" / "notes.txt"), "limit": 1})
+    assert inside.text.startswith("     1\tfirst")
+
+
+async def test_a_fifo_is_never_opened(tree, workspace):
+    # A FIFO opened for reading would block until a writer came: the call returns at once.
+    h = workspace()
+    result = await h.call("read_file", {"path": "pipe"})
+    assert result.is_error
+
+
+async def test_list_files_honours_nested_gitignores_newest_first(tree, workspace):
+    old = time.time() - 100
+    os.utime(tree.root / "src" / "app.py", (old, old))
+    h = workspace()
+    result = await h.call("list_files", {"glob": "*"})
+    listed = result.text.splitlines()
+    assert sorted(listed) == [
+        ".gitignore", "big.txt", "image.png", "src/.gitignore", "src/app.py", "src/keep.log",
+        "src/notes.txt",
+    ]  # fmt: skip
+    assert listed[-1] == "src/app.py"  # the oldest last
+    python = await h.call("list_files", {"glob": "*.py"})
+    assert python.text == "src/app.py"  # src/gen/ is ignored, build/ too; links are not followed
+    under = await h.call("list_files", {"glob": "*.txt", "path": "src"})
+    assert under.text == "src/notes.txt"
+    none = await h.call("list_files", {"glob": "*.rs"})
+    assert (none.text, none.is_error) == ("no files match '*.rs'", False)
+
+
+async def test_list_files_shows_the_100_newest(tree, workspace):
+    many = tree.root / "many"
+    many.mkdir()
+    for number in range(150):
+        (many / f"f{number:03}.md").write_text("")
+        os.utime(many / f"f{number:03}.md", (number, number))
+    h = workspace()
+    result = await h.call("list_files", {"glob": "many/*.md"})
+    lines = result.text.splitlines()
+    assert lines[0] == "many/f149.md" and lines[99] == "many/f050.md"
+    assert lines[100:] == ["(150 files match; the 100 newest are shown)"]
+
+
+async def test_a_glob_matching_more_files_than_the_cap_is_refused_with_the_cap(tree, workspace):
+    # 10,001 files: one past the cap is refused as 100,000 would be (creating 100,000 files
+    # takes about 15 s on a shared machine; the walk itself stops at the cap).
+    crowd = tree.root / "crowd"
+    crowd.mkdir()
+    for number in range(10_001):
+        os.close(os.open(crowd / str(number), os.O_CREAT | os.O_WRONLY))
+    h = workspace()
+    result = await h.call("list_files", {"glob": "crowd/*"})
+    assert (result.text, result.is_error) == (
+        "more than 10000 files match 'crowd/*'; narrow the glob or the path",
+        True,
+    )
+
+
+async def test_list_files_refuses_paths_out_of_the_root(tree, workspace):
+    h = workspace()
+    result = await h.call("list_files", {"glob": "*", "path": "escape"})
+    assert result.text == 'path "escape": leads outside the workspace root through a symbolic link'
+    file = await h.call("list_files", {"glob": "*", "path": "big.txt"})
+    assert file.text == "big.txt: is not a directory"
+
+
+async def test_list_files_refuses_a_glob_that_is_not_one(tree, workspace):
+    h = workspace()
+    for glob, error in [
+        ("", "invalid glob '': empty"),
+        ("a\x00b", "invalid glob 'a\\x00b': contains a NUL character"),
+        ("[abc", "invalid glob '[abc': unclosed character class; missing ']'"),
+    ]:
+        result = await h.call("list_files", {"glob": glob})
+        assert (result.text, result.is_error) == (error, True)
