@@ -103,7 +103,7 @@ def test_an_unknown_profile_is_an_error_and_writes_nothing(clients, server, tmp_
     write_profile(tmp_path)
     client = start(clients, server)
     response = client.request("thread/start", {"profile": "nope"})
-    known = "general-purpose, terse-reviewer"
+    known = "Explore, general-purpose, terse-reviewer"
     assert refusal(response) == (
         -32018, "UNKNOWN_PROFILE", f"unknown profile 'nope'; available profiles: {known}"
     )
@@ -142,7 +142,7 @@ def test_resuming_a_root_whose_profile_is_gone_is_an_error_and_changes_nothing(
 
     second = start(clients, server)
     response = second.request("thread/resume", {"threadId": thread_id})
-    gone = "unknown profile 'terse-reviewer'; available profiles: general-purpose"
+    gone = "unknown profile 'terse-reviewer'; available profiles: Explore, general-purpose"
     assert refusal(response) == (-32018, "UNKNOWN_PROFILE", gone)
     refused = second.request("turn/start", {"threadId": thread_id, "input": text("hi")})
     assert refused["error"]["data"]["code"] == "NOT_LIVE"

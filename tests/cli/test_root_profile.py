@@ -49,6 +49,6 @@ def test_run_with_an_unknown_profile_is_one_line_and_writes_nothing(tmp_path, se
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (
         "agent-host: error: unknown profile 'nope'; available profiles: "
-        "general-purpose, terse-reviewer\n"
+        "Explore, general-purpose, terse-reviewer\n"
     )
     assert not (tmp_path / "data").exists() and server.requests == []
