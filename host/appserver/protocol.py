@@ -77,9 +77,11 @@ class Thread:
 @attrs.frozen
 class ThreadStartParams:
     """``thread/start``: a new root agent (``label``: its label, recorded in its log;
-    ``model``: a registered model's name)."""
+    ``profile``: the profile it is started from, recorded too and applied again at every
+    resume; ``model``: a registered model's name, over the profile's)."""
 
     label: str | None = None
+    profile: str | None = None
     model: str | None = None
 
 

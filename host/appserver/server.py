@@ -77,7 +77,9 @@ class AppServer:
 
     async def thread_start(self, connection: Connection, params: p.ThreadStartParams) -> Any:
         """A new root; the connection follows it."""
-        agent = await self.commands.start(label=params.label, model=params.model)
+        agent = await self.commands.start(
+            label=params.label, model=params.model, profile=params.profile
+        )
         await self._follow(connection, agent.id, None)
         return self._thread_result(agent)
 

@@ -32,6 +32,7 @@ from host.cli.approve import Lines, TerminalAsker, listen
 from host.cli.model_choice import refuse_failed_model_plugins
 from host.cli.slash import SlashCommands, is_command, is_read_only, print_reply
 from host.cli.transcript import ARGUMENT_CHARS, first_line, short
+from host.clients.commands import Commands
 from host.clients.events import ClientEvent, ItemCompleted
 from host.clients.feed import Feed
 from host.clients.items import Item
@@ -225,7 +226,8 @@ def tool_line(item: Item) -> str | None:
 
 class Conversation:
     """A root agent, the model it talks to, and the ``front`` that shows it (``PlainFront``
-    on ``out``/``err`` by default); ``lines`` (stdin by default) are the person's."""
+    on ``out``/``err`` by default); ``lines`` (stdin by default) are the person's; ``profile``
+    names the profile the root is started from."""
 
     def __init__(
         self,
@@ -236,8 +238,10 @@ class Conversation:
         script: Script | None = None,
         lines: Lines | None = None,
         front: Front | None = None,
+        profile: str | None = None,
     ) -> None:
         self.host = host
+        self.profile = profile
         self.out = out
         self.err = err
         self.script = script
@@ -255,15 +259,16 @@ class Conversation:
         choose_model(self.host, self.script, self.err)
 
     async def open(self, resume: str | None = None, *, history: bool = True) -> Agent:
-        """Choose the model, then create the root agent; or resume the stored root conversation
-        ``resume`` ("": the one active last; one that cannot be is one line before anything
-        else), then choose the model and print its ``history`` (``host.cli.resume``)."""
+        """Choose the model, then create the root agent (from ``profile``, if any); or resume
+        the stored root conversation ``resume`` ("": the one active last; one that cannot be is
+        one line before anything else), then choose the model and print its ``history``
+        (``host.cli.resume``)."""
         if resume is None:
             self.choose_model()
-            return await self.attach(await self.host.services.agents.create(label=ROOT_LABEL))
+            return await self.attach(await Commands(self.host).start(profile=self.profile))
         from host.cli.resume import print_history, resume_root
 
-        root = await resume_root(self.host, resume, ROOT_LABEL)
+        root = await resume_root(self.host, resume)
         self.choose_model()  # before the resumed agent's first step: it has not started
         if history:
             print_history(root, self.out)
@@ -328,14 +333,19 @@ class Conversation:
 
 
 async def run_once(
-    host: Host, prompt: str, script: Script | None = None, *, resume: str | None = None
+    host: Host,
+    prompt: str,
+    script: Script | None = None,
+    *,
+    resume: str | None = None,
+    profile: str | None = None,
 ) -> int:
-    """``agent-host run``: one message (to the stored root conversation ``resume``, if
-    given; its history is not printed), every answer printed, each tool call and result a
-    line on stderr; exit 1 if a turn failed."""
+    """``agent-host run``: one message (to a new root agent, from ``profile`` if given, or to
+    the stored root conversation ``resume``; its history is not printed), every answer
+    printed, each tool call and result a line on stderr; exit 1 if a turn failed."""
     lines = Lines(sys.stdin)
     front = PlainFront(host, sys.stdout, sys.stderr, lines, show_tools=True)
-    conversation = Conversation(host, script=script, lines=lines, front=front)
+    conversation = Conversation(host, script=script, lines=lines, front=front, profile=profile)
     await conversation.open(resume, history=False)
     try:
         await conversation.say(prompt)
@@ -351,6 +361,7 @@ async def chat(
     *,
     plain: bool = False,
     resume: str | None = None,
+    profile: str | None = None,
 ) -> int:
     """``agent-host chat``: the terminal client when stdin and stdout are terminals (and not
     ``plain``), else one message per line until end of input or ``/exit``, exit 1 if a turn
@@ -360,7 +371,7 @@ async def chat(
         from host.cli.terminal.front import TerminalFront
 
         front = TerminalFront(host)
-        conversation = Conversation(host, script=script, front=front)
+        conversation = Conversation(host, script=script, front=front, profile=profile)
         with front.catching_ctrl_c():
             await conversation.open(resume)
             try:
@@ -368,7 +379,7 @@ async def chat(
             finally:
                 code = await conversation.close()
         return code
-    conversation = Conversation(host, script=script, lines=Lines(lines))
+    conversation = Conversation(host, script=script, lines=Lines(lines), profile=profile)
     await conversation.open(resume)
     try:
         await plain_chat(conversation, SlashCommands(host, lambda: conversation.root))

@@ -156,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--script", type=Path, metavar="FILE", help="the scripted model answers from FILE"
         )
+    for command in (run, chat):
+        command.add_argument(
+            "--profile", metavar="NAME", help="start the agent from the profile NAME"
+        )
     for command in (chat, dev_command):
         command.add_argument(
             "--plain", action="store_true", help="plain lines even on a terminal (as over pipes)"
@@ -228,7 +232,9 @@ def cmd_run(host: Host, args: argparse.Namespace) -> int:
     """One message to a new root agent."""
     from host.cli import chat
 
-    return termination.run(chat.run_once(host, args.prompt, args.script, resume=args.resume))
+    return termination.run(
+        chat.run_once(host, args.prompt, args.script, resume=args.resume, profile=args.profile)
+    )
 
 
 def cmd_chat(host: Host, args: argparse.Namespace) -> int:
@@ -236,7 +242,9 @@ def cmd_chat(host: Host, args: argparse.Namespace) -> int:
     from host.cli import chat
 
     return termination.run(
-        chat.chat(host, script=args.script, plain=args.plain, resume=args.resume)
+        chat.chat(
+            host, script=args.script, plain=args.plain, resume=args.resume, profile=args.profile
+        )
     )
 
 

@@ -16,6 +16,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from host.clients.commands import Commands
 from host.errors import HostError
 
 if TYPE_CHECKING:
@@ -96,14 +97,16 @@ def _cannot(session_id: str, error: HostError) -> HostError:
     return HostError(error.code, text)
 
 
-async def resume_root(host: Host, wanted: str, label: str) -> Agent:
-    """Resume the root conversation ``pick_root`` chooses, as ``label``; a failure is one
-    ``CANNOT_RESUME`` line (``LOCKED`` when another process holds it)."""
+async def resume_root(host: Host, wanted: str) -> Agent:
+    """Resume the root conversation ``pick_root`` chooses (its profile, if it has one, applied
+    again: ``Commands.resume``); a failure is one ``CANNOT_RESUME`` line (``LOCKED`` when
+    another process holds it)."""
     root_id = await pick_root(host, wanted)
     try:
-        agent: Agent = await host.services.agents.resume(root_id, label=label)
-    except HostError as error:
-        raise _cannot(root_id, error) from error
+        agent: Agent = await Commands(host).resume(root_id)
+    except HostError as error:  # LOCKED: said as the store says it, naming the other writer
+        cause = error.__cause__
+        raise _cannot(root_id, cause if isinstance(cause, HostError) else error) from error
     return agent
 
 

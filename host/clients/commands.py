@@ -19,15 +19,17 @@ import attrs
 
 from host.clients.items import Item, items_of
 from host.errors import HostError
-from host.sessions.model import Event, SessionHeader
+from host.profiles.applying import check_model, check_servers, root_options
+from host.sessions.model import Event, SessionHeader, new_id
 from host.sessions.persistence import PersistenceError
 from host.subagents.rows import Scope, entries_of, project, render
 
 if TYPE_CHECKING:
     from host.agents.agent import Agent
-    from host.agents.registry import AgentSetup
+    from host.agents.registry import AgentSetup, SetupStep
     from host.app import Host
     from host.disposal import Disposer
+    from host.profiles.model import Profile
 
 ROOT_LABEL = "user"
 """The label of a root agent (``--script`` files address it by this name)."""
@@ -62,12 +64,30 @@ class Commands:
 
     # -- roots -----------------------------------------------------------------------------
 
-    async def start(self, *, label: str | None = None, model: str | None = None) -> Agent:
-        """A new root agent (``model``: a registered model's name, else the default)."""
+    async def start(
+        self, *, label: str | None = None, model: str | None = None, profile: str | None = None
+    ) -> Agent:
+        """A new root agent (``model``: a registered model's name, else the profile's, else
+        the default; ``profile``: the profile it gets what a child of it would, recorded in
+        its header so every resume applies it again)."""
         if model is not None and model not in self._host.services.models.names():
             raise ClientError("UNKNOWN_MODEL", f'no model "{model}"')
         agents = self._host.services.agents
-        return await agents.create(label=label or ROOT_LABEL, model=model)  # type: ignore[no-any-return]
+        label = label or ROOT_LABEL
+        if profile is None:
+            return await agents.create(label=label, model=model)  # type: ignore[no-any-return]
+        chosen = self._root_profile(profile, starting=True, own_model=model is None)
+        header = SessionHeader(new_id("agent_"), label=label, profile=chosen.name)
+        tool_filter, setup, max_steps = root_options(chosen)
+        created: Agent = await agents.create(
+            header,
+            label=label,
+            model=model if model is not None else chosen.model,
+            tool_filter=tool_filter,
+            setup=[setup],
+            max_steps=max_steps,
+        )
+        return created
 
     async def resume(self, thread_id: str) -> Agent:
         """The stored root ``thread_id`` made live here (or the live one); its open approval
@@ -78,15 +98,53 @@ class Commands:
         header = await self.header(thread_id)
         if header.parent_session is not None:
             raise _not_a_root(thread_id)
+        return await self._resume(header, header.label or ROOT_LABEL, [])
+
+    async def _resume(
+        self, header: SessionHeader, label: str, setup: Sequence[SetupStep]
+    ) -> Agent:
+        """The stored root of ``header`` made live, its profile (if it has one) applied again
+        as at its start: an unknown profile changes nothing."""
+        options: dict[str, Any] = {}
+        if header.profile is not None:
+            profile = self._root_profile(header.profile)
+            tool_filter, step, max_steps = root_options(profile)
+            setup = [step, *setup]
+            options = {"model": profile.model, "tool_filter": tool_filter, "max_steps": max_steps}
         try:
-            label = header.label or ROOT_LABEL
-            agent: Agent = await self._host.services.agents.resume(thread_id, label=label)
+            agent: Agent = await self._host.services.agents.resume(
+                header.id, label=label, setup=setup, **options
+            )
         except PersistenceError as error:
             if error.code == PersistenceError.LOCKED:
-                message = f'thread "{thread_id}" is in use by another process'
-                raise ClientError("LOCKED", message) from None
+                message = f'thread "{header.id}" is in use by another process'
+                raise ClientError("LOCKED", message) from error
             raise
         return agent
+
+    def _root_profile(
+        self, name: str, *, starting: bool = False, own_model: bool = True
+    ) -> Profile:
+        """The profile ``name`` for a root: its errors are the delegation tool's, said of a
+        ``profile``. ``own_model``: the root runs on the profile's model, which must be
+        registered; ``starting``: its MCP servers must be connected (a resumed root, like a
+        resumed child, just goes without a server that went away)."""
+        from host.profiles.matching import resolve
+        from host.profiles.model import ProfileError, ProfileSet
+
+        library = self._host.services.find("profiles")
+        loaded = library.load() if library is not None else ProfileSet()
+        try:
+            profile = resolve(name, loaded, asked="profile")
+        except ProfileError as error:
+            raise ClientError(error.code, error.message) from None
+        problem = check_model(self._host.services, profile) if own_model else None
+        if problem is not None:
+            raise ClientError("UNKNOWN_MODEL", problem)
+        missing = check_servers(self._host.services, profile) if starting else None
+        if missing is not None:
+            raise ClientError("MCP_SERVER_NOT_CONNECTED", missing)
+        return profile
 
     async def live_root(self, thread_id: str) -> Agent:
         """The live root agent of ``thread_id``."""
@@ -123,14 +181,7 @@ class Commands:
             return created
         if header.parent_session is not None:
             raise _not_a_root(thread_id)
-        try:
-            resumed: Agent = await agents.resume(thread_id, label=ROOT_LABEL, setup=setup)
-        except PersistenceError as error:
-            if error.code == PersistenceError.LOCKED:
-                message = f'thread "{thread_id}" is in use by another process'
-                raise ClientError("LOCKED", message) from None
-            raise
-        return resumed
+        return await self._resume(header, ROOT_LABEL, setup)
 
     async def threads(self) -> list[SessionHeader]:
         """Every stored or live root session, oldest first."""

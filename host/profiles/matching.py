@@ -19,8 +19,9 @@ def normalize(name: str) -> str:
     return "".join(char for char in folded if not char.isspace() and char not in "-_")
 
 
-def resolve(query: str, profiles: ProfileSet) -> Profile:
-    """The profile ``query`` names (see the module docstring)."""
+def resolve(query: str, profiles: ProfileSet, *, asked: str = "subagent_type") -> Profile:
+    """The profile ``query`` names (see the module docstring); errors name what asked for it
+    (``asked``: the delegation tool's ``subagent_type``, or a root's ``profile``)."""
     exact = profiles.get(query)
     if exact is not None:
         return exact
@@ -44,9 +45,9 @@ def resolve(query: str, profiles: ProfileSet) -> Profile:
         names = ", ".join(profile.name for profile in candidates)
         raise ProfileError(
             "AMBIGUOUS_PROFILE",
-            f"subagent_type {query!r} matches several profiles: {names}; use one exactly",
+            f"{asked} {query!r} matches several profiles: {names}; use one exactly",
         )
     known = ", ".join(profiles.names()) or "none"
     raise ProfileError(
-        "UNKNOWN_PROFILE", f"unknown subagent_type {query!r}; available profiles: {known}"
+        "UNKNOWN_PROFILE", f"unknown {asked} {query!r}; available profiles: {known}"
     )

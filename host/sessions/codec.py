@@ -75,12 +75,17 @@ def encode_json(value: Any) -> bytes:
     return _dumps(value)
 
 
+_OPTIONAL_KEYS = ("label", "profile")
+"""Header keys written only when set (logs from before them have none)."""
+
+
 def encode_header(header: SessionHeader) -> bytes:
     """The header line of ``header``, newline included."""
     data: dict[str, Any] = {"format": HEADER_FORMAT, "version": HEADER_VERSION}
     data.update(converter.unstructure(header))
-    if data["label"] is None:
-        del data["label"]  # a header without one reads as it always did
+    for optional in _OPTIONAL_KEYS:
+        if data[optional] is None:
+            del data[optional]  # a header without one reads as it always did
     return _dumps(data) + b"\n"
 
 
@@ -114,8 +119,8 @@ def _plain_header(data: dict[str, Any]) -> SessionHeader | None:
     """The header of a complete, well-typed header object, built without the converter (a
     listing decodes thousands); ``None`` for anything else, which the converter then
     structures or refuses with its own message."""
-    label = data.get("label")
-    if data.keys() - {"label"} != _HEADER_KEYS:
+    label, profile = data.get("label"), data.get("profile")
+    if data.keys() - set(_OPTIONAL_KEYS) != _HEADER_KEYS:
         return None
     sid, parent, created = data["id"], data["parent_session"], data["created_at"]
     origin, depth, seed = data["origin"], data["delegation_depth"], data["seed_length"]
@@ -127,10 +132,11 @@ def _plain_header(data: dict[str, Any]) -> SessionHeader | None:
         or (parent is not None and type(parent) is not str)
         or (origin is not None and type(origin) is not str)
         or (label is not None and type(label) is not str)
+        or (profile is not None and type(profile) is not str)
     ):
         return None
     try:
-        return SessionHeader(sid, parent, created, origin, depth, seed, label)
+        return SessionHeader(sid, parent, created, origin, depth, seed, label, profile)
     except SessionIdError:  # a hostile id: the converter's refusal says so
         return None
 

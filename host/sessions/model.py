@@ -60,6 +60,8 @@ class SessionHeader:
     counts the events a fork copied from its parent, so own events start at that ``seq``.
     ``label`` is the label its agent was created with, when it was created by
     ``AgentRegistry.create`` without a header of its own (a root); None in logs older than it.
+    ``profile`` is the canonical name of the profile a root was started from (applied again
+    whenever it is resumed); None for a root without one, a child, and older logs.
     """
 
     id: str = attrs.field(validator=lambda _i, _a, v: validate_session_id(v))
@@ -69,6 +71,7 @@ class SessionHeader:
     delegation_depth: int = 0
     seed_length: int = 0
     label: str | None = None
+    profile: str | None = None
 
     def sort_key(self) -> tuple[int, str]:
         """Creation order: ``created_at``, ties broken by id."""

@@ -152,6 +152,10 @@ HEADERS: list[dict[str, Any]] = [
      "delegation_depth": 0, "seed_length": 0, "label": None},
     {"id": "s1", "parent_session": None, "created_at": 5, "origin": None,
      "delegation_depth": 0, "seed_length": 0, "label": 7},
+    {"id": "s1", "parent_session": None, "created_at": 5, "origin": None,
+     "delegation_depth": 0, "seed_length": 0, "label": "user", "profile": "reviewer"},
+    {"id": "s1", "parent_session": None, "created_at": 5, "origin": None,
+     "delegation_depth": 0, "seed_length": 0, "profile": 7},
 ]
 
 
@@ -175,3 +179,10 @@ def test_a_label_is_kept_and_a_header_without_one_is_written_as_before() -> None
     assert decode_header(encode_header(labelled)) == labelled
     plain = json.loads(encode_header(SessionHeader("s1", created_at=5)))
     assert "label" not in plain  # older readers and logs: the same header line
+
+
+def test_a_roots_profile_is_kept_and_a_header_without_one_is_written_as_before() -> None:
+    started = SessionHeader("s1", created_at=5, label="user", profile="reviewer")
+    assert decode_header(encode_header(started)) == started
+    plain = json.loads(encode_header(SessionHeader("s1", created_at=5, label="user")))
+    assert "profile" not in plain

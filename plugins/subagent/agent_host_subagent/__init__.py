@@ -53,9 +53,6 @@ requires = ("subagents",)
 
 Mode = Literal["continuable", "one-shot"]
 
-MCP_PLUGIN = "mcp"
-"""The plugin whose sub-plugins ``mcp.<server>`` register the tools of MCP servers."""
-
 DESCRIPTION = (
     "Start a subagent: a separate agent with its own session that works on the task you "
     "describe. In the background (the default here) it returns at once with the subagent's "
@@ -181,59 +178,22 @@ def child_request(
 ) -> ChildRequest:
     """What to ask the subagent service for: the task, plus the profile cut to ``deployment``
     (its persona as a child of that mode gets it: ``Profile.persona_for``)."""
-    from host.subagents.descriptors import MemorySpec, SubPluginLimit, ToolFilterSpec
+    from host.profiles.applying import memory_of, own_filter
     from host.subagents.types import ChildRequest
 
     if profile is None:
         return ChildRequest(prompt=args.prompt, label=args.description, tool_filter=deployment)
-    own = None
-    limits = None
-    if profile.mcp_servers is not None:
-        limits = [SubPluginLimit(MCP_PLUGIN, list(profile.mcp_servers))]
-    if profile.tools is not None or profile.disallowed_tools or limits is not None:
-        allow = list(profile.tools) if profile.tools is not None else None
-        deny = list(profile.disallowed_tools) or None
-        own = ToolFilterSpec(allow=allow, deny=deny, sub_plugins=limits)
     return ChildRequest(
         prompt=args.prompt,
         label=args.description,
         model=profile.model,
         persona=profile.persona_for(continuable),
-        tool_filter=_combine_filters(deployment, own),
+        tool_filter=_combine_filters(deployment, own_filter(profile)),
         max_steps=profile.max_steps,
         profile=profile.name,
         mcp_servers=list(profile.mcp_servers) if profile.mcp_servers is not None else None,
-        memory=(
-            MemorySpec(profile.memory, profile.memory_dir)
-            if profile.memory is not None and profile.memory_dir is not None
-            else None
-        ),
+        memory=memory_of(profile),
     )
-
-
-def check_model(ctx: ServiceContext, profile: Profile) -> str | None:
-    """Why ``profile``'s model cannot be used, or None (never a silent fallback)."""
-    models = ctx.find("models")
-    if profile.model is None or models is None or profile.model in models.names():
-        return None
-    known = ", ".join(models.names()) or "none"
-    return (
-        f'profile "{profile.name}" ({profile.origin}) names model "{profile.model}", '
-        f"which is not registered (known: {known})"
-    )
-
-
-def check_servers(ctx: ServiceContext, profile: Profile) -> str | None:
-    """Why a child of ``profile`` cannot start for want of an MCP server, or None: every
-    server its ``mcp_servers`` names must be an active plugin ``mcp.<server>`` (a child never
-    connects on its own; it borrows the parent host's connections)."""
-    if not profile.mcp_servers:
-        return None
-    plugins = ctx.find("plugins")
-    for server in profile.mcp_servers:
-        if plugins is None or not plugins.is_active(f"{MCP_PLUGIN}.{server}"):
-            return f'required MCP server "{server}" is not connected'
-    return None
 
 
 def make_tool(
@@ -271,6 +231,7 @@ def resolve_profile(
     tool_name: str, ctx: ServiceContext, deployment: ToolFilterSpec | None, name: str
 ) -> Profile | ToolResult:
     """The profile ``name`` asks for, or the error result the model gets instead."""
+    from host.profiles.applying import check_model, check_servers
     from host.profiles.matching import resolve
     from host.profiles.model import ProfileError
 

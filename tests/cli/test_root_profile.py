@@ -1,0 +1,54 @@
+"""``agent-host run``/``chat --profile NAME``: the root gets the profile's persona and tool
+filter, as ``thread/start {profile}`` gives them; an unknown profile is one line, nothing
+written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent_host_openai.testing import FakeServer, completion
+
+from tests.cli.support import agent_host
+
+PERSONA = "You are the terse reviewer. Answer in one word."
+
+
+def environment(tmp_path: Path, server: FakeServer) -> dict[str, str]:
+    """``server``'s model, and an ``AGENT_HOST_HOME`` holding the user profile
+    ``terse-reviewer``."""
+    agents = tmp_path / "home" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "terse-reviewer.md").write_text(
+        "---\nname: terse-reviewer\ndescription: Reviews in one word\n"
+        f"disallowed_tools: [list_agents]\n---\n{PERSONA}\n"
+    )
+    home = str(tmp_path / "home")
+    return {"OPENAI_BASE_URL": server.url, "AGENT_HOST_MODEL": "m1", "AGENT_HOST_HOME": home}
+
+
+def test_run_and_chat_start_the_root_from_the_profile(tmp_path, server) -> None:
+    server.reply(completion("Fine."), completion("Good."))
+    env = environment(tmp_path, server)
+    ran = agent_host("run", "--profile", "terse-reviewer", "review", cwd=tmp_path, **env)
+    chatted = agent_host(
+        "chat", "--profile", "terse-reviewer", cwd=tmp_path, stdin="review\n", **env
+    )
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, "Fine.\n", "")
+    assert (chatted.returncode, chatted.stderr) == (0, "")
+    for request in server.requests:
+        assert PERSONA in request.body["messages"][0]["content"]
+        assert "list_agents" not in {t["function"]["name"] for t in request.body["tools"]}
+    headers = [json.loads(p.read_text().splitlines()[0]) for p in (tmp_path / "data").glob("*")]
+    assert [h["profile"] for h in headers] == ["terse-reviewer", "terse-reviewer"]
+
+
+def test_run_with_an_unknown_profile_is_one_line_and_writes_nothing(tmp_path, server) -> None:
+    env = environment(tmp_path, server)
+    result = agent_host("run", "--profile", "nope", "review", cwd=tmp_path, **env)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "agent-host: error: unknown profile 'nope'; available profiles: "
+        "Explore, general-purpose, terse-reviewer\n"
+    )
+    assert not (tmp_path / "data").exists() and server.requests == []
