@@ -52,3 +52,16 @@ def test_run_with_an_unknown_profile_is_one_line_and_writes_nothing(tmp_path, se
         "Explore, general-purpose, terse-reviewer\n"
     )
     assert not (tmp_path / "data").exists() and server.requests == []
+
+
+def test_run_resume_applies_the_roots_profile_again(tmp_path, server) -> None:
+    server.reply(completion("Fine."), completion("Still fine."))
+    env = environment(tmp_path, server)
+    assert agent_host("run", "--profile", "terse-reviewer", "one", cwd=tmp_path, **env).returncode == 0
+    [log] = (tmp_path / "data").glob("*.jsonl")
+    resumed = agent_host("run", "--resume", log.stem, "two", cwd=tmp_path, **env)
+    assert (resumed.returncode, resumed.stdout) == (0, "Still fine.\n")
+    second = server.requests[1].body
+    assert PERSONA in second["messages"][0]["content"]
+    assert [m["content"] for m in second["messages"] if m["role"] == "user"] == ["one", "two"]
+    assert "list_agents" not in {t["function"]["name"] for t in second["tools"]}
