@@ -73,8 +73,11 @@ CLOSINGS = (
     "You run in the background: deliver that report to the delegating agent with the report "
     "tool before you finish (earlier too, when a finding changes what it should do next). "
     "Your closing message also reaches it, in the notice that you finished.",
+    "You run in the background: your closing message is what reaches the delegating agent, "
+    "in the notice that you finished, so make that report complete.",
 )
-"""The built-in personas' closing advice for a one-shot child and for a continuable one."""
+"""The built-in personas' closing advice: for a one-shot child, for a continuable one that has
+the ``report`` tool, and for a continuable one without it (no ``subagent_report`` plugin)."""
 
 EXPLORE_TOOLS = ("read_file", "list_files", "grep", "mcp.fetch")
 """The workspace's read tools (agent-host-workspace) and the tools of the MCP server named
