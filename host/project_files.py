@@ -5,7 +5,9 @@ A cloned repository decides what sits in the working directory and below it: its
 such file the host reads goes through ``read_regular`` (``agent-host.toml``, ``.mcp.json``,
 profile and Claude Code agent files, profile memory, the session header cache) or, for the
 files of the data directory that grow with use and have no limit (session logs, the identity
-index), ``open_regular``:
+index), ``open_regular``. A walk that lists directories itself (the workspace ``grep``) reads
+the files its listing showed as regular files through ``read_listed``, the cheaper door with the
+same rules:
 
 - a link is followed only to a regular file; a directory, device, FIFO or socket is refused
   before it is opened (opening a device can have effects of its own). On Linux the check is
@@ -23,11 +25,13 @@ skips that one source and says so.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
 
 _FLAGS = os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_LISTED_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | _FLAGS
 _CHUNK = 1 << 16
 _PROC_FD = "/proc/self/fd/"
 _BY_HANDLE = hasattr(os, "O_PATH") and os.path.isdir(_PROC_FD)
@@ -76,6 +80,40 @@ def read_regular(path: Path | str, limit: int, *, cut: bool = False) -> bytes | 
         os.close(fd)
     if len(data) > limit and not cut:  # it grew after the check
         raise FileRefused.too_large(name, limit)
+    return data
+
+
+def read_listed(path: str, limit: int) -> bytes | None:
+    """The bytes of ``path``, which a directory listing (``os.scandir``) has just shown as a
+    regular file, not a link; None when it is gone since. ``FileRefused`` as ``read_regular``
+    (a file larger than ``limit`` bytes included) and for a link swapped in since the listing.
+
+    The name is opened once, with ``O_NOFOLLOW`` (a link is refused, never followed) and
+    ``O_NONBLOCK`` (a FIFO swapped in never blocks the open), and what was opened is checked
+    (``fstat``): a device swapped in between the listing and the open is opened, then refused
+    unread. A file that has not grown since is read in one ``read``."""
+    try:
+        fd = os.open(path, _LISTED_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise FileRefused(path, "is a symbolic link, not a regular file") from None
+        raise FileRefused.unreadable(path, error) from None
+    try:
+        info = os.fstat(fd)
+        _check(path, info)
+        if info.st_size > limit:
+            raise FileRefused.too_large(path, limit)
+        data = os.read(fd, info.st_size + 1)
+        if len(data) > info.st_size:  # it grew since the check
+            data += _read(fd, limit + 1 - len(data))
+    except OSError as error:
+        raise FileRefused.unreadable(path, error) from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise FileRefused.too_large(path, limit)
     return data
 
 

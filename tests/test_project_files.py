@@ -1,12 +1,12 @@
-"""``host.project_files.read_regular``: a regular file of bounded size, or one line saying why
-not — with real devices, FIFOs, sockets and links."""
+"""``host.project_files.read_regular`` and ``read_listed``: a regular file of bounded size, or
+one line saying why not — with real devices, FIFOs, sockets and links."""
 
 from __future__ import annotations
 
 import os
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,10 +63,10 @@ def no_writer_fifo(tmp_path: Path) -> Iterator[Path]:
     yield path
 
 
-def refusal_in_a_thread(path: Path) -> list[str]:
-    """``[refusal(path)]`` from a thread given 30 s: ``[]`` if it is still blocked by then."""
+def refusal_in_a_thread(path: Path, refuse: Callable[[Path], str] = refusal) -> list[str]:
+    """``[refuse(path)]`` from a thread given 30 s: ``[]`` if it is still blocked by then."""
     outcome: list[str] = []
-    reader = threading.Thread(target=lambda: outcome.append(refusal(path)), daemon=True)
+    reader = threading.Thread(target=lambda: outcome.append(refuse(path)), daemon=True)
     reader.start()
     reader.join(timeout=30)
     return outcome
@@ -157,3 +157,46 @@ def test_a_regular_file_is_opened_with_the_callers_flags(tmp_path: Path) -> None
     finally:
         os.close(fd)
     assert path.read_bytes() == b"one\ntwo\n"
+
+
+def listed_refusal(path: Path, limit: int = 100) -> str:
+    from host.project_files import read_listed
+
+    with pytest.raises(FileRefused) as caught:
+        read_listed(str(path), limit)
+    return caught.value.reason
+
+
+def test_a_listed_regular_file_is_opened_once_and_read_in_one_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from host.project_files import read_listed
+
+    path = tmp_path / "module.py"
+    path.write_bytes(b"x" * 100)
+    opened = opens_recorded(monkeypatch)
+    reads: list[int] = []
+    real_read = os.read
+
+    def read(fd: int, size: int) -> bytes:
+        reads.append(size)
+        return real_read(fd, size)
+
+    monkeypatch.setattr(os, "read", read)
+    assert read_listed(str(path), 100) == b"x" * 100  # exactly the limit
+    assert [flags & os.O_NOFOLLOW for _, flags in opened] == [os.O_NOFOLLOW]
+    assert reads == [101]
+    assert read_listed(str(tmp_path / "gone.py"), 100) is None
+    assert listed_refusal(path, 99) == "larger than 99 bytes"
+
+
+def test_a_link_fifo_or_device_swapped_in_for_a_listed_file_is_refused_without_blocking(
+    no_writer_fifo: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "real.py").write_text("x")
+    (tmp_path / "link.py").symlink_to(tmp_path / "real.py")  # never followed, even to a file
+    assert listed_refusal(tmp_path / "link.py") == "is a symbolic link, not a regular file"
+    assert listed_refusal(Path("/dev/null")) == "is a character device, not a regular file"
+    (tmp_path / "dir.py").mkdir()
+    assert listed_refusal(tmp_path / "dir.py") == "is a directory, not a regular file"
+    assert refusal_in_a_thread(no_writer_fifo, listed_refusal) == ["is a FIFO, not a regular file"]

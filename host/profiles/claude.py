@@ -10,7 +10,8 @@ profile's fields and checked as in our own files (``host.profiles.parsing.build`
 * ``name``, ``description``: required; line breaks in a description become spaces, and one
   longer than 1024 characters is cut (with a note);
 * ``tools`` → ``tools`` and ``disallowedTools`` → ``disallowed_tools``: mapped by ``TOOLS``
-  (below); a denied name without an equivalent denies nothing the host has;
+  and, while the workspace plugin offers them, ``WORKSPACE_TOOLS`` (below); a denied name
+  without an equivalent denies nothing the host has;
 * ``model``: ``sonnet``, ``opus``, ``haiku`` and ``inherit`` mean the default model; another
   value names a host model;
 * ``maxTurns`` → ``max_steps``, ``background``, ``memory`` (our memory directories,
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from typing import Any
 
 from host.profiles.frontmatter import FrontMatterError, split_raw
@@ -42,6 +44,17 @@ TOOLS = {
     "SendMessage": "send_message",
 }
 """Claude Code tool names with a host equivalent (the delegation tool by its default name)."""
+
+WORKSPACE_TOOLS = {
+    "Read": "read_file",
+    "Grep": "grep",
+    "Glob": "list_files",
+    "Write": "write_file",
+    "Edit": "edit_file",
+    "Bash": "run_command",
+}
+"""Claude Code's file and shell tools and the workspace plugin's equivalents
+(docs/workspace.md): mapped only while the host has the equivalent tool."""
 
 MODEL_ALIASES = ("sonnet", "opus", "haiku", "inherit")
 _PLAIN = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):[ \t]+([^\s\"'|>\[{&*!#%@`].*)")
@@ -63,14 +76,15 @@ _CLAUDE_KEY = {ours: theirs for theirs, ours in KEYS.items()}
 
 
 def parse_claude(
-    text: str, *, path: str, source: Source
+    text: str, *, path: str, source: Source, tools: Collection[str] = ()
 ) -> tuple[Profile | None, list[Diagnostic]]:
     """The profile a Claude Code agent file defines (None if it cannot be read) and the
-    diagnostics about it (one line each, naming the file)."""
+    diagnostics about it (one line each, naming the file); ``tools`` are the names of the
+    host's global tools (``WORKSPACE_TOOLS`` are mapped only to those)."""
     try:
         block, body = split_raw(text)
         data = _load_yaml(block)
-        fields, notes = _fields(data)
+        fields, notes = _fields(data, tools)
         profile = build(fields, body, path=path, source=source, plugin=None)
     except FrontMatterError as error:
         return None, [Diagnostic(path, error.problem, field=error.field, source=source)]
@@ -152,14 +166,16 @@ def quote_plain_values(block: list[str]) -> list[str]:
     return result
 
 
-def _fields(data: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+def _fields(
+    data: dict[str, Any], tools: Collection[str]
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """The profile fields of Claude Code's keys, and notes ``(key, text)`` on what the host
     cannot give a child (the profile still loads)."""
     fields = {ours: data[theirs] for theirs, ours in KEYS.items() if data.get(theirs) is not None}
     notes: list[tuple[str, str]] = []
     for field in ("tools", "disallowed_tools"):
         if field in fields:
-            fields[field], lacking = map_tools(fields[field], field)
+            fields[field], lacking = map_tools(fields[field], field, tools)
             if lacking and field == "tools":
                 names = ", ".join(lacking)
                 notes.append(("tools", f"no host tool for {names}; its children go without"))
@@ -189,9 +205,9 @@ def shorten(description: str) -> str:
     return cut + "…"
 
 
-def map_tools(value: Any, field: str) -> tuple[list[str], list[str]]:
+def map_tools(value: Any, field: str, tools: Collection[str] = ()) -> tuple[list[str], list[str]]:
     """Claude Code tool names (a comma-separated string or a list) as host tool names, and
-    the names without an equivalent, in order."""
+    the names without an equivalent, in order (``tools``: the host's global tools)."""
     if isinstance(value, str):
         items = split_tool_list(value)
     elif isinstance(value, list) and all(isinstance(item, str) for item in value):
@@ -202,7 +218,7 @@ def map_tools(value: Any, field: str) -> tuple[list[str], list[str]]:
     lacking: list[str] = []
     for item in items:
         name = item.strip().split("(", 1)[0].strip()
-        host = host_tool(name)
+        host = host_tool(name, tools)
         if host is not None:
             mapped.append(host)
         elif name not in lacking:
@@ -210,8 +226,11 @@ def map_tools(value: Any, field: str) -> tuple[list[str], list[str]]:
     return mapped, lacking
 
 
-def host_tool(name: str) -> str | None:
-    """The host's tool for Claude Code's ``name``, or None when it has no equivalent."""
+def host_tool(name: str, tools: Collection[str] = ()) -> str | None:
+    """The host's tool for Claude Code's ``name``, or None when it has no equivalent (a
+    workspace tool counts only when it is among ``tools``, the host's global tools)."""
+    if name in WORKSPACE_TOOLS:
+        return WORKSPACE_TOOLS[name] if WORKSPACE_TOOLS[name] in tools else None
     if name == "*":
         return name
     if name.startswith(MCP_PREFIX):

@@ -62,7 +62,8 @@ class ProfileLibrary:
 
     ``environ`` and ``cwd`` default to the process's at each load (tests may fix them).
     ``tools`` (the host's global tools) tells which plugin registered a tool a project profile
-    names, for the deployment's globs (``host.tools.globs``) to judge it.
+    names, for the deployment's globs (``host.tools.globs``) to judge it, and which of Claude
+    Code's tool names have an equivalent (``host.profiles.claude``).
     """
 
     def __init__(
@@ -126,7 +127,7 @@ class ProfileLibrary:
         paths = [where.user, where.project, where.claude_user, where.claude_project]
         paths += [s for _, s in entries if isinstance(s, Path)]
         files = [path for path in paths if path is not None]
-        plugins = self._tool_plugins() if deployment is not None else {}
+        plugins = self._tool_plugins()
         key = (where, self._generation, _filter_key(deployment), tuple(plugins.items()))
         before, cacheable = file_signature(files)  # taken first: a change meanwhile shows
         cached = self._cache.get(key)

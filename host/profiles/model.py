@@ -56,7 +56,7 @@ class Profile:
     one must be connected when a child starts). ``memory`` is the scope of its persistent
     memory and ``memory_dir`` the directory (set when the profile is loaded, its checks
     passed). ``path`` is the file it came from (None for built-ins). ``closings`` (built-ins
-    only) is the advice ``persona_for`` ends the persona with, by the child's mode.
+    only) is the advice ``persona_for`` ends the persona with, by the child's mode and tools.
     """
 
     name: str
@@ -73,15 +73,17 @@ class Profile:
     memory_dir: str | None = None
     path: str | None = None
     plugin: str | None = None
-    closings: tuple[str, str] | None = None
+    closings: tuple[str, str, str] | None = None
 
-    def persona_for(self, continuable: bool) -> str | None:
+    def persona_for(self, continuable: bool, reporting: bool) -> str | None:
         """The persona a child gets: for a built-in, followed by the closing advice for its
-        mode (``closings``: one-shot, continuable), so it never contradicts the tools the
-        child has; any other profile's persona as written."""
+        mode (``closings``: one-shot, continuable with the ``report`` tool, continuable
+        without it), so it never contradicts the tools the child has; any other profile's
+        persona as written. ``reporting``: whether a continuable child gets ``report``."""
         if self.closings is None or self.persona is None:
             return self.persona
-        return f"{self.persona} {self.closings[continuable]}"
+        closing = self.closings[0 if not continuable else 1 if reporting else 2]
+        return f"{self.persona} {closing}"
 
     @property
     def bare_name(self) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +73,11 @@ CLOSINGS = (
     "You run in the background: deliver that report to the delegating agent with the report "
     "tool before you finish (earlier too, when a finding changes what it should do next). "
     "Your closing message also reaches it, in the notice that you finished.",
+    "You run in the background: your closing message is what reaches the delegating agent, "
+    "in the notice that you finished, so make that report complete.",
 )
-"""The built-in personas' closing advice for a one-shot child and for a continuable one."""
+"""The built-in personas' closing advice: for a one-shot child, for a continuable one that has
+the ``report`` tool, and for a continuable one without it (no ``subagent_report`` plugin)."""
 
 EXPLORE_TOOLS = ("read_file", "list_files", "grep", "mcp.fetch")
 """The workspace's read tools (agent-host-workspace) and the tools of the MCP server named
@@ -111,10 +114,11 @@ def builtin_profiles() -> list[Profile]:
 
 
 def read_file(
-    path: Path, source: Source, plugin: str | None
+    path: Path, source: Source, plugin: str | None, tools: Collection[str] = ()
 ) -> tuple[Profile | None, list[Diagnostic]]:
-    """One profile file, parsed (a Claude Code file as Claude Code reads it); every failure
-    is a diagnostic naming the file."""
+    """One profile file, parsed (a Claude Code file as Claude Code reads it, its tool names
+    mapped onto ``tools``, the host's global tools); every failure is a diagnostic naming the
+    file."""
     where = shown(path)
     try:
         data = read_regular(path, MAX_FILE_BYTES)
@@ -129,15 +133,16 @@ def read_file(
     if source in CLAUDE_SOURCES:
         from host.profiles.claude import parse_claude
 
-        return parse_claude(text, path=where, source=source)
+        return parse_claude(text, path=where, source=source, tools=tools)
     result = parse_profile(text, path=where, source=source, plugin=plugin)
     return (None, [result]) if isinstance(result, Diagnostic) else (result, [])
 
 
 def read_directory(
-    directory: Path, source: Source, plugin: str | None = None
+    directory: Path, source: Source, plugin: str | None = None, tools: Collection[str] = ()
 ) -> tuple[list[Profile], list[Diagnostic]]:
-    """The profiles of one directory (missing: none) and the diagnostics of its bad files."""
+    """The profiles of one directory (missing: none) and the diagnostics of its bad files
+    (``tools``: as for ``read_file``)."""
     try:
         if not directory.exists():
             return [], []
@@ -153,7 +158,7 @@ def read_directory(
     for name in names:
         if name.startswith(".") or not name.lower().endswith(SUFFIXES):
             continue
-        result, problems = read_file(directory / name, source, plugin)
+        result, problems = read_file(directory / name, source, plugin, tools)
         if result is not None and result.name in first:
             problem = f'"{result.bare_name}" is already defined by {first[result.name]}; skipped'
             diagnostics.append(Diagnostic(result.origin, problem, field="name", source=source))
@@ -212,7 +217,8 @@ def load_all(
     plugins: Mapping[str, str | None] | None = None,
 ) -> ProfileSet:
     """Merge every source (module docstring) into the set of profiles in effect; ``plugins``
-    maps each global tool to the plugin that registered it (``widening``)."""
+    maps each global tool to the plugin that registered it (``widening``; and Claude Code's
+    tool names map only to tools there)."""
     merged = _Merge(where, deployment, plugins or {})
     for profile in builtin_profiles():
         merged.add(profile)
@@ -285,7 +291,7 @@ class _Merge:
     def add_directory(self, source: Source, directory: Path) -> None:
         """A user, project or Claude Code directory; a Claude Code profile never overrides a
         profile of our own files (a diagnostic says so)."""
-        profiles, problems = read_directory(directory, source)
+        profiles, problems = read_directory(directory, source, tools=self.plugins.keys())
         start = len(self.diagnostics)
         dropped: set[str] = set()
         for profile in profiles:

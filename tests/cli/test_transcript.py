@@ -13,7 +13,7 @@ def descriptor_line(descriptor: dict) -> str:
 
 
 def test_a_persona_is_its_first_line_and_its_length_not_the_whole_text() -> None:
-    persona = GENERAL_PURPOSE.persona_for(True)
+    persona = GENERAL_PURPOSE.persona_for(True, True)
     assert persona is not None
     line = descriptor_line({"version": 2, "mode": "continuable", "persona": persona})
     assert line == (

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import agent_host_workspace
+
 from host.agents.scripted import say
 from host.profiles.library import ProfileLibrary
 from host.profiles.sources import EXPLORE
@@ -282,3 +284,32 @@ def test_unquoted_colons_read_as_claude_code_reads_them(tmp_path):
         "Reviews code. Use when: the user asks for a review, or after a commit: always."
     )
     assert folded.tools == ("subagent",)
+
+
+async def test_file_and_shell_tools_map_to_the_workspace_tools_when_it_offers_them(tmp_path):
+    host, dirs = profile_host(tmp_path, ("workspace", agent_host_workspace))
+    claude_project = dirs.project / ".claude" / "agents"
+    put(claude_project, "code-reviewer.md", REVIEWER)
+    put(claude_project, "coordinator.md", COORDINATOR)
+    text = "---\nname: scribe\ndescription: d\ntools: Read, Write, Edit, WebFetch\n---\nYou write."
+    scribe_file = put(claude_project, "scribe.md", text)
+    model = scripted(host)
+    model.script("review", say("reviewed"))
+    try:
+        loaded = host.profiles.load()
+        review = loaded.get("code-reviewer")
+        assert review.tools == ("read_file", "grep", "list_files", "run_command")
+        assert loaded.get("coordinator").disallowed_tools == ("run_command",)
+        assert loaded.get("scribe").tools == ("read_file", "write_file", "edit_file")
+        assert [str(d) for d in loaded.diagnostics if d.field == "tools"] == [
+            f'{scribe_file}: tools: profile "scribe": no host tool for WebFetch; its children '
+            "go without"
+        ]  # the reviewer's tools all map now
+        root = await host.services.agents.create(label="root")
+        await delegate(host, root, "review", "code-reviewer")
+        request = model.requests_for("review")[0]
+        assert sorted(t.name for t in request.tools) == [
+            "grep", "list_files", "read_file", "run_command",
+        ]  # fmt: skip
+    finally:
+        await host.aclose()

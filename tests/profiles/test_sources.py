@@ -81,13 +81,18 @@ def test_a_built_in_personas_closing_advice_follows_the_childs_mode():
         "report tool before you finish (earlier too, when a finding changes what it should do "
         "next). Your closing message also reaches it, in the notice that you finished."
     )
-    assert (one_shot, continuable) == CLOSINGS
+    unreported = (
+        "You run in the background: your closing message is what reaches the delegating "
+        "agent, in the notice that you finished, so make that report complete."
+    )
+    assert (one_shot, continuable, unreported) == CLOSINGS
     for profile in (GENERAL_PURPOSE, EXPLORE):
-        assert profile.persona_for(False) == f"{profile.persona} {one_shot}"
-        assert profile.persona_for(True) == f"{profile.persona} {continuable}"
+        assert profile.persona_for(False, False) == f"{profile.persona} {one_shot}"
+        assert profile.persona_for(True, True) == f"{profile.persona} {continuable}"
+        assert profile.persona_for(True, False) == f"{profile.persona} {unreported}"
         assert "sees of your work" not in (profile.persona or "")  # the advice is in the closings only
     written = Profile(name="mine", description="d", source="user", persona="As written.")
-    assert written.persona_for(False) == written.persona_for(True) == "As written."
+    assert written.persona_for(False, False) == written.persona_for(True, True) == "As written."
 
 
 def test_a_unique_bare_plugin_name_is_an_alias(tmp_path):

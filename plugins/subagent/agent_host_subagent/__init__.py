@@ -51,6 +51,10 @@ if TYPE_CHECKING:  # the subagent values are imported where they are built, not 
 
 requires = ("subagents",)
 
+REPORT_PLUGIN = "subagent_report"
+"""The plugin that gives every continuable child its ``report`` tool; a built-in persona's
+closing names ``report`` only while it is active (``Profile.persona_for``)."""
+
 Mode = Literal["continuable", "one-shot"]
 
 DESCRIPTION = (
@@ -175,9 +179,11 @@ def child_request(
     profile: Profile | None,
     deployment: ToolFilterSpec | None,
     continuable: bool = False,
+    reporting: bool = False,
 ) -> ChildRequest:
     """What to ask the subagent service for: the task, plus the profile cut to ``deployment``
-    (its persona as a child of that mode gets it: ``Profile.persona_for``)."""
+    (its persona as a child of that mode, with ``report`` or not, gets it:
+    ``Profile.persona_for``)."""
     from host.profiles.applying import memory_of, own_filter
     from host.subagents.types import ChildRequest
 
@@ -187,7 +193,7 @@ def child_request(
         prompt=args.prompt,
         label=args.description,
         model=profile.model,
-        persona=profile.persona_for(continuable),
+        persona=profile.persona_for(continuable, reporting),
         tool_filter=_combine_filters(deployment, own_filter(profile)),
         max_steps=profile.max_steps,
         profile=profile.name,
@@ -272,8 +278,9 @@ async def start_child(
     if wanted is None and profile is not None:
         wanted = profile.background
     background = instance.mode == "continuable" and wanted is not False
+    reporting = background and exec.ctx.plugins.is_active(REPORT_PLUGIN)
     request = attrs.evolve(
-        child_request(args, profile, deployment, background),
+        child_request(args, profile, deployment, background, reporting),
         parent_tool_call_id=exec.tool_call_id or None,
     )
     subagents = exec.ctx.subagents

@@ -7,6 +7,7 @@ from pathlib import Path
 import agent_host_subagent
 import attrs
 import pytest
+import tool_subagent_report.plugin as report_plugin
 
 from host import hookimpl
 from host.agents.scripted import ScriptedModel, say
@@ -275,13 +276,36 @@ async def test_a_built_in_persona_ends_with_the_advice_for_the_childs_mode(env):
         args = {"description": label, "prompt": "p", "run_in_background": background}
         result = await call_tool(host, "subagent", args, agent=root)
         await settle(host, result.structured["subagent_id"], root)
-    one_shot, continuable = CLOSINGS
+    one_shot, reporting, unreported = CLOSINGS
     _, background_prompt = seen(model, "bg")
-    assert f"{GENERAL_PURPOSE_PERSONA} {continuable}" in background_prompt
+    assert f"{GENERAL_PURPOSE_PERSONA} {unreported}" in background_prompt
     assert one_shot not in background_prompt  # "all the delegating agent sees": not so here
+    assert "report tool" not in background_prompt  # no subagent_report plugin: no such tool
     _, foreground_prompt = seen(model, "fg")
     assert f"{GENERAL_PURPOSE_PERSONA} {one_shot}" in foreground_prompt
-    assert continuable not in foreground_prompt
+    assert reporting not in foreground_prompt and unreported not in foreground_prompt
+
+
+async def test_a_background_child_is_told_to_report_only_when_it_has_the_report_tool(tmp_path):
+    host = build_host(
+        ("subagent", agent_host_subagent),
+        ("subagent_report", report_plugin),
+        data_dir=tmp_path / "data",
+    )
+    host.profiles.environ = {"AGENT_HOST_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    host.profiles.cwd = tmp_path / "project"
+    model = scripted(host)
+    model.script("bg", say("ok"))
+    root = await host.services.agents.create(label="root")
+    args = {"description": "bg", "prompt": "p", "run_in_background": True}
+    result = await call_tool(host, "subagent", args, agent=root)
+    await settle(host, result.structured["subagent_id"], root)
+    _, reporting, unreported = CLOSINGS
+    tools, prompt = seen(model, "bg")
+    assert "report" in tools
+    assert f"{GENERAL_PURPOSE_PERSONA} {reporting}" in prompt
+    assert unreported not in prompt
+    await host.aclose()
 
 
 async def test_description_lists_profiles_and_the_schema_is_stable(env):

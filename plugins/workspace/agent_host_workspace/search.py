@@ -15,13 +15,13 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from agent_host_workspace.base import Refused
 from agent_host_workspace.paths import Root
 from agent_host_workspace.walk import Select, Stop, compile_glob, walk
-from host.project_files import FileRefused, read_regular
+from host.project_files import FileRefused, read_listed, read_regular
 
 MAX_LINES = 250
 MAX_LINE_CHARS = 500
@@ -54,14 +54,19 @@ def python_grep(
 ) -> tuple[list[str], bool]:
     """The output lines (at most ``MAX_LINES``) and whether there were more, in Python."""
     select = Select(glob, str(root.path)) if glob else None
-    files: Iterable[str] = [str(start)] if start.is_file() else walk(str(start), stop, select)
+    read: Callable[[str, int], bytes | None] = read_listed  # walked: listed as regular files
+    if start.is_file():
+        files: Iterable[str] = [str(start)]
+        read = read_regular  # a path the tool was given, resolved inside the root
+    else:
+        files = walk(str(start), stop, select)
     prefilter = "\\A" not in regex.pattern and "\\Z" not in regex.pattern
     out: list[str] = []
     for file in files:
-        relative = root.relative(file)
-        text = _text(file)
+        text = _text(file, read)
         if text is None or (prefilter and regex.search(text) is None):
             continue
+        relative = root.relative(file)
         lines = text.split("\n")
         if text.endswith("\n"):
             lines.pop()
@@ -74,10 +79,11 @@ def python_grep(
     return out, False
 
 
-def _text(file: str) -> str | None:
-    """The file's text, or None when it is not searched (binary, too large, unreadable)."""
+def _text(file: str, read: Callable[[str, int], bytes | None]) -> str | None:
+    """The file's text (``read`` reads it), or None when it is not searched (binary, too
+    large, unreadable)."""
     try:
-        data = read_regular(file, MAX_FILE_BYTES)
+        data = read(file, MAX_FILE_BYTES)
     except FileRefused:
         return None
     if data is None or b"\x00" in data:

@@ -12,10 +12,11 @@ Paths are plain strings here (``pathlib`` would cost more than the search, per f
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pathspec import GitIgnoreSpec
+from pathspec import GitIgnoreSpec, RegexPattern
 
 from agent_host_workspace.base import Refused
 from host.profiles.model import shown
@@ -24,16 +25,61 @@ from host.project_files import FileRefused, read_regular
 IGNORE_FILE = ".gitignore"
 MAX_IGNORE_BYTES = 1 << 20
 SKIPPED_DIRECTORY = ".git"
+_DIR_GROUP = "(?P<ps_d>"
+"""The group ``pathspec`` ends each pattern's expression with (marking a directory match);
+were it named otherwise, the joined expression would not compile and the spec is asked."""
 
 Stop = Callable[[], bool]
 """Whether to stop walking now (the call was interrupted)."""
 
 
-class Ignores:
-    """The ``.gitignore`` rules in effect in one directory: ``(base + "/", spec)``, outermost
-    first."""
+class Rule:
+    """One ``.gitignore``: its directory (``base``, ending in ``/``), its spec, and ``quick``,
+    its patterns as one regular expression: a path none of them matches is left undecided
+    without asking the spec (None when they cannot be joined: the spec is always asked)."""
 
-    def __init__(self, rules: tuple[tuple[str, GitIgnoreSpec], ...] = ()) -> None:
+    __slots__ = ("base", "quick", "spec")
+
+    def __init__(self, base: str, spec: GitIgnoreSpec) -> None:
+        self.base = base
+        self.spec = spec
+        self.quick = _joined(spec)
+
+    def decides(self, relative: str) -> bool | None:
+        """True: ``relative`` (a path from ``base``, a directory's ending in ``/``) is
+        ignored; False: re-included; None: this file says nothing about it."""
+        if self.quick is not None and self.quick.search(relative) is None:
+            return None
+        return self.spec.check_file(relative).include
+
+
+def _joined(spec: GitIgnoreSpec) -> re.Pattern[str] | None:
+    """Any of ``spec``'s patterns, as one expression (``search`` finds a match when one of
+    them would; the directory group each ends with made plain); None when they differ in
+    flags or do not join."""
+    active = [p for p in spec.patterns if p.include is not None]  # blank lines, comments: no
+    regexes = [p.regex for p in active if isinstance(p, RegexPattern) and p.regex is not None]
+    if len(regexes) != len(active) or len({r.flags for r in regexes}) > 1:
+        return None
+    if not regexes:
+        return re.compile(r"(?!)")  # nothing matches: an empty or all-comment file
+    text = "|".join(f"(?:{_plain_group(r.pattern)})" for r in regexes)
+    try:
+        return re.compile(text, regexes[0].flags)
+    except (re.error, TypeError):
+        return None
+
+
+def _plain_group(pattern: str) -> str:
+    """``pattern`` with its last ``_DIR_GROUP`` (the one ``pathspec`` appends) unnamed."""
+    head, group, tail = pattern.rpartition(_DIR_GROUP)
+    return f"{head}(?:{tail}" if group else pattern
+
+
+class Ignores:
+    """The ``.gitignore`` rules in effect in one directory, outermost first."""
+
+    def __init__(self, rules: tuple[Rule, ...] = ()) -> None:
         self.rules = rules
 
     @classmethod
@@ -49,16 +95,24 @@ class Ignores:
         spec = _load(os.path.join(directory, IGNORE_FILE))
         if spec is None:
             return self
-        return Ignores((*self.rules, (os.path.join(directory, ""), spec)))
+        return Ignores((*self.rules, Rule(os.path.join(directory, ""), spec)))
 
-    def ignored(self, path: str, is_dir: bool) -> bool:
-        """Whether the rules exclude ``path`` (the deepest rule that decides wins)."""
-        for base, spec in reversed(self.rules):
-            relative = path[len(base) :] + ("/" if is_dir else "")
-            decided = spec.check_file(relative).include
-            if decided is not None:
-                return decided
-        return False
+    def within(self, directory: str) -> list[tuple[str, Rule]]:
+        """Each rule, deepest first, with the path of ``directory`` from the rule's base (an
+        entry's path from that base is this plus its name): worked out once per directory."""
+        inside = os.path.join(directory, "")
+        return [(inside[len(rule.base) :], rule) for rule in reversed(self.rules)]
+
+
+def ignored(local: list[tuple[str, Rule]], name: str, is_dir: bool) -> bool:
+    """Whether the rules (``Ignores.within`` the entry's directory) exclude the entry
+    ``name``: the deepest rule that decides wins."""
+    suffix = "/" if is_dir else ""
+    for prefix, rule in local:
+        decided = rule.decides(f"{prefix}{name}{suffix}")
+        if decided is not None:
+            return decided
+    return False
 
 
 def _load(path: str) -> GitIgnoreSpec | None:
@@ -113,20 +167,21 @@ def _walk(directory: str, ignores: Ignores, stop: Stop, select: Select | None) -
             entries = sorted(listing, key=lambda entry: entry.name)
     except OSError:
         return
+    local = ignores.within(directory)
     for entry in entries:
         if stop():
             return
         if entry.is_symlink():
             continue
-        path = entry.path
+        name = entry.name
         if entry.is_dir():
-            if entry.name != SKIPPED_DIRECTORY and not ignores.ignored(path, True):
-                yield from _walk(path, ignores.entering(path), stop, select)
-        elif entry.is_file() and _chosen(path, ignores, select):
-            yield path
+            if name != SKIPPED_DIRECTORY and not ignored(local, name, True):
+                yield from _walk(entry.path, ignores.entering(entry.path), stop, select)
+        elif entry.is_file() and _chosen(entry.path, name, local, select):
+            yield entry.path
 
 
-def _chosen(file: str, ignores: Ignores, select: Select | None) -> bool:
+def _chosen(path: str, name: str, local: list[tuple[str, Rule]], select: Select | None) -> bool:
     """Whether a file met while walking is listed: by ``select`` when given, else by the
     ``.gitignore`` rules."""
-    return select.matches(file) if select is not None else not ignores.ignored(file, False)
+    return select.matches(path) if select is not None else not ignored(local, name, False)

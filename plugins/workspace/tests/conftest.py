@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import agent_host_subagent
@@ -14,6 +16,8 @@ from host.testing import Answer, HostHarness, MakeHarness
 from host.tools import ToolResult
 
 BIG_BYTES = 50 * 1024 * 1024
+CROWD = 100_000
+MEMORY_FILE_SYSTEM = Path("/dev/shm")
 PLUGIN = ("workspace", agent_host_workspace)
 
 
@@ -57,6 +61,25 @@ def big_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     line = b"x" * 99 + b"\n"
     path.write_bytes(line * (BIG_BYTES // len(line)))
     return path
+
+
+@pytest.fixture(scope="session")
+def crowd() -> Iterator[Path]:
+    """A directory of ``CROWD`` empty ``.txt`` files in ten folders, made once per session: in
+    memory (``/dev/shm``) where there is such a file system — about 1 s to make and 1 s to
+    remove here, against about 35 s on this machine's disk."""
+    where = MEMORY_FILE_SYSTEM if os.access(MEMORY_FILE_SYSTEM, os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="crowd-", dir=where) as directory:
+        base = Path(directory)
+        for folder in range(10):
+            (base / f"f{folder}").mkdir()
+            fd = os.open(base / f"f{folder}", os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                for number in range(CROWD // 10):
+                    os.close(os.open(f"{number}.txt", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+            finally:
+                os.close(fd)
+        yield base
 
 
 @pytest.fixture

@@ -1,7 +1,11 @@
 """write_file, edit_file and run_command from a child at depth 2 ask the root's user, once,
-through the approvals route: denied, nothing changes; approved, the change is made once."""
+through the approvals route: denied, nothing changes; approved, the change is made once. An
+edit that cannot apply (old text absent or not unique) is refused only once approved: denied,
+the tool never runs."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -83,3 +87,65 @@ async def test_the_read_tools_never_ask(tree, workspace):
     root.followup("go")
     await root.wait_idle()
     assert h.approvals.asked == []
+
+
+REFUSED_EDITS: dict[str, tuple[dict[str, object], str]] = {
+    "absent": (
+        {"path": "src/notes.txt", "old": "fourth", "new": "4th"},
+        "src/notes.txt: old text not found; nothing changed",
+    ),
+    "not unique": (
+        {"path": "src/app.py", "old": "o", "new": "0"},  # "import os"
+        "src/app.py: old text occurs 2 times; give more context to make it unique, or "
+        "replace_all=true; nothing changed",
+    ),
+}
+
+
+def edits_tried(monkeypatch) -> list[tuple[Any, ...]]:
+    """The arguments of each edit the tool itself works out from now on."""
+    from agent_host_workspace import writing
+
+    tried: list[tuple[Any, ...]] = []
+    real = writing.edit_text
+
+    def edit_text(*args: Any) -> str:
+        tried.append(args[1:])
+        return real(*args)
+
+    monkeypatch.setattr(writing, "edit_text", edit_text)
+    return tried
+
+
+@pytest.mark.parametrize("case", list(REFUSED_EDITS))
+async def test_an_approved_edit_that_cannot_apply_is_refused_and_writes_nothing(
+    tree, workspace, monkeypatch, case
+):
+    args, refusal = REFUSED_EDITS[case]
+    before = (tree.root / str(args["path"])).read_bytes()
+    tried = edits_tried(monkeypatch)
+    h = workspace(delegation=True)
+    await run_at_depth_two(h, "edit_file", args)
+    (request,) = h.approvals.asked
+    assert (request.tool, request.arguments, request.origin.depth) == ("edit_file", args, 2)
+    assert len(tried) == 1  # asked first, then worked out once
+    (level_two,) = h.model.requests_for("level two")[-1:]
+    assert level_two.messages[-1].content == refusal
+    assert (tree.root / str(args["path"])).read_bytes() == before
+
+
+@pytest.mark.parametrize("case", list(REFUSED_EDITS))
+async def test_a_denied_edit_that_could_not_apply_is_never_worked_out(
+    tree, workspace, monkeypatch, case
+):
+    args, _ = REFUSED_EDITS[case]
+    before = (tree.root / str(args["path"])).read_bytes()
+    tried = edits_tried(monkeypatch)
+    h = workspace(delegation=True)
+    h.approvals.answer(Answer.deny("not now"))
+    await run_at_depth_two(h, "edit_file", args)
+    assert [request.tool for request in h.approvals.asked] == ["edit_file"]
+    assert tried == []  # the refusal is never computed: the tool did not run
+    (level_two,) = h.model.requests_for("level two")[-1:]
+    assert level_two.messages[-1].content == "the user denied edit_file: not now"
+    assert (tree.root / str(args["path"])).read_bytes() == before

@@ -105,3 +105,37 @@ async def test_rg_says_which_patterns_it_cannot_run(tree, workspace):
         "look-behind, is not supported",
         True,
     )
+
+
+TRICKY_IGNORE = """# a comment, then a blank line
+
+*.gen
+!keep.gen
+/top-only.txt
+docs/**/draft*
+cache/
+[(?P<ps_d>]x.txt
+"""
+
+
+async def test_each_gitignore_rule_kind_is_honoured_alike_by_both_engines(tree, workspace):
+    from agent_host_workspace.walk import Rule
+    from pathspec import GitIgnoreSpec
+
+    base = tree.root / "rules"
+    for name in (
+        "a.gen", "keep.gen", "top-only.txt", "sub/top-only.txt", "docs/a/b/draft1.md",
+        "docs/final.md", "cache/c.txt", "sub/cache", "(x.txt", "Px.txt", "zx.txt",
+    ):  # fmt: skip
+        (base / name).parent.mkdir(parents=True, exist_ok=True)
+        (base / name).write_text("needle\n")
+    (base / ".gitignore").write_text(TRICKY_IGNORE)
+    assert await grep_all(workspace, pattern="needle", path="rules") == (
+        "rules/docs/final.md:1:needle\n"
+        "rules/keep.gen:1:needle\n"
+        "rules/sub/cache:1:needle\n"
+        "rules/sub/top-only.txt:1:needle\n"
+        "rules/zx.txt:1:needle"
+    )
+    # the patterns are joined into one expression, tried before the spec itself
+    assert Rule("/", GitIgnoreSpec.from_lines(TRICKY_IGNORE.splitlines())).quick is not None
