@@ -110,7 +110,7 @@ def list_matching(root: Root, glob: str, path: str | None, stop: Stop) -> str:
     pattern = compile_glob(glob)
     start = root.resolve(path or ".")
     if not start.is_dir():
-        raise Refused(f"{path}: is not a directory")
+        raise Refused(f"{path or '.'}: is not a directory")
     found: list[tuple[float, str]] = []
     for file in walk(str(start), stop):
         relative = root.relative(file)
