@@ -57,10 +57,8 @@ def _numbered(stream: BinaryIO, path: str, offset: int, limit: int) -> str:
     """The numbered window of ``stream`` (a binary file) and how to read on."""
     lines: list[str] = []
     size = 0
-    number = 0
-    for number, (kept, cut) in enumerate(_lines(stream), 1):
-        if number < offset:
-            continue
+    number = skipped = _skip_lines(stream, offset - 1)
+    for number, (kept, cut) in enumerate(_lines(stream), skipped + 1):
         line = f"{number:>6}\t{_shown(kept, cut)}"
         size += len(line.encode("utf-8")) + 1
         if len(lines) == limit or size > MAX_READ_BYTES:
@@ -70,6 +68,24 @@ def _numbered(stream: BinaryIO, path: str, offset: int, limit: int) -> str:
     if not lines:
         return f"({path} has {number} lines; nothing at offset {offset})"
     return "\n".join(lines)
+
+
+def _skip_lines(stream: BinaryIO, count: int) -> int:
+    """Read past the first ``count`` lines of ``stream``, a chunk at a time however long they
+    are; how many lines there were, up to ``count``."""
+    skipped = 0
+    tail = b"\n"
+    while skipped < count and (chunk := stream.read(SKIP_CHUNK_BYTES)):
+        tail = chunk[-1:]
+        found = chunk.count(b"\n")
+        if skipped + found >= count:
+            end = -1
+            for _ in range(count - skipped):
+                end = chunk.index(b"\n", end + 1)
+            stream.seek(end + 1 - len(chunk), os.SEEK_CUR)
+            return count
+        skipped += found
+    return skipped if tail == b"\n" else skipped + 1  # a last line without a newline
 
 
 def _lines(stream: BinaryIO) -> Iterator[tuple[bytes, bool]]:

@@ -21,6 +21,14 @@ async def test_read_file_numbers_lines_and_says_how_to_read_on(tree, workspace):
     )
     beyond = await h.call("read_file", {"path": "src/notes.txt", "offset": 9})
     assert beyond.text == "(src/notes.txt has 3 lines; nothing at offset 9)"
+    (tree.root / "unended.txt").write_text("a\nb")
+    last = await h.call("read_file", {"path": "unended.txt", "offset": 2})
+    assert last.text == "     2\tb"
+    after = await h.call("read_file", {"path": "unended.txt", "offset": 4})
+    assert after.text == "(unended.txt has 2 lines; nothing at offset 4)"
+    (tree.root / "empty.txt").write_text("")
+    empty = await h.call("read_file", {"path": "empty.txt"})
+    assert empty.text == "(empty.txt has 0 lines; nothing at offset 1)"
     linked = await h.call("read_file", {"path": "inside-link.txt"})  # a link inside the root
     assert linked.text == whole.text
 
