@@ -43,10 +43,18 @@ def root_directory(config: Config, ctx: ServiceContext) -> Path:
     return project / config.root if config.root is not None else project
 
 
-@functools.cache
 def _root(directory: Path) -> Root:
-    """The root over ``directory``, made at the first call (with the modules doing the work:
-    listing plugins at start-up loads none of them)."""
+    """The root over ``directory``; ``Refused`` when it is missing or not a directory (at
+    every call: it may be made, or removed, while the host runs)."""
+    root = _made_root(directory)
+    root.check()
+    return root
+
+
+@functools.cache
+def _made_root(directory: Path) -> Root:
+    """The root over ``directory``, made at the first call that finds it (with the modules
+    doing the work: listing plugins at start-up loads none of them)."""
     from agent_host_workspace.paths import Root
 
     return Root(directory)
@@ -110,8 +118,9 @@ def read_tools(directory: Path, config: Config) -> list[Tool]:
         from agent_host_workspace import search
 
         rg = shutil.which("rg") if config.ripgrep else None
-        root = _root(directory)
-        return await _answer(lambda: search.grep(root, rg, pattern, path, glob, context))
+        return await _answer(
+            lambda: search.grep(_root(directory), rg, pattern, path, glob, context)
+        )
 
     return [read_file, list_files, grep]
 
@@ -146,8 +155,9 @@ def change_tools(directory: Path) -> list[Tool]:
         """
         from agent_host_workspace.writing import edit_text
 
-        root = _root(directory)
-        return await _answer(lambda: _thread(edit_text, root, path, old, new, replace_all))
+        return await _answer(
+            lambda: _thread(edit_text, _root(directory), path, old, new, replace_all)
+        )
 
     @tool(needs_approval=True)
     async def run_command(
@@ -162,16 +172,16 @@ def change_tools(directory: Path) -> list[Tool]:
             timeout: Seconds before it is stopped (1 to 600).
             shell: Run it with /bin/sh -c (pipes, redirections, variables).
         """
-        return await _run(_root(directory), command, timeout, shell)
+        return await _run(directory, command, timeout, shell)
 
     return [write_file, edit_file, run_command]
 
 
-async def _run(root: Root, line: str, timeout: int, shell: bool) -> ToolResult:
+async def _run(directory: Path, line: str, timeout: int, shell: bool) -> ToolResult:
     from agent_host_workspace import command as commands
 
     try:
-        outcome = await commands.run(root, line, timeout, shell)
+        outcome = await commands.run(_root(directory), line, timeout, shell)
     except Refused as refused:
         return ToolResult.error(str(refused))
     failed = outcome.stopped is not None or outcome.status != 0

@@ -10,6 +10,7 @@ reached through a link is fine). Nothing is read or written for a refused path.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from agent_host_workspace.base import Refused
@@ -17,11 +18,25 @@ from host.profiles.model import shown
 
 
 class Root:
-    """The directory the workspace tools work under (its real path)."""
+    """The directory the workspace tools work under (its real path); ``Refused`` when it is
+    not an existing directory."""
 
     def __init__(self, directory: Path) -> None:
         self.path = Path(os.path.realpath(directory))
         self.prefix = os.path.join(self.path, "")
+        self.check()
+
+    def check(self) -> None:
+        """``Refused`` unless the root is (still) a directory: every tool says so the same
+        way, before looking at its arguments."""
+        try:
+            mode = os.stat(self.path).st_mode
+        except FileNotFoundError:
+            raise Refused(f"workspace root {self.path} does not exist") from None
+        except OSError as error:
+            raise Refused(f"workspace root {self.path}: {error.strerror or error}") from None
+        if not stat.S_ISDIR(mode):
+            raise Refused(f"workspace root {self.path} is not a directory")
 
     def resolve(self, given: str) -> Path:
         """The real path ``given`` names inside the root (it need not exist yet);

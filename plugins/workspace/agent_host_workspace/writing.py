@@ -2,7 +2,8 @@
 
 A reader sees the old content or the new, never a mix, and a refused or failed write leaves
 the file as it was. The file written is the real path (a link inside the root is written
-through to its target, which is inside the root too); its permission bits are kept.
+through to its target, which is inside the root too); its permission bits are kept, whatever
+the umask (``KEPT_BITS``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from host.atomic import replace_file
 from host.project_files import FileRefused, read_regular
 
 MAX_WRITE_BYTES = 10 * 1024 * 1024
+KEPT_BITS = 0o1777
+"""The permission bits a replaced file keeps: not set-user-ID nor set-group-ID (a write by
+anyone but root drops them too)."""
 
 
 def write_text(root: Root, path: str, content: str) -> str:
@@ -84,11 +88,16 @@ def _existing_mode(real: Path, path: str) -> int | None:
         raise Refused(f"{path}: cannot be written: {error.strerror or error}") from None
     if not stat.S_ISREG(info.st_mode):
         raise Refused(f"{path}: is not a regular file; nothing written")
-    return stat.S_IMODE(info.st_mode)
+    return stat.S_IMODE(info.st_mode) & KEPT_BITS
 
 
 def _replace(real: Path, data: bytes, mode: int | None) -> None:
+    """Write ``data`` at ``real``: a new file as the umask allows, a replaced one with its
+    permission bits (``mode``) exactly."""
     try:
-        replace_file(real, data, 0o644 if mode is None else mode)
+        if mode is None:
+            replace_file(real, data)
+        else:
+            replace_file(real, data, mode, exact_mode=True)
     except OSError as error:
         raise Refused(f"{real.name}: cannot be written: {error.strerror or error}") from None

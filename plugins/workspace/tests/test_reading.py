@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import time
+import tracemalloc
 
 import pytest
+from agent_host_workspace.paths import Root
+from agent_host_workspace.reading import read_lines
 
 
 async def test_read_file_numbers_lines_and_says_how_to_read_on(tree, workspace):
@@ -18,6 +21,14 @@ async def test_read_file_numbers_lines_and_says_how_to_read_on(tree, workspace):
     )
     beyond = await h.call("read_file", {"path": "src/notes.txt", "offset": 9})
     assert beyond.text == "(src/notes.txt has 3 lines; nothing at offset 9)"
+    (tree.root / "unended.txt").write_text("a\nb")
+    last = await h.call("read_file", {"path": "unended.txt", "offset": 2})
+    assert last.text == "     2\tb"
+    after = await h.call("read_file", {"path": "unended.txt", "offset": 4})
+    assert after.text == "(unended.txt has 2 lines; nothing at offset 4)"
+    (tree.root / "empty.txt").write_text("")
+    empty = await h.call("read_file", {"path": "empty.txt"})
+    assert empty.text == "(empty.txt has 0 lines; nothing at offset 1)"
     linked = await h.call("read_file", {"path": "inside-link.txt"})  # a link inside the root
     assert linked.text == whole.text
 
@@ -40,7 +51,47 @@ async def test_a_long_line_is_cut_and_the_output_capped(tree, workspace):
     lines = result.text.splitlines()
     assert lines[0] == "     1\t" + "y" * 2000 + " … (line cut at 2000 characters)"
     assert lines[-1] == f"(wide.txt continues after line {len(lines) - 1}; read on with offset={len(lines)})"
-    assert len(result.text.encode()) < 256 * 1024 + 4096
+    body = result.text.rpartition("\n")[0]  # the lines, without the note after them
+    assert len(body.encode()) + 1 <= 256 * 1024  # the last line shown fits under the cap too
+
+
+async def test_the_256_kib_cap_counts_bytes(tree, workspace):
+    # 2000 two-byte characters a line: 4042 bytes a numbered line (newline included), so 64
+    # lines fit in 256 KiB, where counting characters would let about 130 (over 500 KiB) out.
+    (tree.root / "accents.txt").write_text(("é" * 2500 + "\n") * 100)
+    h = workspace()
+    result = await h.call("read_file", {"path": "accents.txt"})
+    lines = result.text.split("\n")
+    assert lines[0] == "     1\t" + "é" * 2000 + " … (line cut at 2000 characters)"
+    assert lines[64:] == ["(accents.txt continues after line 64; read on with offset=65)"]
+
+
+async def test_a_line_without_end_is_cut_and_the_lines_after_it_read(tree, workspace):
+    # The third line: 2000 four-byte characters, then carriage returns: not cut.
+    (tree.root / "one.txt").write_bytes(b"z" * (3 << 20) + b"\r\nnext\n" + "😀".encode() * 2000 + b"\r\r\r\n")
+    h = workspace()
+    result = await h.call("read_file", {"path": "one.txt"})
+    assert result.text == (
+        f"     1\t{'z' * 2000} … (line cut at 2000 characters)\n     2\tnext\n     3\t{'😀' * 2000}"
+    )
+    after = await h.call("read_file", {"path": "one.txt", "offset": 2, "limit": 1})
+    assert after.text == "     2\tnext\n(one.txt continues after line 2; read on with offset=3)"
+
+
+@pytest.mark.parametrize("offset", [1, 2])
+def test_a_line_without_end_is_never_held_whole(tmp_path, offset):
+    # 32 MB without a newline, then one more line: what read_file holds stays far below the
+    # line's size, whether the line is shown (cut) or skipped on the way to the offset.
+    (tmp_path / "flat.txt").write_bytes(b"q" * (32 << 20) + b"\nlast\n")
+    tracemalloc.start()
+    try:
+        text = read_lines(Root(tmp_path), "flat.txt", offset, 1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    shown = f"     1\t{'q' * 2000} … (line cut at 2000 characters)" if offset == 1 else "     2\tlast"
+    assert text.split("\n")[0] == shown
+    assert peak < 1 << 20
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,32 @@ async def test_write_file_creates_and_replaces(tree, workspace):
     assert (tree.root / "inside-link.txt").is_symlink()
 
 
+@pytest.fixture
+def umask_022():
+    """The usual umask (group and others lose write) while the test runs."""
+    before = os.umask(0o022)
+    yield
+    os.umask(before)
+
+
+@pytest.mark.usefixtures("umask_022")
+async def test_permission_bits_are_kept_whatever_the_umask(tree, workspace):
+    # A group-writable script stays group-writable; set-user-ID is dropped, as a write by
+    # someone other than root drops it.
+    script = tree.root / "src" / "app.py"
+    os.chmod(script, 0o775)
+    h = workspace()
+    await h.use("write_file", {"path": "src/app.py", "content": "print(1)\n"})
+    assert script.stat().st_mode & 0o7777 == 0o775
+    await h.use("edit_file", {"path": "src/app.py", "old": "1", "new": "2"})
+    assert script.stat().st_mode & 0o7777 == 0o775
+    os.chmod(script, 0o4775)
+    await h.use("edit_file", {"path": "src/app.py", "old": "2", "new": "3"})
+    assert (script.read_text(), script.stat().st_mode & 0o7777) == ("print(3)\n", 0o775)
+    await h.use("write_file", {"path": "fresh.txt", "content": "x"})
+    assert (tree.root / "fresh.txt").stat().st_mode & 0o7777 == 0o644  # a new file: the umask's
+
+
 async def test_edit_file_replaces_one_occurrence_or_all(tree, workspace):
     h = workspace()
     once = await h.use("edit_file", {"path": "src/notes.txt", "old": "second", "new": "2nd"})
