@@ -100,7 +100,7 @@ def _file_lines(relative: str, lines: list[str], regex: re.Pattern[str], context
             out.append("--")
         for i in range(max(low, last + 1), high + 1):
             mark = ":" if i == hit or regex.search(lines[i]) else "-"
-            out.append(f"{relative}{mark}{i + 1}{mark}{lines[i]}")
+            out.append(cut(f"{relative}{mark}{i + 1}{mark}{lines[i]}"))
         last = max(last, high)
     return out
 
@@ -126,7 +126,7 @@ async def rg_grep(
             line = raw.decode("utf-8", "replace").removesuffix("\n")
             if _BINARY_NOTE.search(line):
                 continue
-            out.append(line.removeprefix("./"))
+            out.append(cut(line.removeprefix("./")))
             if len(out) > MAX_LINES:
                 return out[:MAX_LINES], True
         errors = await process.stderr.read()
@@ -166,14 +166,19 @@ async def grep(
     return render(lines, more)
 
 
+def cut(line: str) -> str:
+    """``line`` as shown: at most ``MAX_LINE_CHARS`` characters, then `` … (line cut)``. Each
+    engine cuts a line as it finds it, so a file of long lines is never held whole in the
+    output."""
+    return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " … (line cut)"
+
+
 def render(lines: list[str], more: bool) -> str:
-    """The output: long lines cut, a note when it was cut, ``no matches`` for nothing."""
+    """The output (its lines already ``cut``), a note when there was more, ``no matches`` for
+    nothing."""
     if not lines:
         return "no matches"
-    shown = [
-        line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " … (line cut)"
-        for line in lines
-    ]
+    shown = list(lines)
     if more:
         shown.append(f"(output cut at {MAX_LINES} lines; narrow the pattern, the path or the glob)")
     return "\n".join(shown)

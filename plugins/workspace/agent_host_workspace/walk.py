@@ -125,9 +125,23 @@ def _load(path: str) -> GitIgnoreSpec | None:
     return GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
 
 
-def compile_glob(glob: str) -> GitIgnoreSpec:
-    """``glob`` as a ``.gitignore``-style pattern; ``Refused`` saying why when it is not one
-    (``rg`` refuses the same globs, so both engines of ``grep`` agree)."""
+class Glob:
+    """A compiled ``glob`` argument: which paths (relative to its base) it chooses. As with
+    ``rg --glob``, ``!glob`` chooses every path but those ``glob`` matches (``excludes``)."""
+
+    def __init__(self, spec: GitIgnoreSpec, excludes: bool) -> None:
+        self.spec = spec
+        self.excludes = excludes
+
+    def match_file(self, path: str) -> bool:
+        """Whether the glob chooses ``path``."""
+        return self.spec.match_file(path) != self.excludes
+
+
+def compile_glob(glob: str) -> Glob:
+    """``glob`` as a ``.gitignore``-style pattern, ``!`` first meaning "all but"; ``Refused``
+    saying why when it is not one (``rg`` refuses the same globs, so both engines of ``grep``
+    agree)."""
     problem = None
     if not glob or "\x00" in glob:
         problem = "empty" if not glob else "contains a NUL character"
@@ -135,7 +149,9 @@ def compile_glob(glob: str) -> GitIgnoreSpec:
         problem = "unclosed character class; missing ']'"
     else:
         try:
-            return GitIgnoreSpec.from_lines([glob])
+            GitIgnoreSpec.from_lines([glob])  # "!" alone is refused here
+            excludes = glob.startswith("!")
+            return Glob(GitIgnoreSpec.from_lines([glob[1:] if excludes else glob]), excludes)
         except ValueError as error:
             problem = str(error)
     raise Refused(f"invalid glob '{shown(glob)}': {problem}")
@@ -146,12 +162,12 @@ class Select:
     (``rg --glob``)."""
 
     def __init__(self, glob: str, base: str) -> None:
-        self.spec = compile_glob(glob)
+        self.glob = compile_glob(glob)
         self.prefix = os.path.join(base, "")
 
     def matches(self, path: str) -> bool:
         """Whether the file ``path`` (under ``base``) matches the glob."""
-        return self.spec.match_file(path[len(self.prefix) :])
+        return self.glob.match_file(path[len(self.prefix) :])
 
 
 def walk(start: str, stop: Stop, select: Select | None = None) -> Iterator[str]:
@@ -182,6 +198,10 @@ def _walk(directory: str, ignores: Ignores, stop: Stop, select: Select | None) -
 
 
 def _chosen(path: str, name: str, local: list[tuple[str, Rule]], select: Select | None) -> bool:
-    """Whether a file met while walking is listed: by ``select`` when given, else by the
-    ``.gitignore`` rules."""
-    return select.matches(path) if select is not None else not ignored(local, name, False)
+    """Whether a file met while walking is listed: by ``select`` when given (and by the
+    ``.gitignore`` rules as well when it only excludes, as ``rg`` does), else by the rules."""
+    if select is None:
+        return not ignored(local, name, False)
+    if select.glob.excludes:
+        return select.matches(path) and not ignored(local, name, False)
+    return select.matches(path)

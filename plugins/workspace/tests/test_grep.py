@@ -3,7 +3,12 @@ same text both ways."""
 
 from __future__ import annotations
 
+import re
 import shutil
+import tracemalloc
+
+from agent_host_workspace.paths import Root
+from agent_host_workspace.search import MAX_LINE_CHARS, python_grep
 
 ENGINES = ["python", *(["rg"] if shutil.which("rg") else [])]
 """How grep runs here: the Python fallback always, rg as well when it is installed."""
@@ -139,3 +144,33 @@ async def test_each_gitignore_rule_kind_is_honoured_alike_by_both_engines(tree, 
     )
     # the patterns are joined into one expression, tried before the spec itself
     assert Rule("/", GitIgnoreSpec.from_lines(TRICKY_IGNORE.splitlines())).quick is not None
+
+
+async def test_a_glob_starting_with_an_exclamation_mark_excludes_what_it_matches(tree, workspace):
+    # rg's rule: "!glob" searches every file but those glob matches, .gitignore still
+    # applying to the rest (src/keep.log, which .gitignore re-includes, is excluded here).
+    assert await grep_all(workspace, pattern="needle", glob="!*.log") == (
+        "src/app.py:4:    return 'needle'\n"
+        "src/notes.txt:2:second needle"
+    )
+    assert await grep_all(workspace, pattern="needle", glob="!app.py") == (
+        "src/keep.log:1:needle kept\n"
+        "src/notes.txt:2:second needle"
+    )
+    assert await grep_all(workspace, pattern="needle", glob="!src") == "no matches"
+
+
+def test_the_python_engine_never_holds_a_long_matching_line_whole(tmp_path):
+    # 30 files of one 1 MB matching line: kept whole until the end, the output alone held 30 MB
+    for n in range(30):
+        (tmp_path / f"min{n:02}.js").write_text("needle" + "x" * 1_000_000)
+    root = Root(tmp_path)
+    tracemalloc.start()
+    try:
+        lines, more = python_grep(root, tmp_path, re.compile("needle"), None, 0, lambda: False)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert not more and len(lines) == 30
+    assert lines[0] == "min00.js:1:needle" + "x" * (MAX_LINE_CHARS - 17) + " … (line cut)"
+    assert peak < 8_000_000  # one file's bytes and text at a time, not 30 lines of 1 MB

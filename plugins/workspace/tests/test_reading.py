@@ -191,3 +191,15 @@ async def test_list_files_refuses_a_glob_that_is_not_one(tree, workspace):
     ]:
         result = await h.call("list_files", {"glob": glob})
         assert (result.text, result.is_error) == (error, True)
+
+
+async def test_list_files_with_a_glob_starting_with_an_exclamation_mark_lists_the_rest(
+    tree, workspace
+):
+    h = workspace()
+    result = await h.call("list_files", {"glob": "!*.log"})
+    assert sorted(result.text.splitlines()) == [
+        ".gitignore", "big.txt", "image.png", "src/.gitignore", "src/app.py", "src/notes.txt",
+    ]  # fmt: skip
+    under = await h.call("list_files", {"glob": "!*.py", "path": "src"})
+    assert sorted(under.text.splitlines()) == ["src/.gitignore", "src/keep.log", "src/notes.txt"]
