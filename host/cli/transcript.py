@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from host.cli.style import Style
-from host.clients.items import Item, items_of
 from host.sessions.model import (
     ApprovalDecided,
     ApprovalRequested,
@@ -18,6 +18,9 @@ from host.sessions.model import (
     SubagentDescriptorEvent,
     TurnEnd,
 )
+
+if TYPE_CHECKING:
+    from host.clients.items import Item
 
 DECISIONS = {
     "approved": "approved",
@@ -93,6 +96,8 @@ def render_message(message: MessageEvent, style: Style, names: Mapping[str, str]
     if message.role == "user":
         yield _user_line(source_label(message.source, names), message.content, style)
         return
+    from host.clients.items import items_of  # with cattrs: not for listing plugins
+
     for item in items_of(Event(0, message), ""):
         yield from render_item(item, style, names)
 
