@@ -104,7 +104,8 @@ class Commands:
         self, header: SessionHeader, label: str, setup: Sequence[SetupStep]
     ) -> Agent:
         """The stored root of ``header`` made live, its profile (if it has one) applied again
-        as at its start: an unknown profile changes nothing."""
+        as at its start (an unknown profile changes nothing), and its stored descendants a
+        restart left waiting on the user resumed, so their requests are asked again."""
         options: dict[str, Any] = {}
         if header.profile is not None:
             profile = self._root_profile(header.profile)
@@ -120,6 +121,9 @@ class Commands:
                 message = f'thread "{header.id}" is in use by another process'
                 raise ClientError("LOCKED", message) from error
             raise
+        subagents = self._host.services.find("subagents")
+        if subagents is not None:  # its stored descendants waiting on the user ask again
+            await subagents.resume_waiting(agent)
         return agent
 
     def _root_profile(
@@ -264,7 +268,9 @@ class Commands:
     async def interrupt_subagent(self, thread_id: str, subagent_id: str) -> None:
         """Stop a descendant's current turn, as ``interrupt_agent`` would."""
         root = await self.live_root(thread_id)
-        self._subagents().interrupt(subagent_id, caller=root)
+        subagents = self._subagents()
+        subagents.interrupt(subagent_id, caller=root)
+        await subagents.cancel_waiting(subagent_id, caller=root)
 
     def _subagents(self) -> Any:
         service = self._host.services.find("subagents")

@@ -24,6 +24,7 @@ from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent
 from host.testing import HostHarness, MakeHarness
 from host.tools import tool
 from tests.approvals.test_service import RAN, Asker, bodies, service, shell, tree
+from tool_subagent_control import root as control
 
 GATE = asyncio.Event()
 
@@ -53,7 +54,7 @@ async def plain(x: int) -> str:
 def harness(
     make_harness: MakeHarness, data_dir: Path, shell_owner: Owner | str = "test", **options: Any
 ) -> HostHarness:
-    h = make_harness(data_dir=data_dir, **options)
+    h = make_harness(("subagent_control", control), data_dir=data_dir, **options)
     h.host.tools.register(shell.name, shell, owner=shell_owner)
     for made in (slow, plain):
         h.add_tool(made)
@@ -317,8 +318,8 @@ async def test_interrupting_a_stored_child_that_waits_on_the_user_cancels_its_re
     service(second).on_request(never)
     resumed = await second.agents.resume(root.id, label="root")
     assert service(second).waiting(resumed) == {child.id}  # listed as waiting on the user
-    second.services.subagents.interrupt(child.id, caller=resumed)
-    await until(lambda: bodies(resumed, ApprovalDecided))
+    interrupted = await second.call("interrupt_agent", {"agent_id": child.id}, resumed)
+    assert interrupted.text == f"interrupt requested for agent {child.id}"
     cancelled = ApprovalDecided(request.request_id, "cancelled", "the call was interrupted")
     assert bodies(resumed, ApprovalDecided) == [cancelled]
     assert service(second).waiting(resumed) == set()
@@ -329,3 +330,35 @@ async def test_interrupting_a_stored_child_that_waits_on_the_user_cancels_its_re
     await new_child.wait_idle()
     assert never.asked == [] and RAN == []
     assert [m.content for m in tool_results(new_child)] == [INTERRUPTED_TOOL_TEXT]
+
+
+async def test_a_parent_interrupting_its_stored_child_that_waits_cancels_it_before_answering(
+    make_harness: MakeHarness, tmp_path: Path
+) -> None:
+    RAN.clear()
+    first = harness(make_harness, tmp_path / "data")
+    root, _, grandchild = await tree(first, 2)
+    first.model.script("level 2", call("shell", cmd="rm x"), say("never"))
+    grandchild.followup("go")
+    await until(lambda: service(first).pending())
+    (request,) = service(first).pending()
+    second = harness(make_harness, await crash_copy(first, tmp_path))
+    never = Asker()
+    service(second).on_request(never)
+    new_root = await second.agents.resume(root.id, label="root")
+    parent = await second.agents.resume("sub_level1", label="level 1")
+    assert service(second).waiting(parent) == {grandchild.id}
+    interrupted = await second.call("interrupt_agent", {"agent_id": grandchild.id}, parent)
+    assert (interrupted.text, interrupted.structured) == (
+        f"interrupt requested for agent {grandchild.id}",
+        {"accepted": True},
+    )
+    cancelled = ApprovalDecided(request.request_id, "cancelled", "the call was interrupted")
+    stored = (await JsonlPersistence(second.data_dir).inspect(grandchild.id)).events
+    assert [e.body for e in stored if e.kind == "approval/decided"] == [cancelled]  # on disk
+    assert bodies(new_root, ApprovalDecided) == [cancelled]
+    assert service(second).waiting(new_root) == set()
+    new_grandchild = await second.agents.resume(grandchild.id, label="level 2")
+    await new_grandchild.wait_idle()
+    assert never.asked == [] and RAN == []
+    assert [m.content for m in tool_results(new_grandchild)] == [INTERRUPTED_TOOL_TEXT]
