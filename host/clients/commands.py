@@ -105,7 +105,8 @@ class Commands:
     ) -> Agent:
         """The stored root of ``header`` made live, its profile (if it has one) applied again
         as at its start (an unknown profile changes nothing), and its stored descendants a
-        restart left waiting on the user resumed, so their requests are asked again."""
+        restart left waiting on the user resumed in the background, from the caller's next
+        await (``SubagentService.resume_waiting``), so their requests are asked again."""
         options: dict[str, Any] = {}
         if header.profile is not None:
             profile = self._root_profile(header.profile)
@@ -123,7 +124,7 @@ class Commands:
             raise
         subagents = self._host.services.find("subagents")
         if subagents is not None:  # its stored descendants waiting on the user ask again
-            await subagents.resume_waiting(agent)
+            subagents.resume_waiting(agent)
         return agent
 
     def _root_profile(

@@ -1,6 +1,6 @@
 """``SubagentService``: the ``subagents`` service facade (DESIGN §6, §10).
 
-Signatures (all ``async`` except ``interrupt`` and the ``register_*`` methods)::
+Signatures (all ``async`` except ``interrupt``, ``resume_waiting`` and ``register_*``)::
 
     start(provider, request, *, parent, signal=None) -> SubagentRun
     start_continuable(provider, request, *, parent, label, signal=None) -> ContinuableStart
@@ -281,15 +281,16 @@ class SubagentService:
 
             await cancel_waiting(manager, approvals, sessions, target_id, caller)
 
-    async def resume_waiting(self, root: Agent) -> None:
+    def resume_waiting(self, root: Agent) -> None:
         """Cold-resume the stored descendants of the live root ``root`` a restart left waiting
         on the user, so that their open requests are asked again and their turns go on
-        (``host.subagents.waking``)."""
+        (``host.subagents.waking``). In the background, from the caller's next await: a
+        front end that has just resumed ``root`` can first make ready to be asked."""
         approvals, manager = self.ctx.find("approvals"), self._bind().manager
-        if approvals is not None and manager is not None:
+        if approvals is not None and manager is not None and approvals.stored_requesters(root):
             from host.subagents.waking import resume_waiting
 
-            await resume_waiting(manager, approvals, root)
+            manager.residency.spawn(resume_waiting(manager, approvals, root))
 
     async def report_from(
         self,
