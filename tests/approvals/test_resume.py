@@ -18,6 +18,7 @@ import pytest
 from host.agents import call, say
 from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 from host.approvals.requests import Answer, ApprovalRequest
+from host.clients.commands import Commands
 from host.naming import Owner
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent, TurnEnd
@@ -330,6 +331,19 @@ async def test_interrupting_a_stored_child_that_waits_on_the_user_cancels_its_re
     await new_child.wait_idle()
     assert never.asked == [] and RAN == []
     assert [m.content for m in tool_results(new_child)] == [INTERRUPTED_TOOL_TEXT]
+
+
+async def test_a_front_ends_interrupt_of_a_stored_waiting_child_is_recorded_when_it_returns(
+    make_harness: MakeHarness, tmp_path: Path
+) -> None:
+    first, root, child, request = await blocked_child(make_harness, tmp_path, "x")
+    second = harness(make_harness, await crash_copy(first, tmp_path))
+    resumed = await second.agents.resume(root.id, label="root")
+    await Commands(second.host).interrupt_subagent(root.id, child.id)  # /interrupt, the app-server
+    cancelled = ApprovalDecided(request.request_id, "cancelled", "the call was interrupted")
+    assert bodies(resumed, ApprovalDecided) == [cancelled]
+    stored = (await JsonlPersistence(second.data_dir).inspect(child.id)).events
+    assert [e.body for e in stored if e.kind == "approval/decided"] == [cancelled]
 
 
 async def test_a_parent_interrupting_its_stored_child_that_waits_cancels_it_before_answering(
