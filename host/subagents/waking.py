@@ -36,8 +36,8 @@ async def resume_waiting(
 ) -> None:
     """Cold-resume each stored descendant of the live ``root`` with a request to the user
     left open in ``root``'s log, oldest request first, with the stored agents between them;
-    one that cannot be resumed (held by another host, unreadable) is logged and stays
-    waiting."""
+    one that cannot be resumed is a warning (held by another host, unreadable) and stays
+    waiting; a foreground (one-shot) one, which is never resumed, is passed over quietly."""
     persistence = manager.persistence
     if persistence is None:
         return
@@ -47,7 +47,9 @@ async def resume_waiting(
             if path:
                 await manager.wake(root, path)
         except HostError as error:
-            log.warning("%s waits on the user but could not be resumed: %s", agent_id, error)
+            level = logging.DEBUG if error.code == "NOT_RESUMABLE" else logging.WARNING
+            message = "%s waits on the user but cannot be resumed: %s"
+            log.log(level, message, agent_id, error.message)
 
 
 async def stored_path(

@@ -333,6 +333,23 @@ async def test_interrupting_a_stored_child_that_waits_on_the_user_cancels_its_re
     assert [m.content for m in tool_results(new_child)] == [INTERRUPTED_TOOL_TEXT]
 
 
+async def test_a_waiting_child_that_cannot_be_resumed_with_its_root_is_a_warning(
+    make_harness: MakeHarness, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    first, root, child, _request = await blocked_child(make_harness, tmp_path, "x")
+    second = harness(make_harness, await crash_copy(first, tmp_path))
+    never = Asker()
+    service(second).on_request(never)
+    resumed = await Commands(second.host).resume(root.id)  # its child has no descriptor
+    await until(lambda: "cannot be resumed" in caplog.text)
+    (record,) = [r for r in caplog.records if "cannot be resumed" in r.getMessage()]
+    assert (record.levelname, record.getMessage()) == (
+        "WARNING",
+        f'{child.id} waits on the user but cannot be resumed: subagent "{child.id}" is unavailable',
+    )
+    assert service(second).waiting(resumed) == {child.id} and never.asked == []
+
+
 async def test_a_front_ends_interrupt_of_a_stored_waiting_child_is_recorded_when_it_returns(
     make_harness: MakeHarness, tmp_path: Path
 ) -> None:
