@@ -21,7 +21,7 @@ from host.approvals.requests import Answer, ApprovalRequest
 from host.clients.commands import Commands
 from host.naming import Owner
 from host.sessions.jsonl import JsonlPersistence
-from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent, TurnEnd
+from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent
 from host.testing import HostHarness, MakeHarness
 from host.tools import tool
 from tests.approvals.test_service import RAN, Asker, bodies, service, shell, tree
@@ -310,29 +310,6 @@ async def test_a_decision_the_roots_mirror_lacks_is_copied_there_at_resume(
     assert decided.decision == "approved" and RAN == ["slow ship"]
 
 
-async def test_interrupting_a_stored_child_that_waits_on_the_user_cancels_its_request(
-    make_harness: MakeHarness, tmp_path: Path
-) -> None:
-    first, root, child, request = await blocked_child(make_harness, tmp_path, "x")
-    second = harness(make_harness, await crash_copy(first, tmp_path))
-    never = Asker()
-    service(second).on_request(never)
-    resumed = await second.agents.resume(root.id, label="root")
-    assert service(second).waiting(resumed) == {child.id}  # listed as waiting on the user
-    interrupted = await second.call("interrupt_agent", {"agent_id": child.id}, resumed)
-    assert interrupted.text == f"interrupt requested for agent {child.id}"
-    cancelled = ApprovalDecided(request.request_id, "cancelled", "the call was interrupted")
-    assert bodies(resumed, ApprovalDecided) == [cancelled]
-    assert service(second).waiting(resumed) == set()
-    stored = (await JsonlPersistence(second.data_dir).inspect(child.id)).events
-    assert [e.body for e in stored if e.kind == "approval/decided"] == [cancelled]
-    assert [e.body.stop_reason for e in stored if isinstance(e.body, TurnEnd)] == ["interrupted"]
-    new_child = await second.agents.resume(child.id, label="level 1")
-    await new_child.wait_idle()
-    assert never.asked == [] and RAN == []
-    assert [m.content for m in tool_results(new_child)] == [INTERRUPTED_TOOL_TEXT]
-
-
 async def test_a_waiting_child_that_cannot_be_resumed_with_its_root_is_a_warning(
     make_harness: MakeHarness, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -348,48 +325,3 @@ async def test_a_waiting_child_that_cannot_be_resumed_with_its_root_is_a_warning
         f'{child.id} waits on the user but cannot be resumed: subagent "{child.id}" is unavailable',
     )
     assert service(second).waiting(resumed) == {child.id} and never.asked == []
-
-
-async def test_a_front_ends_interrupt_of_a_stored_waiting_child_is_recorded_when_it_returns(
-    make_harness: MakeHarness, tmp_path: Path
-) -> None:
-    first, root, child, request = await blocked_child(make_harness, tmp_path, "x")
-    second = harness(make_harness, await crash_copy(first, tmp_path))
-    resumed = await second.agents.resume(root.id, label="root")
-    await Commands(second.host).interrupt_subagent(root.id, child.id)  # /interrupt, the app-server
-    cancelled = ApprovalDecided(request.request_id, "cancelled", "the call was interrupted")
-    assert bodies(resumed, ApprovalDecided) == [cancelled]
-    stored = (await JsonlPersistence(second.data_dir).inspect(child.id)).events
-    assert [e.body for e in stored if e.kind == "approval/decided"] == [cancelled]
-
-
-async def test_a_parent_interrupting_its_stored_child_that_waits_cancels_it_before_answering(
-    make_harness: MakeHarness, tmp_path: Path
-) -> None:
-    RAN.clear()
-    first = harness(make_harness, tmp_path / "data")
-    root, _, grandchild = await tree(first, 2)
-    first.model.script("level 2", call("shell", cmd="rm x"), say("never"))
-    grandchild.followup("go")
-    await until(lambda: service(first).pending())
-    (request,) = service(first).pending()
-    second = harness(make_harness, await crash_copy(first, tmp_path))
-    never = Asker()
-    service(second).on_request(never)
-    new_root = await second.agents.resume(root.id, label="root")
-    parent = await second.agents.resume("sub_level1", label="level 1")
-    assert service(second).waiting(parent) == {grandchild.id}
-    interrupted = await second.call("interrupt_agent", {"agent_id": grandchild.id}, parent)
-    assert (interrupted.text, interrupted.structured) == (
-        f"interrupt requested for agent {grandchild.id}",
-        {"accepted": True},
-    )
-    cancelled = ApprovalDecided(request.request_id, "cancelled", "the call was interrupted")
-    stored = (await JsonlPersistence(second.data_dir).inspect(grandchild.id)).events
-    assert [e.body for e in stored if e.kind == "approval/decided"] == [cancelled]  # on disk
-    assert bodies(new_root, ApprovalDecided) == [cancelled]
-    assert service(second).waiting(new_root) == set()
-    new_grandchild = await second.agents.resume(grandchild.id, label="level 2")
-    await new_grandchild.wait_idle()
-    assert never.asked == [] and RAN == []
-    assert [m.content for m in tool_results(new_grandchild)] == [INTERRUPTED_TOOL_TEXT]
