@@ -37,7 +37,6 @@ from host.approvals.requests import (
     denied_text,
 )
 from host.disposal import Disposer
-from host.errors import HostError
 from host.sessions.model import (
     ApprovalDecided,
     ApprovalRequested,
@@ -84,7 +83,6 @@ class ApprovalService:
         self._broken: set[str] = set()
         self._root_logs: dict[str, tuple[Agent, LogRequests]] = {}
         self._closing = False
-        self._background: set[asyncio.Task[None]] = set()
 
     # -- the front end -----------------------------------------------------------------------
 
@@ -104,8 +102,7 @@ class ApprovalService:
     async def aclose(self) -> None:
         """Host shutdown (before the agents stop): an answer already given is recorded; every
         other request stays open — nothing is recorded for it, it is asked again when its
-        agent resumes — and nobody is asked any more. Stored requests being cancelled
-        (``cancel_stored``) are recorded first."""
+        agent resumes — and nobody is asked any more."""
         self._closing = True
         self._handler = None
         for pending in list(self._queue):
@@ -115,7 +112,6 @@ class ApprovalService:
         for _, task in asking:
             task.cancel()
         await asyncio.gather(*(task for _, task in asking), return_exceptions=True)
-        await asyncio.gather(*self._background, return_exceptions=True)  # cancel_stored's
 
     def pending(self) -> list[ApprovalRequest]:
         """The requests waiting for a decision, oldest first (not one answered a moment ago
@@ -235,36 +231,34 @@ class ApprovalService:
         if missing:
             self._mirror(root, missing)
 
-    def cancel_stored(self, agent_id: str, caller: Agent, store: Any) -> None:
-        """``interrupt_agent`` from a root on ``agent_id`` of its tree that is not live, only
-        stored, with requests to the user a restart left open in the root's log: each is
-        recorded ``cancelled`` in the agent's stored log (taken from ``store``, the sessions
-        store, whose load ends its open turn ``interrupted``), then in the root's, so it is not
-        asked again and its call is ``interrupted`` when the agent resumes. In the background:
-        the call returns at once."""
+    def stored_requesters(self, agent: Agent) -> list[str]:
+        """The agents of ``agent``'s tree, other than its root and not live, with a request a
+        restart left open in the root's log, oldest request first (resumed with the root,
+        cancelled by an ancestor's interrupt: ``host.subagents.waking``)."""
+        root = self._root(agent)
+        ids: list[str] = []
+        for requested in self._root_log(root).undecided.values():
+            agent_id = requested.origin.agent_id
+            if agent_id != root.id and agent_id not in ids and self._live_agent(agent_id) is None:
+                ids.append(agent_id)
+        return ids
+
+    async def cancel_stored(self, agent_id: str, caller: Agent, store: Any) -> None:
+        """``interrupt_agent`` from ``caller``, an ancestor, on ``agent_id`` of its tree that
+        is not live, only stored, with requests to the user a restart left open in the root's
+        log: each is recorded ``cancelled`` in the agent's stored log (taken from ``store``,
+        the sessions store, whose load ends its open turn ``interrupted``), durably, then in
+        the root's, so it is not asked again and its call is ``interrupted`` when the agent
+        resumes. Returns once recorded; a log that cannot be taken (live again, held by
+        another process) raises its ``HostError`` and nothing is recorded."""
         root = self._root(caller)
         undecided = self._root_log(root).undecided.values()
         mine = [r for r in undecided if r.origin.agent_id == agent_id and agent_id != root.id]
-        if root is not caller or not mine:
+        if not mine:
             return
         reason = "the call was interrupted"
         decided = [ApprovalDecided(r.request_id, "cancelled", reason) for r in mine]
-        task = asyncio.get_running_loop().create_task(
-            self._record_stored(agent_id, root, decided, store)
-        )
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def _record_stored(
-        self, agent_id: str, root: Agent, decided: list[ApprovalDecided], store: Any
-    ) -> None:
-        """Append ``decided`` to the stored log of ``agent_id``, durably, then mirror it into
-        the root's; a log that cannot be taken (live again, locked) is logged and left."""
-        try:
-            session = await store.resume(agent_id)
-        except HostError:
-            log.warning("could not cancel the requests of %s", agent_id, exc_info=True)
-            return
+        session = await store.resume(agent_id)
         try:
             session.append_all(decided)
             session.commit(durable=True)

@@ -37,6 +37,7 @@ from host.cli import termination
 from host.cli.approve import Lines
 from host.cli.chat import ROOT_LABEL, Conversation, PlainPrompt, is_terminal, plain_chat
 from host.cli.slash import SlashCommands
+from host.clients.commands import Commands
 from host.errors import HostError
 from host.plugins.config import CONFIG_FILE
 from host.plugins.watch import ReloadLoop, WatchMap, cancel_task
@@ -181,12 +182,13 @@ class DevConversation(Conversation):
     """The chat conversation, resuming the root agent of the process it restarted from."""
 
     async def resume_or_create(self, root_id: str | None) -> Agent:
-        """Resume ``root_id`` when given (and resumable), else create a new root agent (the
-        model was chosen before: ``choose_model``)."""
+        """Resume ``root_id`` when given (and resumable) as ``chat --resume`` does (its stored
+        subagents waiting on the user ask again), else create a new root agent (the model
+        was chosen before: ``choose_model``)."""
         agents = self.host.services.agents
         if root_id:
             try:
-                return await self.attach(await agents.resume(root_id, label=ROOT_LABEL))
+                return await self.attach(await Commands(self.host).resume(root_id))
             except (HostError, OSError) as error:
                 message = getattr(error, "message", error)
                 print(f"agent-host: notice: starting a new conversation ({message})", file=self.err)

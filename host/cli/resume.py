@@ -2,7 +2,8 @@
 conversation.
 
 The root is resumed with its history (printed first, as ``sessions show`` prints it), its
-stored subagents (cold-resumed when next addressed) and its open requests, asked again
+stored subagents (cold-resumed when next addressed; at once those waiting on the user:
+``host.subagents.waking``) and its open requests and theirs, asked again
 (``host.approvals.resume``). What cannot be resumed is one line and exit 2, before anything is
 written: an unknown id, a subagent's session (``… is a subagent's session; resume its root
 conversation R``), a log that cannot be read, one another process holds (``LOCKED``), and

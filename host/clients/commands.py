@@ -101,10 +101,13 @@ class Commands:
         return await self._resume(header, header.label or ROOT_LABEL, [])
 
     async def _resume(
-        self, header: SessionHeader, label: str, setup: Sequence[SetupStep]
+        self, header: SessionHeader, label: str, setup: Sequence[SetupStep], *, wake: bool = True
     ) -> Agent:
         """The stored root of ``header`` made live, its profile (if it has one) applied again
-        as at its start: an unknown profile changes nothing."""
+        as at its start (an unknown profile changes nothing), and (``wake``) its stored
+        descendants a restart left waiting on the user resumed in the background, from the
+        caller's next await (``SubagentService.resume_waiting``), so their requests are asked
+        again."""
         options: dict[str, Any] = {}
         if header.profile is not None:
             profile = self._root_profile(header.profile)
@@ -120,6 +123,9 @@ class Commands:
                 message = f'thread "{header.id}" is in use by another process'
                 raise ClientError("LOCKED", message) from error
             raise
+        subagents = self._host.services.find("subagents")
+        if wake and subagents is not None:  # its stored descendants waiting on the user ask
+            subagents.resume_waiting(agent)
         return agent
 
     def _root_profile(
@@ -164,7 +170,9 @@ class Commands:
     async def open(self, thread_id: str, *, held: bool = False) -> Agent:
         """The root ``thread_id``: the live one, the stored one resumed, else a new one with
         that id (for a front end that names its roots). ``held``: it runs no turn
-        (``Agent.hold``), for a root that a program outside the host speaks for."""
+        (``Agent.hold``), for a root that a program outside the host speaks for — which
+        also answers for it, so its stored descendants waiting on the user are left for it
+        to resume (``SubagentService.resume_waiting``) once it can be asked."""
         live = self._host.services.agents.get(thread_id)
         if live is not None:
             return self._root(live)
@@ -181,7 +189,7 @@ class Commands:
             return created
         if header.parent_session is not None:
             raise _not_a_root(thread_id)
-        return await self._resume(header, ROOT_LABEL, setup)
+        return await self._resume(header, ROOT_LABEL, setup, wake=not held)
 
     async def threads(self) -> list[SessionHeader]:
         """Every stored or live root session, oldest first."""
@@ -264,7 +272,9 @@ class Commands:
     async def interrupt_subagent(self, thread_id: str, subagent_id: str) -> None:
         """Stop a descendant's current turn, as ``interrupt_agent`` would."""
         root = await self.live_root(thread_id)
-        self._subagents().interrupt(subagent_id, caller=root)
+        subagents = self._subagents()
+        subagents.interrupt(subagent_id, caller=root)
+        await subagents.cancel_waiting(subagent_id, caller=root)
 
     def _subagents(self) -> Any:
         service = self._host.services.find("subagents")

@@ -28,8 +28,8 @@ happens to an Activation once it exists (admission, settlement, drain) is
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, NoReturn
 
 from host.agents.agent import Agent
@@ -226,31 +226,54 @@ class ContinuationManager:
         resident = self.residency.activation(child_id)
         if resident is not None:
             return await self._deliver(resident, parent, content, source, message_id)
+        with self.residency.admitted(self.residency.own_activation(parent)):
+            async with self._child_lock(child_id):
+                resident = self.residency.activation(child_id)
+                if resident is not None:
+                    return await self._deliver(resident, parent, content, source, message_id)
+                descriptor = await self._authorize_cold(parent, child_id, signal)
+                if self.remote is not None and message_id is None:
+                    sender = (parent.id, parent.session.voice())
+                    queued = await self.remote.send(child_id, "followup", content, source, sender)
+                    if queued is not None:
+                        return queued
+                await ensure_voice(parent.session.voice())  # before it takes the child
+                resident = await self._materialize(parent, child_id, descriptor, signal)
+                try:
+                    return await self._deliver(resident, parent, content, source, message_id)
+                except BaseException:
+                    # Materialized for nothing (e.g. the parent went away meanwhile): with
+                    # no turn to end, only a check lets it settle (quietly: no last turn).
+                    self.residency.schedule_check(resident)
+                    raise
+
+    async def wake(self, parent: Agent, path: Sequence[str]) -> None:
+        """Make ``path`` resident, each under the one before (``path[0]`` under ``parent``),
+        cold-resuming those that are not as ``followup`` does but with no message: a resumed
+        child's open requests to the user are asked again (``host.approvals.resume``) and its
+        turn goes on. Each stays resident while the next is resumed below it; the last one,
+        with nothing to do, settles."""
+        child_id, rest = path[0], path[1:]
+        with self.residency.admitted(self.residency.own_activation(parent)):
+            async with self._child_lock(child_id):
+                resident = self.residency.activation(child_id)
+                if resident is None:
+                    descriptor = await self._authorize_cold(parent, child_id, None)
+                    await ensure_voice(parent.session.voice())  # before it takes the child
+                    resident = await self._materialize(parent, child_id, descriptor, None)
+            if rest:
+                await self.wake(resident.agent, rest)
+            else:
+                self.residency.schedule_check(resident)
+
+    @asynccontextmanager
+    async def _child_lock(self, child_id: str) -> AsyncIterator[None]:
+        """Hold the per-child lock under which a cold child is materialized once."""
         entry = self._locks.setdefault(child_id, _LockEntry())
         entry.users += 1
         try:
-            with self.residency.admitted(self.residency.own_activation(parent)):
-                async with entry.lock:
-                    resident = self.residency.activation(child_id)
-                    if resident is not None:
-                        return await self._deliver(resident, parent, content, source, message_id)
-                    descriptor = await self._authorize_cold(parent, child_id, signal)
-                    if self.remote is not None and message_id is None:
-                        sender = (parent.id, parent.session.voice())
-                        queued = await self.remote.send(
-                            child_id, "followup", content, source, sender
-                        )
-                        if queued is not None:
-                            return queued
-                    await ensure_voice(parent.session.voice())  # before it takes the child
-                    resident = await self._materialize(parent, child_id, descriptor, signal)
-                    try:
-                        return await self._deliver(resident, parent, content, source, message_id)
-                    except BaseException:
-                        # Materialized for nothing (e.g. the parent went away meanwhile): with
-                        # no turn to end, only a check lets it settle (quietly: no last turn).
-                        self.residency.schedule_check(resident)
-                        raise
+            async with entry.lock:
+                yield
         finally:
             entry.users -= 1
             if entry.users == 0 and self._locks.get(child_id) is entry:

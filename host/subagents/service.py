@@ -1,11 +1,12 @@
 """``SubagentService``: the ``subagents`` service facade (DESIGN §6, §10).
 
-Signatures (all ``async`` except ``interrupt`` and the ``register_*`` methods)::
+Signatures (all ``async`` except ``interrupt``, ``resume_waiting`` and ``register_*``)::
 
     start(provider, request, *, parent, signal=None) -> SubagentRun
     start_continuable(provider, request, *, parent, label, signal=None) -> ContinuableStart
     followup(parent, child_id, content, *, source, signal=None) -> MessageId
     interrupt(target_id, *, caller) -> None
+    cancel_waiting(target_id, *, caller) -> None;  resume_waiting(root) -> None
     list_children(parent_id, *, signal=None) -> list[SubagentListEntry]
     list_descendants(root_id, *, signal=None) -> list[SubagentListEntry]
     report_from(child, content, *, delivery, signal=None) -> MessageId
@@ -261,17 +262,35 @@ class SubagentService:
         return await manager.followup(parent, child_id, content, source=source, signal=signal)
 
     def interrupt(self, target_id: str, *, caller: Agent) -> None:
-        """Stop the target's current turn; a missing or settled target is an accepted no-op —
-        but a stored one a restart left waiting on the user has its open requests cancelled
-        when the root asks (``approvals.cancel_stored``)."""
+        """Stop the target's current turn; a missing or settled target is an accepted no-op
+        (a stored one a restart left waiting on the user: ``cancel_waiting``)."""
         if target_id == getattr(caller, "id", None):
             raise texts.interrupt_self(target_id)
         manager = self._bind().manager
         if manager is not None:
             manager.interrupt(target_id, caller=caller)
+
+    async def cancel_waiting(self, target_id: str, *, caller: Agent) -> None:
+        """After ``interrupt``: a target only stored, below ``caller``, that a restart left
+        waiting on the user has its open requests cancelled, durably, before this returns
+        (``host.subagents.waking.cancel_waiting``); any other target, nothing."""
         approvals, sessions = self.ctx.find("approvals"), self.ctx.find("sessions")
-        if approvals is not None and sessions is not None and sessions.get(target_id) is None:
-            approvals.cancel_stored(target_id, caller, sessions)
+        manager = self._bind().manager
+        if approvals is not None and sessions is not None and manager is not None:
+            from host.subagents.waking import cancel_waiting
+
+            await cancel_waiting(manager, approvals, sessions, target_id, caller)
+
+    def resume_waiting(self, root: Agent) -> None:
+        """Cold-resume the stored descendants of the live root ``root`` a restart left waiting
+        on the user, so that their open requests are asked again and their turns go on
+        (``host.subagents.waking``). In the background, from the caller's next await: a
+        front end that has just resumed ``root`` can first make ready to be asked."""
+        approvals, manager = self.ctx.find("approvals"), self._bind().manager
+        if approvals is not None and manager is not None and approvals.stored_requesters(root):
+            from host.subagents.waking import resume_waiting
+
+            manager.residency.spawn(resume_waiting(manager, approvals, root))
 
     async def report_from(
         self,

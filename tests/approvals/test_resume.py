@@ -18,12 +18,14 @@ import pytest
 from host.agents import call, say
 from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 from host.approvals.requests import Answer, ApprovalRequest
+from host.clients.commands import Commands
 from host.naming import Owner
 from host.sessions.jsonl import JsonlPersistence
-from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent, TurnEnd
+from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent
 from host.testing import HostHarness, MakeHarness
 from host.tools import tool
 from tests.approvals.test_service import RAN, Asker, bodies, service, shell, tree
+from tool_subagent_control import root as control
 
 GATE = asyncio.Event()
 
@@ -53,7 +55,7 @@ async def plain(x: int) -> str:
 def harness(
     make_harness: MakeHarness, data_dir: Path, shell_owner: Owner | str = "test", **options: Any
 ) -> HostHarness:
-    h = make_harness(data_dir=data_dir, **options)
+    h = make_harness(("subagent_control", control), data_dir=data_dir, **options)
     h.host.tools.register(shell.name, shell, owner=shell_owner)
     for made in (slow, plain):
         h.add_tool(made)
@@ -308,24 +310,18 @@ async def test_a_decision_the_roots_mirror_lacks_is_copied_there_at_resume(
     assert decided.decision == "approved" and RAN == ["slow ship"]
 
 
-async def test_interrupting_a_stored_child_that_waits_on_the_user_cancels_its_request(
-    make_harness: MakeHarness, tmp_path: Path
+async def test_a_waiting_child_that_cannot_be_resumed_with_its_root_is_a_warning(
+    make_harness: MakeHarness, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    first, root, child, request = await blocked_child(make_harness, tmp_path, "x")
+    first, root, child, _request = await blocked_child(make_harness, tmp_path, "x")
     second = harness(make_harness, await crash_copy(first, tmp_path))
     never = Asker()
     service(second).on_request(never)
-    resumed = await second.agents.resume(root.id, label="root")
-    assert service(second).waiting(resumed) == {child.id}  # listed as waiting on the user
-    second.services.subagents.interrupt(child.id, caller=resumed)
-    await until(lambda: bodies(resumed, ApprovalDecided))
-    cancelled = ApprovalDecided(request.request_id, "cancelled", "the call was interrupted")
-    assert bodies(resumed, ApprovalDecided) == [cancelled]
-    assert service(second).waiting(resumed) == set()
-    stored = (await JsonlPersistence(second.data_dir).inspect(child.id)).events
-    assert [e.body for e in stored if e.kind == "approval/decided"] == [cancelled]
-    assert [e.body.stop_reason for e in stored if isinstance(e.body, TurnEnd)] == ["interrupted"]
-    new_child = await second.agents.resume(child.id, label="level 1")
-    await new_child.wait_idle()
-    assert never.asked == [] and RAN == []
-    assert [m.content for m in tool_results(new_child)] == [INTERRUPTED_TOOL_TEXT]
+    resumed = await Commands(second.host).resume(root.id)  # its child has no descriptor
+    await until(lambda: "cannot be resumed" in caplog.text)
+    (record,) = [r for r in caplog.records if "cannot be resumed" in r.getMessage()]
+    assert (record.levelname, record.getMessage()) == (
+        "WARNING",
+        f'{child.id} waits on the user but cannot be resumed: subagent "{child.id}" is unavailable',
+    )
+    assert service(second).waiting(resumed) == {child.id} and never.asked == []

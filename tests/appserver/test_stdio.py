@@ -176,6 +176,49 @@ def test_sigkill_then_resume_asks_the_open_request_again_and_reads_the_stored_lo
     assert second.close()[0] == 0
 
 
+def start_child(label: str) -> dict[str, Any]:
+    """A model reply starting the background child ``label``."""
+    call = {"name": "subagent", "arguments": {"description": label, "prompt": "Go."}}
+    return {"tool_calls": [call]}
+
+
+WAITING_GRANDCHILD_SCRIPT = {
+    "user": [start_child("research"), "Research is running."],
+    "research": [start_child("deep"), "Deep is digging."],
+    "deep": [{"tool_calls": [{"name": "list_agents", "arguments": {}}]}, "Never."],
+}
+"""The root's background child starts a background grandchild whose ``list_agents`` call
+the policy sends to the user; the child's turn ends while its grandchild waits."""
+
+
+def test_sigkill_then_resume_asks_a_waiting_grandchilds_request_again(clients) -> None:
+    first = clients(script=WAITING_GRANDCHILD_SCRIPT)
+    first.initialize(approvals=True)
+    thread_id = start_thread(first)
+    asked = first.asked()
+    deep = asked["params"]["origin"]["agentId"]
+    assert asked["params"]["origin"]["depth"] == 2
+    first.kill()
+
+    second = clients(script={"deep": ["Dug."], "research": ["Research done."], "user": ["Noted."]})
+    second.initialize(approvals=True)
+    second.call("thread/resume", {"threadId": thread_id})
+    again = second.asked()
+    assert again["params"]["requestId"] == asked["params"]["requestId"]
+    second.reply(again, {"decision": "approve"})
+    second.notification("item/completed", type="subagentSettled")
+    second.notification("turn/completed", threadId=thread_id)
+    assert [m for m in second.seen if m.get("method") == "approval/request"] == [again]  # once
+    items = second.call("thread/read", {"threadId": deep})["items"]
+    results = [i for i in items if i["type"] == "toolResult"]
+    assert len(results) == 1 and not results[0]["isError"]  # list_agents ran once
+    decided = [n["params"]["decision"] for n in second.notifications("approval/decided")]
+    assert decided == ["approved"]
+    root_items = second.call("thread/read", {"threadId": thread_id})["items"]
+    assert root_items[-1]["text"] == "Noted."  # the child's settlement reached the root
+    assert second.close()[0] == 0
+
+
 def test_replay_after_a_seq_then_live_with_no_gap_and_no_duplicate(clients) -> None:
     client, thread_id = tree_client(clients)
     everything = client.call("thread/read", {"threadId": thread_id})["items"]

@@ -256,3 +256,47 @@ def test_a_dev_restart_keeps_the_open_question_and_asks_it_again(client, tmp_pat
     pane.wait_for("⎿ ran make")
     (decided, *_) = decisions(tmp_path, root)
     assert decided["decision"] == "approved"
+
+
+def test_a_killed_conversation_whose_child_waits_asks_again_with_chat_continue(client, tmp_path):
+    pane = client({"user": [{"tool_calls": [start_child("scout")]}, "Started."],
+                   "scout": [{"tool_calls": [MAKE]}, "Never."]}, "chat")
+    pane.type("scout it")
+    pane.wait_for("Started.")
+    asking(pane)
+    root = root_id(tmp_path)
+    (child,) = [row["id"] for row in sessions(tmp_path) if row["origin"]]
+    os.kill(pane.pid(), signal.SIGKILL)
+    pane.exit_code()
+    close(pane)
+    again = client({"user": ["Got the report."], "scout": ["Scouted."]}, "chat", "--continue",
+                   ready="approve>")
+    again.wait_for(f"resuming conversation {root}")
+    asking(again)
+    again.type("y")
+    again.wait_for("Got the report.")
+    again.keys("C-d")
+    assert again.exit_code() == 0
+    assert shown(tmp_path, child).count("  ← ran make") == 1
+    for session_id in (child, root):
+        (decided,) = decisions(tmp_path, session_id)
+        assert decided["decision"] == "approved"
+    assert "Scouted." in shown(tmp_path, root)  # its report reached the root
+
+
+def test_a_dev_restart_asks_a_waiting_childs_request_again_and_it_goes_on(client, tmp_path):
+    pane = client({"user": [{"tool_calls": [start_child("scout")]}, "Started."],
+                   "scout": [{"tool_calls": [MAKE]}, "Never."]}, "dev", "--restart")
+    pane.type("scout it")
+    pane.wait_for("Started.")
+    asking(pane)
+    script = {"user": ["Got the report."], "scout": ["Scouted."]}  # the next process's
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    (tmp_path / "site" / "pane_tools.py").touch()  # --restart: any change restarts
+    pane.wait_for(STILL_OPEN)
+    pane.wait_for(lambda s: s.count('wants to run shell {"cmd": "make"}') == 2)
+    pane.wait_for(lambda _s: "approve>" in pane.visible())
+    pane.type("y")
+    pane.wait_for("Got the report.")
+    (child,) = [row["id"] for row in sessions(tmp_path) if row["origin"]]
+    assert shown(tmp_path, child).count("  ← ran make") == 1

@@ -37,6 +37,8 @@ BEYOND_THE_DESIGN = {  # public, documented in the module docstring, not named b
     "may_delegate": "may_delegate(provider, header) -> bool",
     "drain_descendants": "drain_descendants(parent) -> None",
     "aclose": "aclose() -> None",
+    "cancel_waiting": "cancel_waiting(target_id, *, caller) -> None",
+    "resume_waiting": "resume_waiting(root) -> None",
 }
 INTERNAL = {"manager", "index", "close"}  # public names the host itself uses, not a contract
 

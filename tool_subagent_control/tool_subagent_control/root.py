@@ -74,9 +74,11 @@ async def send_message(args: SendMessageArgs, exec: ToolExec) -> ToolResult:
 
 @tool("interrupt_agent", INTERRUPT_AGENT_DESCRIPTION, InterruptAgentArgs)
 async def interrupt_agent(args: InterruptAgentArgs, exec: ToolExec) -> ToolResult:
-    """Ask the service to stop the target's current turn, the caller being the ancestor."""
+    """Ask the service to stop the target's current turn, the caller being the ancestor (a
+    stored target waiting on the user: answered once its requests are recorded cancelled)."""
     try:
         exec.ctx.subagents.interrupt(args.agent_id, caller=exec.agent)
+        await exec.ctx.subagents.cancel_waiting(args.agent_id, caller=exec.agent)
     except HostError as error:
         return ToolResult.error(error.message)
     return ToolResult(

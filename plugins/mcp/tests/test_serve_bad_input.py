@@ -144,7 +144,7 @@ def test_a_second_server_on_the_same_root_is_refused(serve) -> None:
     assert second.stdout == ""
 
 
-async def test_a_client_that_leaves_mid_elicitation_decides_nothing(serve) -> None:
+async def test_a_client_that_leaves_mid_elicitation_decides_nothing(serve, settle) -> None:
     script = {"research": [{"tool_calls": [{"name": "list_agents", "arguments": {}}]}, "Listed."]}
     asked = anyio.Event()
 
@@ -165,6 +165,18 @@ async def test_a_client_that_leaves_mid_elicitation_decides_nothing(serve) -> No
     ]
     assert kinds == ["approval/requested"]  # left open: asked again when the child resumes
     assert "Traceback" not in (serve.path / "stderr.txt").read_text()
+    again: list[str] = []
+
+    async def approve(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        again.append(params.message)
+        return types.ElicitResult(action="accept", content={"decision": "approve"})
+
+    serve.project({"research": ["Listed."]}, policy)
+    async with serve.stdio(elicit=approve) as session:  # the next process resumes the child
+        messages, _after = await settle(session)
+    child_id = child_log.stem
+    assert again == [f"{child_id} (research, depth 1) wants to run list_agents {{}}"]
+    assert messages[-1]["text"].endswith("Its closing message:\nListed.")
 
 
 def test_a_port_in_use_is_one_line(serve) -> None:

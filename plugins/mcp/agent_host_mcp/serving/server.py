@@ -1,7 +1,9 @@
 """The MCP server of ``mcp serve``: the SDK's low-level ``Server`` with a handler per method,
 each a thin adapter over ``tools``, ``mailbox``, ``asking``, ``progress`` and ``resources``.
 
-Every request makes its client known (for elicitation and resource notifications). Nothing
+Every request makes its client known (for elicitation and resource notifications); the
+first also resumes the root's stored subagents a restart left waiting on the user, which ask
+again now that someone can answer (``SubagentService.resume_waiting``). Nothing
 beyond the five tools and the transcripts is served: no prompts, no completion, no way to
 run a command, read a file or change configuration but what those tools do.
 """
@@ -46,6 +48,7 @@ class Served:
         self.elicitor = Elicitor()
         self.resources = Resources(host, root)
         self._stops: list[Disposer] = []
+        self._woken = False
         self.server: Server[Any] = Server(
             "agent-host",
             version=__version__,
@@ -81,6 +84,11 @@ class Served:
     def _seen(self, ctx: ServerRequestContext[Any, Any]) -> None:
         self.elicitor.seen(ctx.session)
         self.resources.seen(ctx.session)
+        if not self._woken:  # a client to ask: the subagents a restart left waiting ask it
+            self._woken = True
+            subagents = self.host.services.find("subagents")
+            if subagents is not None:
+                subagents.resume_waiting(self.root)
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
