@@ -35,8 +35,9 @@ from host.agents.agent import Agent
 from host.app import Host
 from host.cli import termination
 from host.cli.approve import Lines
-from host.cli.chat import ROOT_LABEL, Conversation, PlainPrompt, is_terminal, plain_chat
+from host.cli.chat import Conversation, PlainPrompt, is_terminal, plain_chat
 from host.cli.slash import SlashCommands
+from host.clients.commands import Commands
 from host.errors import HostError
 from host.plugins.config import CONFIG_FILE
 from host.plugins.watch import ReloadLoop, WatchMap, cancel_task
@@ -183,14 +184,14 @@ class DevConversation(Conversation):
     async def resume_or_create(self, root_id: str | None) -> Agent:
         """Resume ``root_id`` when given (and resumable), else create a new root agent (the
         model was chosen before: ``choose_model``)."""
-        agents = self.host.services.agents
+        commands = Commands(self.host)
         if root_id:
             try:
-                return await self.attach(await agents.resume(root_id, label=ROOT_LABEL))
+                return await self.attach(await commands.resume(root_id))
             except (HostError, OSError) as error:
                 message = getattr(error, "message", error)
                 print(f"agent-host: notice: starting a new conversation ({message})", file=self.err)
-        return await self.attach(await agents.create(label=ROOT_LABEL))
+        return await self.attach(await commands.start())
 
 
 async def run_dev(
