@@ -1,13 +1,22 @@
 """Following a thread again while a follow is still being set up: two follows asked for at
 once leave one (live events arrive once), and an unsubscribe sent right after a subscribe
-wins (nothing more arrives)."""
+wins (nothing more arrives); a connection closed meanwhile leaves no follower behind."""
 
 from __future__ import annotations
 
+import asyncio
 import time
+from typing import Any
 
+import pytest
+
+from host.appserver.connection import Connection
+from host.appserver.server import AppServer
+from host.disposal import Disposer
+from host.testing import HostHarness
 from tests.appserver.client import TIMEOUT, Client
 from tests.appserver.test_threads import of_thread, text
+from tests.support import Gate
 
 
 def started_thread(client: Client) -> str:
@@ -54,3 +63,28 @@ def test_an_unsubscribe_right_after_a_subscribe_stops_the_follow(clients) -> Non
         time.sleep(0.05)
     client.call("models/list")  # whatever the turn notified is written before this
     assert of_thread(client, thread_id, mark) == []
+
+
+async def test_a_connection_closed_while_a_follow_is_set_up_leaves_no_follower(
+    harness: HostHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = await harness.root("user")
+    server = AppServer(harness.host)
+    connection = Connection(server)
+    connection.state = "ready"
+    gate = Gate()
+    follow = server.feed.follow
+
+    async def held(*args: Any, **kwargs: Any) -> Disposer:
+        await gate.hold()
+        return await follow(*args, **kwargs)
+
+    monkeypatch.setattr(server.feed, "follow", held)
+    following = asyncio.ensure_future(server._follow(connection, root.id, 0))
+    await gate.entered.wait()
+    connection.close()
+    gate.open()
+    await following
+    assert connection.follows == {}
+    assert server.feed.tree(root.id) is None  # nobody follows the thread any more
+    server.close()
