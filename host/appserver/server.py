@@ -61,17 +61,29 @@ class AppServer:
         """Follow ``thread_id`` for ``connection``; it counts as following at once, so a
         request to the user made while the stored log is read is asked of it too. A thread
         already followed is followed again when ``after`` asks for a replay (the old follow
-        stops first, with no await between: nothing live is lost or heard twice)."""
-        if thread_id not in connection.follows or after is not None:
-            connection.follows.pop(thread_id, _nothing)()
-            connection.follows[thread_id] = _nothing
-            try:
-                stop = await self.feed.follow(thread_id, connection.notify, after_seq=after)
-            except BaseException:
-                connection.follows.pop(thread_id, None)
-                raise
+        stops first, with no await between: nothing live is lost or heard twice). A follow
+        replaced, unsubscribed or closed while it was being set up stops when it is set up:
+        the last request wins, and no follow outlives the connection."""
+        if thread_id in connection.follows and after is None:
+            self.asker.following(connection, thread_id)
+            return
+        connection.follows.pop(thread_id, _nothing)()
+
+        def setting_up() -> None:
+            """This call's mark in ``follows`` until its follow is set up."""
+
+        connection.follows[thread_id] = setting_up
+        try:
+            stop = await self.feed.follow(thread_id, connection.notify, after_seq=after)
+        except BaseException:
+            if connection.follows.get(thread_id) is setting_up:
+                del connection.follows[thread_id]
+            raise
+        if connection.follows.get(thread_id) is setting_up:
             connection.follows[thread_id] = stop
-        self.asker.following(connection, thread_id)
+            self.asker.following(connection, thread_id)
+        else:
+            stop()
 
     # -- methods ---------------------------------------------------------------------------
 

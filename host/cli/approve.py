@@ -9,7 +9,8 @@ and the next line typed answers it: ``y``/``yes`` approves this call, ``a``/``al
 the tool for the rest of the root's session, ``n``/``no`` denies, optionally with a reason
 (``n not now``; the model then sees ``the user denied shell: not now``, else ``… the user said
 no``); anything else asks again. A question (``ask_user``) is printed as its ``line()`` and the
-typed line is the answer; with choices, a number picks one (``2`` → the second choice).
+typed line is the answer, unless it is a slash command (asked again); with choices, a number
+picks one (``2`` → the second choice).
 
 The terminal's lines are read by one daemon thread (``Lines``): while a request is being
 asked every typed line goes to it, in order, not to the conversation — also a line that arrives
@@ -210,10 +211,14 @@ def chosen(reply: str, choices: tuple[str, ...] | None) -> str:
 
 def interpret(request: ApprovalRequest, reply: str) -> Answer | None:
     """What a typed reply decides for ``request``: an answer to a question (``chosen``), a
-    decision on a tool call (``decision``), or None when it decides nothing (ask again)."""
+    decision on a tool call (``decision``), or None when it decides nothing (ask again) — as
+    a slash command (``/exit``, ``/send ID TEXT``) does at a question too."""
     from host.approvals.requests import Answer
+    from host.cli.slash import names_a_command
 
     if request.question is not None:
+        if names_a_command(reply):
+            return None
         text = chosen(reply, request.choices)
         return Answer.reply(text) if text else None
     return decision(reply)

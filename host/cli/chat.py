@@ -42,8 +42,6 @@ if TYPE_CHECKING:
     from host.disposal import Disposer
 
 PROMPT = "you> "
-ROOT_LABEL = "user"
-"""The label of the agent a person talks to (``--script`` files address it by this name)."""
 
 SCRIPTED_NOTICE = (
     "agent-host: notice: no model is configured, so the keyless scripted model answers "

@@ -35,7 +35,7 @@ from host.agents.agent import Agent
 from host.app import Host
 from host.cli import termination
 from host.cli.approve import Lines
-from host.cli.chat import ROOT_LABEL, Conversation, PlainPrompt, is_terminal, plain_chat
+from host.cli.chat import Conversation, PlainPrompt, is_terminal, plain_chat
 from host.cli.slash import SlashCommands
 from host.clients.commands import Commands
 from host.errors import HostError
@@ -185,14 +185,14 @@ class DevConversation(Conversation):
         """Resume ``root_id`` when given (and resumable) as ``chat --resume`` does (its stored
         subagents waiting on the user ask again), else create a new root agent (the model
         was chosen before: ``choose_model``)."""
-        agents = self.host.services.agents
+        commands = Commands(self.host)
         if root_id:
             try:
-                return await self.attach(await Commands(self.host).resume(root_id))
+                return await self.attach(await commands.resume(root_id))
             except (HostError, OSError) as error:
                 message = getattr(error, "message", error)
                 print(f"agent-host: notice: starting a new conversation ({message})", file=self.err)
-        return await self.attach(await agents.create(label=ROOT_LABEL))
+        return await self.attach(await commands.start())
 
 
 async def run_dev(

@@ -27,6 +27,10 @@ Command = Callable[[Host, argparse.Namespace], int]
 JSON_HELP = "print JSON instead of a table"
 LATEST = ""
 """``chat --continue`` (or ``--resume`` without an id): the root conversation active last."""
+RESUMED_PROFILE = (
+    "--profile starts a new conversation; a resumed conversation keeps the profile it started with"
+)
+"""``run``/``chat --profile`` with ``--resume`` or ``--continue``: refused before anything."""
 
 
 def terminal_columns() -> int:
@@ -158,7 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
         )
     for command in (run, chat):
         command.add_argument(
-            "--profile", metavar="NAME", help="start the agent from the profile NAME"
+            "--profile", metavar="NAME",
+            help="start the new agent from the profile NAME (not with --resume or --continue)",
         )
     for command in (chat, dev_command):
         command.add_argument(
@@ -370,6 +375,8 @@ def _command(args: argparse.Namespace) -> int:
 
             opener = demo.default_opener(tuple(args.no_plugin))
             return termination.run(demo.run_demo(args.data_dir, opener))
+        if getattr(args, "profile", None) is not None and getattr(args, "resume", None) is not None:
+            raise ConfigError(RESUMED_PROFILE)
         host = open_host(
             data_dir=args.data_dir,
             config_path=args.config,

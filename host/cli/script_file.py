@@ -15,7 +15,7 @@ from typing import Any
 
 from host.agents.models import ModelRegistry, ModelResponse
 from host.agents.scripted import ScriptedModel, calls, say, tool_call
-from host.cli.chat import ROOT_LABEL
+from host.clients.commands import ROOT_LABEL
 from host.errors import HostError
 from host.sessions.model import ToolCall
 

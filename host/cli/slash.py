@@ -305,7 +305,18 @@ line is then the reply)."""
 
 def is_read_only(line: str) -> bool:
     """Whether a typed line is one of the ``READ_ONLY`` commands."""
-    return is_command(line) and line.strip()[1:].split(maxsplit=1)[0] in READ_ONLY
+    return _named(line) in READ_ONLY
+
+
+def names_a_command(line: str) -> bool:
+    """Whether a typed line is one of the ``COMMANDS`` (``/usr/local`` is not): at a question
+    it is not taken as the answer (``host.cli.approve.interpret``)."""
+    return _named(line) in {command.name for command in COMMANDS}
+
+
+def _named(line: str) -> str | None:
+    """The command a typed line names (``/send ID TEXT`` → ``send``), None for a message."""
+    return line.strip()[1:].split(maxsplit=1)[0] if is_command(line) else None
 
 
 def is_command(line: str) -> bool:

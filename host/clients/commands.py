@@ -69,15 +69,15 @@ class Commands:
     ) -> Agent:
         """A new root agent (``model``: a registered model's name, else the profile's, else
         the default; ``profile``: the profile it gets what a child of it would, recorded in
-        its header so every resume applies it again)."""
-        if model is not None and model not in self._host.services.models.names():
-            raise ClientError("UNKNOWN_MODEL", f'no model "{model}"')
+        its header so every resume applies it again — with ``model``, when one is named)."""
+        if model is not None:
+            self._registered(model)
         agents = self._host.services.agents
         label = label or ROOT_LABEL
         if profile is None:
             return await agents.create(label=label, model=model)  # type: ignore[no-any-return]
         chosen = self._root_profile(profile, starting=True, own_model=model is None)
-        header = SessionHeader(new_id("agent_"), label=label, profile=chosen.name)
+        header = SessionHeader(new_id("agent_"), label=label, profile=chosen.name, model=model)
         tool_filter, setup, max_steps = root_options(chosen)
         created: Agent = await agents.create(
             header,
@@ -104,16 +104,22 @@ class Commands:
         self, header: SessionHeader, label: str, setup: Sequence[SetupStep], *, wake: bool = True
     ) -> Agent:
         """The stored root of ``header`` made live, its profile (if it has one) applied again
-        as at its start (an unknown profile changes nothing), and (``wake``) its stored
-        descendants a restart left waiting on the user resumed in the background, from the
-        caller's next await (``SubagentService.resume_waiting``), so their requests are asked
-        again."""
+        as its file reads now, on the model the header names, else the profile's, and
+        (``wake``) its stored descendants a restart left waiting on the user resumed in the
+        background, from the caller's next await (``SubagentService.resume_waiting``), so
+        their requests are asked again. A profile or a model that is no longer there raises
+        ``ClientError`` (``UNKNOWN_PROFILE``, ``UNKNOWN_MODEL``) and leaves the root stored as
+        it was."""
         options: dict[str, Any] = {}
         if header.profile is not None:
-            profile = self._root_profile(header.profile)
+            own_model = header.model is None
+            if header.model is not None:
+                self._registered(header.model)
+            profile = self._root_profile(header.profile, own_model=own_model)
             tool_filter, step, max_steps = root_options(profile)
             setup = [step, *setup]
-            options = {"model": profile.model, "tool_filter": tool_filter, "max_steps": max_steps}
+            model = profile.model if own_model else header.model
+            options = {"model": model, "tool_filter": tool_filter, "max_steps": max_steps}
         try:
             agent: Agent = await self._host.services.agents.resume(
                 header.id, label=label, setup=setup, **options
@@ -127,6 +133,11 @@ class Commands:
         if wake and subagents is not None:  # its stored descendants waiting on the user ask
             subagents.resume_waiting(agent)
         return agent
+
+    def _registered(self, model: str) -> None:
+        """``UNKNOWN_MODEL`` unless ``model`` names a registered model."""
+        if model not in self._host.services.models.names():
+            raise ClientError("UNKNOWN_MODEL", f'no model "{model}"')
 
     def _root_profile(
         self, name: str, *, starting: bool = False, own_model: bool = True

@@ -75,7 +75,7 @@ def encode_json(value: Any) -> bytes:
     return _dumps(value)
 
 
-_OPTIONAL_KEYS = ("label", "profile")
+_OPTIONAL_KEYS = ("label", "profile", "model")
 """Header keys written only when set (logs from before them have none)."""
 
 
@@ -119,7 +119,7 @@ def _plain_header(data: dict[str, Any]) -> SessionHeader | None:
     """The header of a complete, well-typed header object, built without the converter (a
     listing decodes thousands); ``None`` for anything else, which the converter then
     structures or refuses with its own message."""
-    label, profile = data.get("label"), data.get("profile")
+    label, profile, model = data.get("label"), data.get("profile"), data.get("model")
     if data.keys() - set(_OPTIONAL_KEYS) != _HEADER_KEYS:
         return None
     sid, parent, created = data["id"], data["parent_session"], data["created_at"]
@@ -133,10 +133,11 @@ def _plain_header(data: dict[str, Any]) -> SessionHeader | None:
         or (origin is not None and type(origin) is not str)
         or (label is not None and type(label) is not str)
         or (profile is not None and type(profile) is not str)
+        or (model is not None and type(model) is not str)
     ):
         return None
     try:
-        return SessionHeader(sid, parent, created, origin, depth, seed, label, profile)
+        return SessionHeader(sid, parent, created, origin, depth, seed, label, profile, model)
     except SessionIdError:  # a hostile id: the converter's refusal says so
         return None
 

@@ -62,6 +62,8 @@ class SessionHeader:
     ``AgentRegistry.create`` without a header of its own (a root); None in logs older than it.
     ``profile`` is the canonical name of the profile a root was started from (applied again
     whenever it is resumed); None for a root without one, a child, and older logs.
+    ``model`` is the registered model such a root was started on when it was named instead of
+    the profile's (it resumes on it); None otherwise.
     """
 
     id: str = attrs.field(validator=lambda _i, _a, v: validate_session_id(v))
@@ -72,6 +74,7 @@ class SessionHeader:
     seed_length: int = 0
     label: str | None = None
     profile: str | None = None
+    model: str | None = None
 
     def sort_key(self) -> tuple[int, str]:
         """Creation order: ``created_at``, ties broken by id."""

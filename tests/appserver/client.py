@@ -101,13 +101,24 @@ class Peer:
         """Send a notification."""
         self.send({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
 
+    def numbered(self, method: str, params: Any = None) -> Message:
+        """A request with the next id, remembered (for ``response`` and the schema)."""
+        self._next_id += 1
+        self.methods[self._next_id] = method
+        return {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params or {}}
+
+    def response(self, request_id: int) -> Message:
+        """The response to the request ``request_id`` (seen already, else the next one)."""
+        for message in self.seen:
+            if message.get("id") == request_id and "method" not in message:
+                return message
+        return self.expect(lambda m: m.get("id") == request_id and "method" not in m)
+
     def request(self, method: str, params: Any = None) -> Message:
         """Send a request; its response (``result`` or ``error``)."""
-        self._next_id += 1
-        request_id = self._next_id
-        self.methods[request_id] = method
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}})
-        return self.expect(lambda m: m.get("id") == request_id and "method" not in m)
+        message = self.numbered(method, params)
+        self.send(message)
+        return self.response(message["id"])
 
     def call(self, method: str, params: Any = None) -> Any:
         """``request`` that must succeed: its result."""
@@ -212,6 +223,13 @@ class Client(Peer):
     def send(self, message: Message) -> None:
         """Write one message (a line)."""
         self.send_raw(json.dumps(message).encode() + b"\n")
+
+    def begin_at_once(self, *requests: tuple[str, Any]) -> list[int]:
+        """Send requests ``(method, params)`` in one write, so the server reads them together
+        and runs them at once: their ids."""
+        messages = [self.numbered(method, params) for method, params in requests]
+        self.send_raw(b"".join(json.dumps(message).encode() + b"\n" for message in messages))
+        return [int(message["id"]) for message in messages]
 
     def close(self) -> tuple[int, str]:
         """Close stdin; the exit code and stderr."""

@@ -148,3 +148,33 @@ def test_resuming_a_root_whose_profile_is_gone_is_an_error_and_changes_nothing(
     assert refused["error"]["data"]["code"] == "NOT_LIVE"
     assert second.close()[0] == 0
     assert log.read_bytes() == before
+
+
+def test_a_root_started_on_its_own_model_resumes_on_it_not_the_profiles(
+    clients, server, tmp_path
+) -> None:
+    path = write_profile(tmp_path)
+    path.write_text(PROFILE.replace("max_steps: 1\n", "max_steps: 1\nmodel: other\n"))
+    (tmp_path / "agent-host.toml").write_text(
+        f'[plugins.openai]\nbase_url = "{server.url}"\nmodel = "m1"\n'
+        '[plugins.openai.models.other]\nmodel = "m2"\n'
+    )
+    first = start(clients, server)
+    assert set(first.call("models/list")["models"]) >= {"openai", "other"}
+    chosen = {"profile": "terse-reviewer", "model": "openai"}
+    thread_id = first.call("thread/start", chosen)["thread"]["id"]
+    assert one_turn(first, server, thread_id)["model"] == "m1"
+    header = json.loads(stored(tmp_path)[0].read_text().splitlines()[0])
+    assert (header["profile"], header["model"]) == ("terse-reviewer", "openai")
+    on_profile = first.call("thread/start", {"profile": "terse-reviewer"})["thread"]["id"]
+    assert one_turn(first, server, on_profile)["model"] == "m2"
+    first.kill()
+
+    second = start(clients, server)
+    second.call("thread/resume", {"threadId": thread_id})
+    body = one_turn(second, server, thread_id)
+    assert body["model"] == "m1"
+    assert_profile_seen(body)
+    second.call("thread/resume", {"threadId": on_profile})  # no model recorded: the profile's
+    assert one_turn(second, server, on_profile)["model"] == "m2"
+    assert second.close()[0] == 0

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from host.approvals.requests import Answer, ApprovalRequest
-from host.cli.approve import NOT_UTF8, Lines, TerminalAsker, chosen, decision
+from host.cli.approve import NOT_UTF8, Lines, TerminalAsker, chosen, decision, interpret
 from host.sessions.model import ApprovalOrigin
 from tests.cli.support import AGENT_HOST, agent_host
 from tests.distributions import write_distribution
@@ -270,6 +270,23 @@ def test_a_question_is_answered_by_a_choice_number(tmp_path, terminal):
     assert "  ← blue" in root_log(tmp_path)
 
 
+def test_at_a_question_a_command_that_looks_runs_and_one_that_acts_is_asked_again(
+    tmp_path, terminal
+):
+    chat = asked_colour(tmp_path, terminal)
+    chat.until("? [1 red / 2 blue] ")
+    chat.type("/agents")  # looks: the tree, then the question again
+    chat.until("? [1 red / 2 blue] ")
+    chat.type("/send sub_1 hurry")  # acts: not an answer, asked again
+    chat.until("? [1 red / 2 blue] ")
+    chat.type("/exit")
+    chat.until("? [1 red / 2 blue] ")
+    chat.type("1")
+    chat.until("Blue it is.\r\nyou> ")
+    assert chat.close() == (0, "")
+    assert "  ← red" in root_log(tmp_path)
+
+
 def test_dev_asks_at_the_terminal_too(tmp_path, terminal):
     script = write_script(tmp_path, [{"tool_calls": [RM]}, "Cleaned."])
     dev = terminal("dev", "--plain", "--script", script)
@@ -330,6 +347,14 @@ def test_a_number_picks_a_choice_and_anything_else_is_the_answer():
     assert chosen("3", ("red", "blue")) == "3"
     assert chosen("green", ("red", "blue")) == "green"
     assert chosen("2", None) == "2"
+
+
+def test_at_a_question_a_command_decides_nothing_and_a_path_is_an_answer():
+    question = request("Which directory?")
+    for command in ("/exit\n", "/send sub_1 hurry", " /interrupt", "/model big", "/show sub_1"):
+        assert interpret(question, command) is None
+    answer = interpret(question, "/usr/local\n")
+    assert answer is not None and answer.answer == "/usr/local"
 
 
 def request(question: str | None = None) -> ApprovalRequest:

@@ -1,6 +1,6 @@
 """``agent-host run``/``chat --profile NAME``: the root gets the profile's persona and tool
-filter, as ``thread/start {profile}`` gives them; an unknown profile is one line, nothing
-written."""
+filter, as ``thread/start {profile}`` gives them; an unknown profile, or one given with
+``--resume``/``--continue``, is one line, nothing written."""
 
 from __future__ import annotations
 
@@ -65,3 +65,24 @@ def test_run_resume_applies_the_roots_profile_again(tmp_path, server) -> None:
     assert PERSONA in second["messages"][0]["content"]
     assert [m["content"] for m in second["messages"] if m["role"] == "user"] == ["one", "two"]
     assert "list_agents" not in {t["function"]["name"] for t in second["tools"]}
+
+
+def test_a_profile_with_resume_or_continue_is_refused_in_one_line(tmp_path, server) -> None:
+    server.reply(completion("Fine."))
+    env = environment(tmp_path, server)
+    assert agent_host("run", "one", cwd=tmp_path, **env).returncode == 0
+    [log] = (tmp_path / "data").glob("*.jsonl")
+    stored = log.read_bytes()
+    for command in (
+        ["run", "--resume", log.stem, "--profile", "nope", "again"],
+        ["run", "--profile", "terse-reviewer", "--resume", log.stem, "again"],
+        ["chat", "--continue", "--profile", "terse-reviewer"],
+        ["chat", "--profile", "nope", "--resume", log.stem],
+    ):
+        result = agent_host(*command, cwd=tmp_path, stdin="again\n", **env)
+        assert (result.returncode, result.stdout) == (2, ""), command
+        assert result.stderr == (
+            "agent-host: error: --profile starts a new conversation; a resumed conversation "
+            "keeps the profile it started with\n"
+        ), command
+    assert log.read_bytes() == stored and len(server.requests) == 1

@@ -156,6 +156,10 @@ HEADERS: list[dict[str, Any]] = [
      "delegation_depth": 0, "seed_length": 0, "label": "user", "profile": "reviewer"},
     {"id": "s1", "parent_session": None, "created_at": 5, "origin": None,
      "delegation_depth": 0, "seed_length": 0, "profile": 7},
+    {"id": "s1", "parent_session": None, "created_at": 5, "origin": None,
+     "delegation_depth": 0, "seed_length": 0, "profile": "reviewer", "model": "local"},
+    {"id": "s1", "parent_session": None, "created_at": 5, "origin": None,
+     "delegation_depth": 0, "seed_length": 0, "model": 7},
 ]
 
 
@@ -186,3 +190,10 @@ def test_a_roots_profile_is_kept_and_a_header_without_one_is_written_as_before()
     assert decode_header(encode_header(started)) == started
     plain = json.loads(encode_header(SessionHeader("s1", created_at=5, label="user")))
     assert "profile" not in plain
+
+
+def test_a_roots_own_model_is_kept_and_a_header_without_one_is_written_as_before() -> None:
+    started = SessionHeader("s1", created_at=5, label="user", profile="reviewer", model="local")
+    assert decode_header(encode_header(started)) == started
+    plain = json.loads(encode_header(SessionHeader("s1", created_at=5, profile="reviewer")))
+    assert "model" not in plain

@@ -50,6 +50,7 @@ from host.clients.events import (
     ItemCompleted,
     SubagentStarted,
     SubagentStatus,
+    ToolCallProgress,
     TurnCompleted,
     TurnStarted,
 )
@@ -66,8 +67,11 @@ PROMPT = "you> "
 QUIT_WINDOW = 2.0
 QUIT_HINT = "press Ctrl-C again to exit (or Ctrl-D)"
 CLOSING = "closing: waiting for the agents to stop at a turn boundary"
-REDRAWING = (AgentMessageDelta, TurnStarted, TurnCompleted, SubagentStarted, SubagentStatus)
-"""The feed events that change the status line or the line arriving."""
+REDRAWING = (
+    AgentMessageDelta, ToolCallProgress, TurnStarted, TurnCompleted, SubagentStarted,
+    SubagentStatus,
+)
+"""The feed events that change the status line, the line arriving or a tool's progress."""
 
 
 class _Quit(Exception):

@@ -230,3 +230,16 @@ async def test_a_request_cancelled_before_its_turn_is_never_printed() -> None:
     await settle()
     assert screen.plain == [RM_LINE + CHOICES]
     assert made.prompt is None
+
+
+async def test_at_a_question_a_command_is_asked_again_and_the_next_line_answers() -> None:
+    made, screen = asker()
+    asked = asyncio.ensure_future(made(request(question="Which directory?")))
+    await settle()
+    line = "sub_1 (research changes, depth 2) asks: Which directory?"
+    assert made.take("/send sub_1 hurry")
+    await settle()
+    assert screen.plain == [line, line]
+    assert made.prompt == ANSWER_PROMPT
+    assert made.take("/usr/local")
+    assert await asked == Answer.reply("/usr/local")

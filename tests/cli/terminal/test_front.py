@@ -19,7 +19,7 @@ from rich.cells import cell_len
 from host.agents import say
 from host.cli.terminal.asker import APPROVE_PROMPT
 from host.cli.terminal.front import TerminalFront
-from host.clients.events import AgentMessageDelta
+from host.clients.events import AgentMessageDelta, ToolCallProgress
 from host.testing import HostHarness
 from tests.cli.terminal.test_asker import request
 from tests.support import Gate
@@ -55,6 +55,22 @@ async def test_a_long_line_still_arriving_shows_its_latest_words_within_the_widt
     assert len(above) <= ROWS // 2
     assert above[-1].rstrip().endswith("w299")  # the newest text is in view as it arrives
     assert above[0].startswith("…")  # the rest of the line is printed whole once it ends
+    front.close()
+
+
+async def test_a_tools_progress_is_drawn_when_it_comes_not_at_the_next_key(
+    harness: HostHarness, terminal: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    front = TerminalFront(harness.host)
+    await front.attach(await harness.root("user"))
+    drawn: list[str] = []
+    monkeypatch.setattr(Application, "is_running", property(lambda _app: True))
+    monkeypatch.setattr(
+        Application, "invalidate",
+        lambda _app: drawn.append(fragment_list_to_text(front._message())),
+    )
+    front._shown(ToolCallProgress("root", None, "call_1", "step 2 of 3"))
+    assert drawn == ["  ⋯ step 2 of 3\nyou> "]
     front.close()
 
 
