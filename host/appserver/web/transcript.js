@@ -84,8 +84,22 @@ export class Transcript {
     const row = this.calls.get(item.callId);
     if (!row) return false;
     this.calls.delete(item.callId);
+    row.querySelector(".progress")?.remove();
     row.append(this.result(item));
     return true;
+  }
+
+  // A running call's latest progress, under its line until its result lands.
+  progress(itemId, params) {
+    const row = this.calls.get(itemId);
+    if (!row) return;
+    const counted = typeof params.progress === "number" ? `${params.progress}${typeof params.total === "number" ? ` of ${params.total}` : ""}` : "";
+    let line = row.querySelector(".progress");
+    if (!line) {
+      line = el("div", { class: "progress" });
+      row.append(line);
+    }
+    line.textContent = clean(params.message || counted);
   }
 
   name(id) {
