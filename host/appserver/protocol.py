@@ -88,10 +88,12 @@ class ThreadStartParams:
 @camel_case
 @attrs.frozen
 class ThreadResult:
-    """A thread, and the last ``seq`` of its log (live events follow it)."""
+    """A thread, the last ``seq`` of its log (live events follow it), and whether a turn of
+    it runs (one started, by any client, and not completed)."""
 
     thread: Thread
     last_seq: int
+    running: bool
 
 
 @camel_case

@@ -92,7 +92,8 @@ class AppServer:
     def _thread_result(self, agent: Agent) -> p.ThreadResult:
         header = agent.session.header
         last = len(agent.session.events) - 1
-        return p.ThreadResult(p.Thread(agent.id, agent.label, header.created_at), last)
+        running = self.feed.turn(agent.id) is not None
+        return p.ThreadResult(p.Thread(agent.id, agent.label, header.created_at), last, running)
 
     async def thread_list(self, connection: Connection, params: p.ThreadListParams) -> Any:
         """Roots, the most recently active first, a page at a time: the cursor is the last

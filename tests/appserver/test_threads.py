@@ -152,3 +152,18 @@ def test_threads_are_listed_by_last_activity_live_or_stored_and_paged(clients) -
     assert error_of(second, "thread/list", {"cursor": "7"})[1:] == (
         "INVALID_CURSOR", "invalid cursor '7'"
     )
+
+
+def test_resume_says_whether_a_turn_runs(clients) -> None:
+    client = clients(script={"user": [{"tool_calls": [{"name": "list_agents",
+                                                         "arguments": {}}]}, "Listed."]})
+    client.answer = lambda request: None  # asked, never answers: the turn waits on the user
+    client.initialize(approvals=True)
+    started = client.call("thread/start")
+    assert started["running"] is False
+    thread_id = started["thread"]["id"]
+    client.call("turn/start", {"threadId": thread_id, "input": text("go")})
+    client.asked()
+    assert client.call("thread/resume", {"threadId": thread_id})["running"] is True
+    idle = client.call("thread/start")["thread"]["id"]
+    assert client.call("thread/resume", {"threadId": idle})["running"] is False

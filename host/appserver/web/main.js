@@ -148,8 +148,8 @@ async function newThread() {
 
 // -- the open thread ---------------------------------------------------------------------------
 
-// Follow the thread (its replay states its turn and its tree), paint the tree, then read its
-// stored transcript (the replayed and live items meanwhile held).
+// Follow the thread (whether a turn runs, then its tree as the follow states it), paint the
+// tree, then read its stored transcript (the live items meanwhile held).
 async function open(threadId, known = null) {
   try {
     if (state.root && state.root.id !== threadId) {
@@ -165,7 +165,9 @@ async function open(threadId, known = null) {
     const start = performance.now();
     tree.reset(threadId, thread.label ?? null);
     begin(threadId);
-    state.readUpTo = (await follow(threadId, -1)).lastSeq ?? null;
+    const followed = await follow(threadId);
+    state.readUpTo = followed.lastSeq ?? null;
+    if (followed.lastSeq !== undefined) await state.rpc.request("thread/subscribe", { threadId, afterSeq: followed.lastSeq });
     await diagnose();
     await painted();
     performance.measure("tree", { start, end: performance.now() });
@@ -190,20 +192,21 @@ async function leave(threadId) {
   }
 }
 
-// Follow the root live (thread/resume); one another process holds is watched read-only.
-// What was stored after afterSeq is replayed first (a turn started and not completed: one
-// runs), then the subagent tree as it is now.
+// Follow the root live (thread/resume: whether a turn runs); one another process holds is
+// watched read-only. With afterSeq, what was stored after it is replayed first, then the
+// subagent tree as it is now (read-only: always, from the start).
 async function follow(threadId, afterSeq) {
-  const params = { threadId, afterSeq };
+  const params = afterSeq === undefined ? { threadId } : { threadId, afterSeq };
   try {
     const result = await state.rpc.request("thread/resume", params);
     list.live.add(threadId);
     state.root.readOnly = false;
+    state.running = result.running === true;
     named(result.thread?.label);
     return result;
   } catch (failure) {
     if (failure.code !== "LOCKED") throw failure;
-    await state.rpc.request("thread/subscribe", params);
+    await state.rpc.request("thread/subscribe", { threadId, afterSeq: afterSeq ?? -1 });
     state.root.readOnly = true;
     error(`${failure.message}: watching only`);
     return {};
@@ -348,7 +351,7 @@ function onViewed(method, params) {
       break;
     case "turn/completed":
       if (params.sessionId !== state.viewing || params.seq <= state.readUpTo) break; // read already
-      transcript.marker(`turn ${params.stopReason ?? "ended"}`);
+      transcript.marker(`turn ${params.stopReason ?? "ended"}`, params.seq);
       break;
   }
 }

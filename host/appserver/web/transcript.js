@@ -135,7 +135,12 @@ export class Transcript {
     this.add([item]);
   }
 
-  marker(text, kind = "turn") {
-    this.list.append(el("li", { class: "item marker " + kind }, text));
+  // A turn's end (once for its seq: a follow again may replay one just heard live).
+  marker(text, seq) {
+    if (typeof seq === "number") {
+      if (this.seen.has(`turn:${seq}`)) return;
+      this.seen.add(`turn:${seq}`);
+    }
+    this.list.append(el("li", { class: "item marker turn" }, text));
   }
 }

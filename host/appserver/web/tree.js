@@ -40,12 +40,23 @@ export class Tree {
     node.label = params.label ?? node.label;
     node.depth = params.depth ?? node.depth;
     if (!node.status) this.setStatus(node, "running");
-    this.render();
+    this.changed();
   }
 
   status(params) {
     this.setStatus(this.node(params.subagentId), params.status);
-    this.render();
+    this.changed();
+  }
+
+  // Drawn again once per frame, however many events came in it (a follow states a tree of
+  // 100 children in 200 of them).
+  changed() {
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      this.render();
+    });
   }
 
   node(id) {
