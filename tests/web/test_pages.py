@@ -21,8 +21,8 @@ from tests.cli.support import AGENT_HOST
 from tests.web.browser import CHECKOUT
 
 FILES = [
-    "console.css", "dialogs.js", "dom.js", "index.html", "main.js", "rpc.js", "threads.js",
-    "transcript.js", "tree.js",
+    "composer.js", "console.css", "dialogs.js", "dom.js", "index.html", "main.js", "rpc.js",
+    "threads.js", "transcript.js", "tree.js",
 ]
 
 

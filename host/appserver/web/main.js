@@ -3,6 +3,7 @@
 // in the URL's fragment (#token=…), is kept in this tab only (sessionStorage) and taken out of
 // the address bar at once.
 
+import { Composer } from "./composer.js";
 import { Dialogs } from "./dialogs.js";
 import { el, short } from "./dom.js";
 import { Rpc } from "./rpc.js";
@@ -29,6 +30,8 @@ const list = new Threads($("thread-list"), $("more-threads"), (id) => open(id), 
 const transcript = new Transcript($("transcript"), names);
 const tree = new Tree($("tree"), (id) => view(id));
 const dialogs = new Dialogs((id, result) => state.rpc.answer(id, result));
+const composer = new Composer(state, (line) => error(line));
+const controls = () => composer.controls();
 
 function token() {
   const found = /(?:^#|&)token=([^&]+)/.exec(location.hash);
@@ -356,52 +359,8 @@ function onViewed(method, params) {
   }
 }
 
-// -- the composer ------------------------------------------------------------------------------
-
-function controls() {
-  const child = state.root && state.viewing !== state.root.id;
-  const usable = Boolean(state.root) && !(state.root.readOnly && !child);
-  $("message").disabled = !usable;
-  $("send").disabled = !usable;
-  $("interrupt").disabled = !usable;
-  $("send").textContent = child ? "Send to subagent" : state.running ? "Steer" : "Send";
-}
-
-async function send(event) {
-  event.preventDefault();
-  const text = $("message").value;
-  if (!text.trim() || !state.root) return;
-  const root = state.root.id;
-  try {
-    if (state.viewing !== root) {
-      await state.rpc.request("subagent/send", { threadId: root, subagentId: state.viewing, text });
-    } else {
-      const method = state.running ? "turn/steer" : "turn/start";
-      await state.rpc.request(method, { threadId: root, input: [{ type: "text", text }] });
-    }
-    $("message").value = "";
-  } catch (failure) {
-    error(failure.message);
-  }
-}
-
-async function interrupt() {
-  if (!state.root) return;
-  try {
-    if (state.viewing !== state.root.id) await state.rpc.request("subagent/interrupt", { threadId: state.root.id, subagentId: state.viewing });
-    else await state.rpc.request("turn/interrupt", { threadId: state.root.id });
-  } catch (failure) {
-    error(failure.message);
-  }
-}
-
 // -- start -----------------------------------------------------------------------------------
 
-$("composer").addEventListener("submit", send);
-$("message").addEventListener("keydown", (event) => {
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) send(event);
-});
-$("interrupt").addEventListener("click", interrupt);
 $("new-thread").addEventListener("click", newThread);
 $("login-form").addEventListener("submit", (event) => {
   event.preventDefault();
