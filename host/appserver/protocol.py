@@ -88,10 +88,12 @@ class ThreadStartParams:
 @camel_case
 @attrs.frozen
 class ThreadResult:
-    """A thread, and the last ``seq`` of its log (live events follow it)."""
+    """A thread, the last ``seq`` of its log (live events follow it), and whether a turn of
+    it runs (one started, by any client, and not completed)."""
 
     thread: Thread
     last_seq: int
+    running: bool
 
 
 @camel_case
@@ -107,7 +109,8 @@ class ThreadResumeParams:
 @camel_case
 @attrs.frozen
 class ThreadListParams:
-    """``thread/list``: roots, oldest first, ``limit`` at a time from ``cursor``."""
+    """``thread/list``: roots, the most recently active first, ``limit`` at a time from
+    ``cursor`` (a page's ``next_cursor``)."""
 
     cursor: str | None = None
     limit: int = 50
@@ -115,10 +118,23 @@ class ThreadListParams:
 
 @camel_case
 @attrs.frozen
+class ListedThread:
+    """A thread as ``thread/list`` lists it: also its tree's last activity (ns since the
+    epoch) and whether it is live in this server."""
+
+    id: str
+    label: str | None
+    created_at: int
+    last_activity: int
+    live: bool
+
+
+@camel_case
+@attrs.frozen
 class ThreadListResult:
     """A page of threads; ``next_cursor`` is None on the last."""
 
-    threads: list[Thread]
+    threads: list[ListedThread]
     next_cursor: str | None
 
 

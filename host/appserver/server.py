@@ -104,17 +104,26 @@ class AppServer:
     def _thread_result(self, agent: Agent) -> p.ThreadResult:
         header = agent.session.header
         last = len(agent.session.events) - 1
-        return p.ThreadResult(p.Thread(agent.id, agent.label, header.created_at), last)
+        running = self.feed.turn(agent.id) is not None
+        return p.ThreadResult(p.Thread(agent.id, agent.label, header.created_at), last, running)
 
     async def thread_list(self, connection: Connection, params: p.ThreadListParams) -> Any:
-        """Roots, a page at a time."""
-        headers = await self.commands.threads()
-        start = _cursor(params.cursor)
+        """Roots, the most recently active first, a page at a time: the cursor is the last
+        row's place (its activity and id), so a thread active meanwhile moves nothing."""
+        rows = await self.commands.threads()
+        after = _cursor(params.cursor)
+        if after is not None:
+            rows = [row for row in rows if row.order() < after]
         limit = max(1, min(params.limit, 500))
-        page = headers[start : start + limit]
-        more = start + limit < len(headers)
-        threads = [p.Thread(h.id, h.label, h.created_at) for h in page]
-        return p.ThreadListResult(threads, str(start + limit) if more else None)
+        page = rows[:limit]
+        threads = [
+            p.ListedThread(
+                r.header.id, r.header.label, r.header.created_at, r.last_activity, r.live
+            )
+            for r in page
+        ]
+        more = len(rows) > limit
+        return p.ThreadListResult(threads, _place(page[-1].order()) if more else None)
 
     async def thread_read(self, connection: Connection, params: p.ThreadReadParams) -> Any:
         """Any session's items after ``afterSeq``."""
@@ -221,9 +230,15 @@ def _text(params: p.TurnParams) -> str:
     return text
 
 
-def _cursor(cursor: str | None) -> int:
+def _place(order: tuple[int, str]) -> str:
+    """A ``thread/list`` cursor: after the row at ``order``."""
+    return f"{order[0]}:{order[1]}"
+
+
+def _cursor(cursor: str | None) -> tuple[int, str] | None:
     if cursor is None:
-        return 0
-    if not cursor.isdigit():
+        return None
+    moment, _, thread_id = cursor.partition(":")
+    if not moment.isdigit() or not thread_id:
         raise ClientError("INVALID_CURSOR", f"invalid cursor {cursor!r}")
-    return int(cursor)
+    return int(moment), thread_id

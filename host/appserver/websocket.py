@@ -177,11 +177,12 @@ async def serve_websocket(
         bound = [_shown(s.getsockname()[0]) for s in listening.sockets]
         port = listening.sockets[0].getsockname()[1]
         gate.origins = {f"http://{host}:{port}" for host in [*bound, "localhost"]}
-        print(f"agent-host: app-server token (also in {path}): {token}", file=sys.stderr)
+        if not web:  # with the console, its URL is the one line that carries the token
+            print(f"agent-host: app-server token (also in {path}): {token}", file=sys.stderr)
         print(f"agent-host: app-server listening on ws://{bound[0]}:{port}", file=sys.stderr)
         if web:
             console = f"http://{bound[0]}:{port}/#token={token}"
-            print(f"agent-host: web console: {console}", file=sys.stderr)
+            print(f"agent-host: web console: {console} (token also in {path})", file=sys.stderr)
         sys.stderr.flush()
         await asyncio.Future()  # until cancelled
 

@@ -12,13 +12,11 @@ conversation R``), a log that cannot be read, one another process holds (``LOCKE
 
 from __future__ import annotations
 
-import contextlib
-import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from host.clients.commands import Commands
 from host.errors import HostError
+from host.sessions.activity import is_root, last_activity, root_of
 
 if TYPE_CHECKING:
     from host.agents.agent import Agent
@@ -31,11 +29,6 @@ CANNOT_RESUME = "cannot resume {id}: {message} ({code})"
 RESUMING = "resuming conversation {id}"
 STILL_OPEN = "{count} still open; {pronoun} will be asked again when this conversation resumes"
 """Said when a conversation closes with requests nobody answered (``still_open``)."""
-
-
-def is_root(header: SessionHeader) -> bool:
-    """Whether ``header`` is a root conversation (no parent: not a subagent, not a fork)."""
-    return header.parent_session is None and not header.origin
 
 
 async def pick_root(host: Host, wanted: str) -> str:
@@ -60,35 +53,7 @@ async def pick_root(host: Host, wanted: str) -> str:
         except HostError as error:
             raise _cannot(wanted, error) from error
     if not is_root(header):
-        raise HostError("NOT_A_ROOT", A_CHILD.format(id=wanted, root=_root_of(header, by_id)))
-    return header.id
-
-
-def last_activity(persistence: Any, headers: Sequence[SessionHeader]) -> dict[str, int]:
-    """Each root conversation's last activity (ns since the epoch): the newest write among
-    the logs of its tree where the backend keeps files (JSONL: ``path_for``, their mtime),
-    else the newest session created in it."""
-    by_id = {header.id: header for header in headers}
-    path_for = getattr(persistence, "path_for", None)
-    latest: dict[str, int] = {}
-    for header in headers:
-        root = by_id[_root_of(header, by_id)]
-        if not is_root(root):
-            continue
-        moment = header.created_at
-        if path_for is not None:
-            with contextlib.suppress(OSError, HostError):  # unreadable: its creation
-                moment = max(moment, os.stat(path_for(header.id)).st_mtime_ns)
-        latest[root.id] = max(latest.get(root.id, moment), moment)
-    return latest
-
-
-def _root_of(header: SessionHeader, by_id: dict[str, SessionHeader]) -> str:
-    """The topmost stored ancestor of ``header`` (cycles cut)."""
-    seen = {header.id}
-    while (parent := by_id.get(header.parent_session or "")) is not None and parent.id not in seen:
-        header = parent
-        seen.add(parent.id)
+        raise HostError("NOT_A_ROOT", A_CHILD.format(id=wanted, root=root_of(header, by_id)))
     return header.id
 
 

@@ -52,7 +52,7 @@ def _moment(ns: int) -> str:
 def _table(persistence: Any, headers: list[SessionHeader]) -> str:
     """``sessions list``: each session's kind (``root`` — a conversation ``chat --resume``
     takes —, ``subagent`` or ``fork``) and, for a root, its tree's last activity."""
-    from host.cli.resume import is_root, last_activity
+    from host.sessions.activity import is_root, last_activity
 
     latest = last_activity(persistence, headers)
     rows = []

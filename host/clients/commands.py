@@ -20,6 +20,7 @@ import attrs
 from host.clients.items import Item, items_of
 from host.errors import HostError
 from host.profiles.applying import check_model, check_servers, root_options
+from host.sessions.activity import last_activity
 from host.sessions.model import Event, SessionHeader, new_id
 from host.sessions.persistence import PersistenceError
 from host.subagents.rows import Scope, entries_of, project, render
@@ -48,6 +49,21 @@ class Transcript:
 
     items: list[Item]
     last_seq: int
+
+
+@attrs.frozen
+class ThreadRow:
+    """A root session as thread lists show it: its header, its tree's last activity (ns since
+    the epoch: ``host.sessions.activity.last_activity``, else its creation) and whether it is
+    live in this process."""
+
+    header: SessionHeader
+    last_activity: int
+    live: bool
+
+    def order(self) -> tuple[int, str]:
+        """Its place in a list, newest activity last (ties by id)."""
+        return self.last_activity, self.header.id
 
 
 def _hold(setup: AgentSetup) -> Disposer:
@@ -202,13 +218,19 @@ class Commands:
             raise _not_a_root(thread_id)
         return await self._resume(header, ROOT_LABEL, setup, wake=not held)
 
-    async def threads(self) -> list[SessionHeader]:
-        """Every stored or live root session, oldest first."""
+    async def threads(self) -> list[ThreadRow]:
+        """Every stored or live root session, the most recently active first (``ThreadRow``)."""
         persistence: Any = self._host.services.find("session_persistence")
         stored = await persistence.list() if persistence is not None else []
         headers = {h.id: h for h in [*stored, *self._host.services.sessions.list()]}
-        roots = [h for h in headers.values() if h.parent_session is None]
-        return sorted(roots, key=SessionHeader.sort_key)
+        latest = last_activity(persistence, list(headers.values()))
+        agents = self._host.services.agents
+        rows = [
+            ThreadRow(h, latest.get(h.id, h.created_at), h.id in agents)
+            for h in headers.values()
+            if h.parent_session is None
+        ]
+        return sorted(rows, key=ThreadRow.order, reverse=True)
 
     async def header(self, session_id: str) -> SessionHeader:
         """The header of a live or stored session; ``UNKNOWN_THREAD`` for neither."""

@@ -242,7 +242,8 @@ class Feed:
 
         try:
             stored = await events_of(self._host, thread_id)
-            replay = translate(thread_id, stored)
+            newer = after_seq is not None and bool(stored) and stored[-1].seq > after_seq
+            replay = translate(thread_id, stored) if newer else []  # nothing to replay: skipped
             thread.fold(stored)  # before any await: an append meanwhile folds after these
             follower.covered = stored[-1].seq if stored else -1
             if stored and not thread.tree.members():
@@ -267,6 +268,12 @@ class Feed:
         """The subagent tree of a followed thread (None when nobody follows it)."""
         thread = self._threads.get(thread_id)
         return thread.tree if thread is not None else None
+
+    def turn(self, thread_id: str) -> str | None:
+        """The turn in progress of a followed thread, as its log tells it (a turn started and
+        not ended); None between turns, or when nobody follows it."""
+        thread = self._threads.get(thread_id)
+        return thread.turn_id if thread is not None else None
 
     async def _join_stored(self, thread: _Thread) -> None:
         """A thread with a history knows the subagents it had (as the live registry has

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.appserver.client import Client
+from tests.appserver.test_bad_input import error_of
 from tests.appserver.test_stdio import tree_client
 
 
@@ -69,12 +70,13 @@ def test_a_label_is_stored_and_listed_after_a_restart(clients) -> None:
     unlabelled = first.call("thread/start")["thread"]
     listed = first.call("thread/list")["threads"]
     assert [(t["id"], t["label"]) for t in listed] == [
-        (started["id"], "alice"), (unlabelled["id"], "user")
+        (unlabelled["id"], "user"), (started["id"], "alice")
     ]
     assert first.close()[0] == 0
     second = clients(script={"alice": ["Again."]})
     second.initialize()
-    assert second.call("thread/list")["threads"] == listed  # read from the stored headers
+    stored = [{**t, "live": False} for t in listed]
+    assert second.call("thread/list")["threads"] == stored  # read from the stored headers
     resumed = second.call("thread/resume", {"threadId": started["id"]})["thread"]
     assert resumed["label"] == "alice"
     second.call("turn/start", {"threadId": started["id"], "input": text("more")})
@@ -121,3 +123,47 @@ def test_following_again_with_a_seq_replays_after_it(clients) -> None:
         if m["method"] == "turn/started" and m["params"]["seq"] > read["lastSeq"]
     ]
     assert len(started) == 1  # live events once: the first follow was replaced, not doubled
+
+
+def test_threads_are_listed_by_last_activity_live_or_stored_and_paged(clients) -> None:
+    first = clients(script={"user": ["One.", "Two."]})
+    first.initialize()
+    a, b, c = (first.call("thread/start")["thread"]["id"] for _ in range(3))
+    first.call("turn/start", {"threadId": a, "input": text("later")})
+    first.notification("turn/completed")
+    listed = first.call("thread/list")["threads"]
+    assert [t["id"] for t in listed] == [a, c, b]  # the one active last first
+    assert [t["live"] for t in listed] == [True, True, True]
+    assert listed[0]["lastActivity"] > listed[0]["createdAt"]
+    assert listed[1]["lastActivity"] >= listed[2]["lastActivity"]
+    assert first.close()[0] == 0
+    second = clients(script={"user": ["Three."]})
+    second.initialize()
+    page = second.call("thread/list", {"limit": 1})
+    assert [(t["id"], t["live"]) for t in page["threads"]] == [(a, False)]
+    second.call("thread/resume", {"threadId": b})
+    second.call("turn/start", {"threadId": b, "input": text("meanwhile")})  # b moves up…
+    second.notification("turn/completed")
+    rest = second.call("thread/list", {"cursor": page["nextCursor"], "limit": 5})
+    assert [(t["id"], t["live"]) for t in rest["threads"]] == [(c, False)]  # …past the cursor
+    assert rest["nextCursor"] is None
+    listed = second.call("thread/list")["threads"]
+    assert [(t["id"], t["live"]) for t in listed] == [(b, True), (a, False), (c, False)]
+    assert error_of(second, "thread/list", {"cursor": "7"})[1:] == (
+        "INVALID_CURSOR", "invalid cursor '7'"
+    )
+
+
+def test_resume_says_whether_a_turn_runs(clients) -> None:
+    client = clients(script={"user": [{"tool_calls": [{"name": "list_agents",
+                                                         "arguments": {}}]}, "Listed."]})
+    client.answer = lambda request: None  # asked, never answers: the turn waits on the user
+    client.initialize(approvals=True)
+    started = client.call("thread/start")
+    assert started["running"] is False
+    thread_id = started["thread"]["id"]
+    client.call("turn/start", {"threadId": thread_id, "input": text("go")})
+    client.asked()
+    assert client.call("thread/resume", {"threadId": thread_id})["running"] is True
+    idle = client.call("thread/start")["thread"]["id"]
+    assert client.call("thread/resume", {"threadId": idle})["running"] is False

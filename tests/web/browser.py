@@ -106,6 +106,7 @@ def browser() -> Iterator[Any]:
             launched.close()
 
 
-def start(path: Path, script: dict[str, Any], schemas: Schemas) -> ConsoleServer:
-    """A console server over the project ``path`` answering from ``script``."""
-    return ConsoleServer(path, project(path, script), schemas)
+def start(path: Path, script: dict[str, Any], schemas: Schemas, policy: str = "") -> ConsoleServer:
+    """A console server over the project ``path`` answering from ``script`` (``policy``: more
+    lines of its ``agent-host.toml``)."""
+    return ConsoleServer(path, project(path, script, policy), schemas)

@@ -16,11 +16,12 @@ from tests.web.browser import Console, ConsoleServer, browser, start
 
 @pytest.fixture
 def servers(tmp_path: Path, schemas: Schemas) -> Iterator[Callable[..., ConsoleServer]]:  # noqa: F811
-    """``servers(script)``: a console server in ``tmp_path`` (a second one shares the data)."""
+    """``servers(script, policy="")``: a console server in ``tmp_path`` (a second one shares
+    the data; ``policy``: more lines of its ``agent-host.toml``, after ``[approvals]``)."""
     started: list[ConsoleServer] = []
 
-    def make(script: dict[str, Any]) -> ConsoleServer:
-        made = start(tmp_path, script, schemas)
+    def make(script: dict[str, Any], policy: str = "") -> ConsoleServer:
+        made = start(tmp_path, script, schemas, policy)
         started.append(made)
         return made
 

@@ -21,8 +21,8 @@ from tests.cli.support import AGENT_HOST
 from tests.web.browser import CHECKOUT
 
 FILES = [
-    "console.css", "dialogs.js", "dom.js", "index.html", "main.js", "rpc.js", "threads.js",
-    "transcript.js", "tree.js",
+    "composer.js", "console.css", "dialogs.js", "dom.js", "index.html", "main.js", "rpc.js",
+    "threads.js", "transcript.js", "tree.js",
 ]
 
 
@@ -39,6 +39,7 @@ def test_the_pages_are_served_with_web_and_the_socket_still_needs_the_token(serv
     server = servers(TREE_SCRIPT)
     assert server.console == f"http://127.0.0.1:{server.port}/#token={server.token}"
     assert sum("web console:" in line for line in server.stderr) == 1
+    assert sum(server.token in line for line in server.stderr) == 1  # printed once: the URL
     status, headers, body = get(server.base)
     assert status == 200 and body.startswith(b"<!doctype html>")
     assert headers["Content-Type"] == "text/html; charset=utf-8"

@@ -3,6 +3,7 @@
 // in the URL's fragment (#token=…), is kept in this tab only (sessionStorage) and taken out of
 // the address bar at once.
 
+import { Composer } from "./composer.js";
 import { Dialogs } from "./dialogs.js";
 import { el, short } from "./dom.js";
 import { Rpc } from "./rpc.js";
@@ -12,6 +13,7 @@ import { Tree } from "./tree.js";
 
 const $ = (id) => document.getElementById(id);
 const READ_PAGE = 500;
+const LIST_PAGE = 50;
 
 const state = {
   rpc: null,
@@ -19,14 +21,17 @@ const state = {
   rootSeq: -1,
   viewing: null, // the session whose transcript is shown
   loading: null, // notifications for the viewed session held while it is read
+  readUpTo: -1, // the turns stored up to this seq were read, not shown as they end (null: not known yet)
   running: false,
 };
 
 const names = new Map();
-const list = new Threads($("thread-list"), $("more-threads"), (id) => open(id));
+const list = new Threads($("thread-list"), $("more-threads"), (id) => open(id), () => loadThreads(true));
 const transcript = new Transcript($("transcript"), names);
 const tree = new Tree($("tree"), (id) => view(id));
 const dialogs = new Dialogs((id, result) => state.rpc.answer(id, result));
+const composer = new Composer(state, (line) => error(line));
+const controls = () => composer.controls();
 
 function token() {
   const found = /(?:^#|&)token=([^&]+)/.exec(location.hash);
@@ -106,12 +111,12 @@ async function opened(first) {
   }
 }
 
-// After a lost connection: the open thread again from the last seq seen, the tree afresh.
+// After a lost connection: the open thread again from the last seq seen (the follow states
+// the tree as it is now).
 async function rejoin() {
   if (!state.root) return;
   await follow(state.root.id, state.rootSeq);
   if (state.viewing !== state.root.id) await state.rpc.request("thread/subscribe", { threadId: state.viewing, afterSeq: transcript.lastSeq });
-  await loadTree();
 }
 
 function error(line) {
@@ -122,16 +127,16 @@ function error(line) {
 
 // -- threads ---------------------------------------------------------------------------------
 
-async function loadThreads() {
-  const threads = [];
-  let cursor = null;
-  do {
-    const page = await state.rpc.request("thread/list", cursor ? { cursor, limit: READ_PAGE } : { limit: READ_PAGE });
-    threads.push(...(page.threads ?? []));
-    cursor = page.nextCursor ?? null;
-  } while (cursor);
-  list.set(threads);
-  list.mark(state.root?.id ?? null);
+// The first page of threads (the most recently active first), or with `more` the next one.
+async function loadThreads(more = false) {
+  try {
+    const params = more ? { cursor: list.cursor, limit: LIST_PAGE } : { limit: LIST_PAGE };
+    const page = await state.rpc.request("thread/list", params);
+    list.put(page.threads ?? [], page.nextCursor ?? null, more);
+    list.mark(state.root?.id ?? null);
+  } catch (failure) {
+    error(failure.message);
+  }
 }
 
 async function newThread() {
@@ -146,7 +151,8 @@ async function newThread() {
 
 // -- the open thread ---------------------------------------------------------------------------
 
-// Follow the thread, paint its tree, then its stored transcript (live items meanwhile held).
+// Follow the thread (whether a turn runs, then its tree as the follow states it), paint the
+// tree, then read its stored transcript (the live items meanwhile held).
 async function open(threadId, known = null) {
   try {
     if (state.root && state.root.id !== threadId) {
@@ -162,8 +168,10 @@ async function open(threadId, known = null) {
     const start = performance.now();
     tree.reset(threadId, thread.label ?? null);
     begin(threadId);
-    await follow(threadId);
-    await loadTree();
+    const followed = await follow(threadId);
+    state.readUpTo = followed.lastSeq ?? null;
+    if (followed.lastSeq !== undefined) await state.rpc.request("thread/subscribe", { threadId, afterSeq: followed.lastSeq });
+    await diagnose();
     await painted();
     performance.measure("tree", { start, end: performance.now() });
     await read(threadId, start);
@@ -187,23 +195,39 @@ async function leave(threadId) {
   }
 }
 
-// Follow the root live (thread/resume); one another process holds is watched read-only.
-// With afterSeq, what was stored after it is replayed first.
+// Follow the root live (thread/resume: whether a turn runs); one another process holds is
+// watched read-only. With afterSeq, what was stored after it is replayed first, then the
+// subagent tree as it is now (read-only: always, from the start).
 async function follow(threadId, afterSeq) {
   const params = afterSeq === undefined ? { threadId } : { threadId, afterSeq };
   try {
     const result = await state.rpc.request("thread/resume", params);
     list.live.add(threadId);
     state.root.readOnly = false;
+    state.running = result.running === true;
     named(result.thread?.label);
+    return result;
   } catch (failure) {
     if (failure.code !== "LOCKED") throw failure;
-    await state.rpc.request("thread/subscribe", params);
+    await state.rpc.request("thread/subscribe", { threadId, afterSeq: afterSeq ?? -1 });
     state.root.readOnly = true;
     error(`${failure.message}: watching only`);
+    return {};
+  } finally {
+    controls();
+    list.mark(threadId);
   }
-  controls();
-  list.mark(threadId);
+}
+
+// Children that cannot be read, which only subagent/list names (the follow stated the rest).
+async function diagnose() {
+  if (state.root.readOnly) return;
+  try {
+    const result = await state.rpc.request("subagent/list", { threadId: state.root.id, scope: "descendants" });
+    tree.diagnostics(result.rows);
+  } catch (failure) {
+    error(failure.message);
+  }
 }
 
 // The root's label, which thread/resume knows when thread/list did not say it.
@@ -215,16 +239,6 @@ function named(label) {
   tree.render();
   list.rename(state.root.id, label);
   if (state.viewing === state.root.id) $("viewing").textContent = `${label} · ${short(state.root.id)}`;
-}
-
-async function loadTree() {
-  try {
-    const result = await state.rpc.request("subagent/list", { threadId: state.root.id, scope: "descendants" });
-    for (const row of result.rows ?? []) if (row.label) names.set(row.id, row.label);
-    tree.rows(result.rows);
-  } catch (failure) {
-    error(failure.message);
-  }
 }
 
 // Show a session's transcript from now on: its live notifications are held until read.
@@ -250,9 +264,10 @@ async function read(sessionId, start = null) {
     if (!page.items?.length || page.lastSeq === afterSeq) break;
     afterSeq = page.lastSeq;
   }
+  if (state.readUpTo === null) state.readUpTo = afterSeq;
   const held = state.loading ?? [];
   state.loading = null;
-  for (const [method, params] of held) notify(method, params);
+  for (const [method, params] of held) viewed(method, params);
   state.rootSeq = Math.max(state.rootSeq, sessionId === state.root.id ? transcript.lastSeq : -1);
 }
 
@@ -264,6 +279,7 @@ async function view(sessionId) {
   try {
     if (previous !== state.root.id) await leave(previous);
     begin(sessionId);
+    state.readUpTo = -1; // followed from now on: no turn replayed
     if (sessionId !== state.root.id) await state.rpc.request("thread/subscribe", { threadId: sessionId });
     await read(sessionId);
   } catch (failure) {
@@ -274,18 +290,25 @@ async function view(sessionId) {
 
 // -- notifications ---------------------------------------------------------------------------
 
+// The root's turn and tree at once; the viewed transcript's items held while it is read.
 function notify(method, params) {
+  const root = state.root?.id;
+  if (params.threadId === root && params.sessionId === root && typeof params.seq === "number") {
+    state.rootSeq = Math.max(state.rootSeq, params.seq);
+  }
+  if (params.threadId === root) shown(onRoot, method, params);
+  if (params.threadId !== state.viewing) return;
+  if (state.loading) state.loading.push([method, params]);
+  else viewed(method, params);
+}
+
+function viewed(method, params) {
+  shown(onViewed, method, params);
+}
+
+function shown(handle, method, params) {
   try {
-    if (state.loading && params.threadId === state.viewing) {
-      state.loading.push([method, params]);
-      return;
-    }
-    const root = state.root?.id;
-    if (params.threadId === root && params.sessionId === root && typeof params.seq === "number") {
-      state.rootSeq = Math.max(state.rootSeq, params.seq);
-    }
-    if (params.threadId === root) onRoot(method, params);
-    if (params.threadId === state.viewing) onViewed(method, params);
+    handle(method, params);
   } catch (failure) {
     error(`a ${String(method)} notification could not be shown: ${failure.message}`);
   }
@@ -326,58 +349,18 @@ function onViewed(method, params) {
     case "item/completed":
       transcript.completed(params.item, params.streamId);
       break;
-    case "turn/completed":
-      if (params.sessionId === state.viewing) transcript.marker(`turn ${params.stopReason ?? "ended"}`);
+    case "item/toolCall/progress":
+      transcript.progress(params.itemId, params);
       break;
-  }
-}
-
-// -- the composer ------------------------------------------------------------------------------
-
-function controls() {
-  const child = state.root && state.viewing !== state.root.id;
-  const usable = Boolean(state.root) && !(state.root.readOnly && !child);
-  $("message").disabled = !usable;
-  $("send").disabled = !usable;
-  $("interrupt").disabled = !usable;
-  $("send").textContent = child ? "Send to subagent" : state.running ? "Steer" : "Send";
-}
-
-async function send(event) {
-  event.preventDefault();
-  const text = $("message").value;
-  if (!text.trim() || !state.root) return;
-  const root = state.root.id;
-  try {
-    if (state.viewing !== root) {
-      await state.rpc.request("subagent/send", { threadId: root, subagentId: state.viewing, text });
-    } else {
-      const method = state.running ? "turn/steer" : "turn/start";
-      await state.rpc.request(method, { threadId: root, input: [{ type: "text", text }] });
-    }
-    $("message").value = "";
-  } catch (failure) {
-    error(failure.message);
-  }
-}
-
-async function interrupt() {
-  if (!state.root) return;
-  try {
-    if (state.viewing !== state.root.id) await state.rpc.request("subagent/interrupt", { threadId: state.root.id, subagentId: state.viewing });
-    else await state.rpc.request("turn/interrupt", { threadId: state.root.id });
-  } catch (failure) {
-    error(failure.message);
+    case "turn/completed":
+      if (params.sessionId !== state.viewing || params.seq <= state.readUpTo) break; // read already
+      transcript.marker(`turn ${params.stopReason ?? "ended"}`, params.seq);
+      break;
   }
 }
 
 // -- start -----------------------------------------------------------------------------------
 
-$("composer").addEventListener("submit", send);
-$("message").addEventListener("keydown", (event) => {
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) send(event);
-});
-$("interrupt").addEventListener("click", interrupt);
 $("new-thread").addEventListener("click", newThread);
 $("login-form").addEventListener("submit", (event) => {
   event.preventDefault();

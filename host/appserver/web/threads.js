@@ -1,34 +1,34 @@
-// The list of threads (roots): newest first, shown a page at a time, each with its label, its
-// start time, and whether this page follows it live.
+// The list of threads (roots), the most recently active first, as thread/list pages them:
+// each with its label, its last activity, and whether it is live (in the server, or followed
+// by this page) or only stored.
 
 import { el, short } from "./dom.js";
 
-const PAGE = 50;
-
 export class Threads {
-  constructor(list, more, open) {
+  constructor(list, more, open, next) {
     this.list = list;
     this.more = more;
     this.open = open; // called with a thread's id when it is chosen
     this.threads = [];
-    this.shown = 0;
+    this.cursor = null; // where the next page starts (thread/list's nextCursor)
     this.live = new Set();
     this.current = null;
-    more.addEventListener("click", () => this.show());
+    more.addEventListener("click", next);
   }
 
-  set(threads) {
-    this.threads = [...threads].sort((a, b) => (b.createdAt ?? 0) - (a.createdAt ?? 0));
-    this.shown = 0;
-    this.list.replaceChildren();
-    this.show();
-  }
-
-  show() {
-    const next = this.threads.slice(this.shown, this.shown + PAGE);
-    this.shown += next.length;
-    this.list.append(...next.map((thread) => this.row(thread)));
-    this.more.hidden = this.shown >= this.threads.length;
+  // A page of thread/list: the first one replaces the list, a later one (`more`) extends it.
+  put(threads, cursor, more) {
+    if (!more) {
+      this.threads = [];
+      this.list.replaceChildren();
+    }
+    const known = new Set(this.threads.map((thread) => thread.id));
+    const fresh = threads.filter((thread) => thread && typeof thread.id === "string" && !known.has(thread.id));
+    for (const thread of fresh) if (thread.live) this.live.add(thread.id);
+    this.threads.push(...fresh);
+    this.list.append(...fresh.map((thread) => this.row(thread)));
+    this.cursor = cursor;
+    this.more.hidden = cursor === null;
   }
 
   find(id) {
@@ -37,19 +37,19 @@ export class Threads {
 
   add(thread) {
     this.threads.unshift(thread);
-    this.shown += 1;
     this.live.add(thread.id);
     this.list.prepend(this.row(thread));
   }
 
   row(thread) {
-    const when = thread.createdAt ? new Date(Number(thread.createdAt) / 1e6).toLocaleString() : "";
+    const moment = thread.lastActivity ?? thread.createdAt;
+    const when = moment ? new Date(Number(moment) / 1e6).toLocaleString() : "";
     return el(
       "li", { dataset: { thread: thread.id } },
       el("button", { type: "button", class: "thread", onclick: () => this.open(thread.id) },
         el("span", { class: "label" }, thread.label ?? "thread"),
         el("span", { class: "id" }, short(thread.id)),
-        el("span", { class: "when" }, when),
+        el("span", { class: "when", title: "last activity" }, when),
         el("span", { class: "stored" }, "stored")),
     );
   }

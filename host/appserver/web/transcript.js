@@ -84,8 +84,22 @@ export class Transcript {
     const row = this.calls.get(item.callId);
     if (!row) return false;
     this.calls.delete(item.callId);
+    row.querySelector(".progress")?.remove();
     row.append(this.result(item));
     return true;
+  }
+
+  // A running call's latest progress, under its line until its result lands.
+  progress(itemId, params) {
+    const row = this.calls.get(itemId);
+    if (!row) return;
+    const counted = typeof params.progress === "number" ? `${params.progress}${typeof params.total === "number" ? ` of ${params.total}` : ""}` : "";
+    let line = row.querySelector(".progress");
+    if (!line) {
+      line = el("div", { class: "progress" });
+      row.append(line);
+    }
+    line.textContent = clean(params.message || counted);
   }
 
   name(id) {
@@ -121,7 +135,12 @@ export class Transcript {
     this.add([item]);
   }
 
-  marker(text, kind = "turn") {
-    this.list.append(el("li", { class: "item marker " + kind }, text));
+  // A turn's end (once for its seq: a follow again may replay one just heard live).
+  marker(text, seq) {
+    if (typeof seq === "number") {
+      if (this.seen.has(`turn:${seq}`)) return;
+      this.seen.add(`turn:${seq}`);
+    }
+    this.list.append(el("li", { class: "item marker turn" }, text));
   }
 }

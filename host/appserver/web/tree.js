@@ -1,7 +1,8 @@
 // The open thread's subagent tree: nesting by parent, label, status (running with its elapsed
 // time, idle, waiting on the user, settled) and diagnostics for children that cannot be read.
-// Filled from `subagent/list` once, then kept up to date from `subagent/*` notifications; the
-// elapsed time ticks in the page, the server is never polled.
+// Filled from the `subagent/*` notifications: those that state the tree when the thread is
+// followed (`seq: null`), then those of its changes; the elapsed time ticks in the page, the
+// server is never polled.
 
 import { el, short } from "./dom.js";
 
@@ -21,18 +22,14 @@ export class Tree {
     this.render();
   }
 
-  // Rows of subagent/list (scope descendants): what an event already said stays.
-  rows(rows) {
+  // The diagnostic rows of subagent/list (children whose logs cannot be read: the feed
+  // states only the readable ones).
+  diagnostics(rows) {
     for (const row of rows ?? []) {
-      if (!row || typeof row.id !== "string") continue;
+      if (row?.kind !== "diagnostic" || typeof row.id !== "string") continue;
       const node = this.node(row.id);
       node.parent = node.parent ?? row.parent ?? this.rootId;
-      node.depth = node.depth ?? row.depth ?? 1;
-      if (row.kind === "diagnostic") node.diagnostic = String(row.reason ?? "unreadable");
-      else {
-        node.label = node.label ?? row.label ?? null;
-        if (!node.status) this.setStatus(node, row.status === "ready" ? "idle" : row.status);
-      }
+      node.diagnostic = String(row.reason ?? "unreadable");
     }
     this.render();
   }
@@ -43,12 +40,23 @@ export class Tree {
     node.label = params.label ?? node.label;
     node.depth = params.depth ?? node.depth;
     if (!node.status) this.setStatus(node, "running");
-    this.render();
+    this.changed();
   }
 
   status(params) {
     this.setStatus(this.node(params.subagentId), params.status);
-    this.render();
+    this.changed();
+  }
+
+  // Drawn again once per frame, however many events came in it (a follow states a tree of
+  // 100 children in 200 of them).
+  changed() {
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      this.render();
+    });
   }
 
   node(id) {

@@ -112,6 +112,16 @@ def _serve(args: argparse.Namespace) -> None:
         return "rested"
 
     @server.tool()
+    async def wait_for(path: str, ctx: Context) -> str:
+        """Report progress every 0.2 s until the file ``path`` exists, then answer."""
+        ticks = 0
+        while not os.path.exists(path):
+            ticks += 1
+            await ctx.report_progress(ticks, None, f"waiting for {os.path.basename(path)}")
+            await anyio.sleep(0.2)
+        return "found"
+
+    @server.tool()
     async def stray(count: int, ctx: Context) -> str:
         """Send ``count`` progress notifications for a token no request gave, then answer."""
         for index in range(count):
