@@ -72,6 +72,23 @@ async def test_a_background_report_and_its_settlement_are_read_once_each(serve, 
     assert '"kind":"turn/start"' not in root_log.read_text()  # no model answers the client's root
 
 
+async def test_the_cursor_of_a_fresh_roots_read_is_accepted_and_misses_nothing(
+    serve, settle
+) -> None:
+    async with serve.project(REPORTING).stdio() as session:
+        first = await session.call_tool("read_agent_messages", {})
+        cursor = first.structured_content["next"]
+        second = await session.call_tool("read_agent_messages", {"after": cursor})
+        child_id = await start(session)
+        messages, _after = await settle(session, second.structured_content["next"])
+    assert first.structured_content == {"messages": [], "next": cursor}
+    assert not second.is_error, second.content
+    assert second.structured_content == {"messages": [], "next": cursor}
+    assert [(m["subagent_id"], m["kind"]) for m in messages] == [
+        (child_id, "report"), (child_id, "settled")
+    ]
+
+
 async def test_a_long_poll_wakes_when_a_report_arrives(serve, settle) -> None:
     script = {
         "research": [
