@@ -218,6 +218,22 @@ async def test_a_client_without_elicitation_gets_the_denial(serve) -> None:
     assert result.content[0].text == "the user denied list_agents: no terminal to ask"
 
 
+async def test_an_elicitation_answered_with_an_error_denies_and_keeps_the_client(serve) -> None:
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ErrorData:
+        asked.append(params.message)
+        return types.ErrorData(code=types.INTERNAL_ERROR, message="forms are off\nfor now")
+
+    async with serve.project(REPORTING, POLICY).stdio(elicit=elicit) as session:
+        with anyio.fail_after(60):
+            results = [await session.call_tool("list_agents", {}) for _ in range(2)]
+    assert [(result.is_error, result.content[0].text) for result in results] == [
+        (True, "the user denied list_agents: the client answered with an error: forms are off")
+    ] * 2
+    assert len(asked) == 2
+
+
 async def test_a_childs_question_is_elicited_with_its_choices_and_answered(serve, settle) -> None:
     script = {
         "research": [
