@@ -5,7 +5,8 @@
 
 ``--silent`` is a plain script that reads stdin and never answers ``initialize``;
 ``--stubborn`` ignores SIGTERM and outlives its stdin closing; ``--noise`` writes stderr
-lines at startup; ``--cancel-log`` makes ``slow`` record its start and cancellation there;
+lines at startup; ``--cancel-log`` makes ``slow`` record its start and cancellation there (``nap`` and
+``doze`` their start and end);
 ``--pid-file`` has the server write its pid there as it starts;
 ``--http`` serves streamable HTTP on 127.0.0.1:PORT instead of stdio.
 """
@@ -107,8 +108,19 @@ def _serve(args: argparse.Namespace) -> None:
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def nap(seconds: float) -> str:
-        """Sleep (annotated read-only: calls of one step may run together)."""
+        """Sleep (annotated read-only: calls of one step may run together), recording its
+        start and end in --cancel-log."""
+        return await _doze(seconds)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, destructive_hint=True))
+    async def doze(seconds: float) -> str:
+        """``nap``, but annotated destructive as well (so not run together)."""
+        return await _doze(seconds)
+
+    async def _doze(seconds: float) -> str:
+        _record(args.cancel_log, "started")
         await anyio.sleep(seconds)
+        _record(args.cancel_log, "ended")
         return "rested"
 
     @server.tool()
