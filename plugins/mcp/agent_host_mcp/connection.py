@@ -73,6 +73,8 @@ class ServerConnection:
         self._ready: concurrent.futures.Future[list[ToolInfo]] = concurrent.futures.Future()
         self._main: concurrent.futures.Future[None] | None = None
         self._tools: list[ToolInfo] = []
+        self._relisting = False  # a re-listing task runs
+        self._list_again = False  # the list changed again while it ran
         self._session: ClientSession | None = None
         self._stdio = StdioServer(spec, grace) if spec.transport == "stdio" else None
         self._error: str | None = None
@@ -371,11 +373,26 @@ class ServerConnection:
             self._bad_output = bad_output(message)
             return
         if isinstance(message, types.ToolListChangedNotification):
+            if self._relisting:  # one listing at a time: it lists again once done
+                self._list_again = True
+                return
+            self._relisting = True
             task = asyncio.get_running_loop().create_task(self._relist())
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
     async def _relist(self) -> None:
+        """List the tools until no change was announced during a listing (an older, slower
+        listing can then never replace a newer one)."""
+        try:
+            self._list_again = True
+            while self._list_again:
+                self._list_again = False
+                await self._list_once()
+        finally:
+            self._relisting = False
+
+    async def _list_once(self) -> None:
         session = self._session
         if session is None:
             return

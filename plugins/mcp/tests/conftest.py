@@ -98,11 +98,15 @@ class McpServe:
             await session.initialize()
             yield session
 
-    def http(self, port: int) -> str:
-        """Start ``--transport http --port PORT``; its bearer token once it listens."""
+    def token_file(self, port: int) -> Path:
+        """Where the server on ``port`` writes its bearer token."""
+        return self.path / "home" / f"mcp-serve-{port}.token"
+
+    def http(self, port: int, *args: str) -> str:
+        """Start ``--transport http --port PORT ARGS``; its bearer token once it listens."""
         errors = self.path / "stderr.txt"
         process = subprocess.Popen(
-            self.command("--transport", "http", "--port", str(port)),
+            self.command("--transport", "http", "--port", str(port), *args),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors.open("ab"),
             env=self.environment(), cwd=self.path,
         )
@@ -111,7 +115,7 @@ class McpServe:
         while time.monotonic() < deadline:
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    return (self.path / "home" / "mcp-serve.token").read_text().strip()
+                    return self.token_file(port).read_text().strip()
             except OSError:
                 if process.poll() is not None:
                     raise AssertionError(errors.read_text()) from None
@@ -158,12 +162,23 @@ def settle() -> Any:
     return read_until_settled
 
 
-@pytest.fixture
-def port() -> int:
+def free_port() -> int:
     """A TCP port on loopback that nothing listens on now."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def port() -> int:
+    """A TCP port on loopback that nothing listens on now."""
+    return free_port()
+
+
+@pytest.fixture
+def another_port() -> int:
+    """A second such port."""
+    return free_port()
 
 
 @pytest.fixture

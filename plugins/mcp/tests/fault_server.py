@@ -5,7 +5,8 @@
 
 ``--silent`` is a plain script that reads stdin and never answers ``initialize``;
 ``--stubborn`` ignores SIGTERM and outlives its stdin closing; ``--noise`` writes stderr
-lines at startup; ``--cancel-log`` makes ``slow`` record its start and cancellation there;
+lines at startup; ``--cancel-log`` makes ``slow`` record its start and cancellation there (``nap`` and
+``doze`` their start and end);
 ``--pid-file`` has the server write its pid there as it starts;
 ``--http`` serves streamable HTTP on 127.0.0.1:PORT instead of stdio.
 """
@@ -16,6 +17,7 @@ import os
 import signal
 import sys
 import time
+from typing import Any
 
 
 def _stubborn() -> None:
@@ -105,10 +107,53 @@ def _serve(args: argparse.Namespace) -> None:
         await ctx.session.send_tool_list_changed()
         return "grown"
 
+    churning = {"lists": 0}
+    first_listed, second_listed = anyio.Event(), anyio.Event()
+    listed = server.list_tools
+
+    async def list_tools() -> list[Any]:
+        """The tools; while ``churn`` runs, its first listing answers (stale) only after a
+        second one was answered, or after 3 s when no second comes while it is pending."""
+        tools, count = await listed(), churning["lists"]
+        churning["lists"] += bool(count)
+        if count == 1:
+            first_listed.set()
+            with anyio.move_on_after(3):
+                await second_listed.wait()
+                await anyio.sleep(0.5)  # the second answer reaches the client first
+        elif count == 2:
+            second_listed.set()
+        return tools
+
+    server.list_tools = list_tools  # type: ignore[method-assign]
+
+    @server.tool()
+    async def churn(ctx: Context) -> str:
+        """Add ``first`` and say the list changed, then (once it is listed) add ``second``
+        and say it again."""
+        churning["lists"] = 1
+        server.add_tool(lambda: "first here", name="first", description="Added first.")
+        await ctx.session.send_tool_list_changed()
+        await first_listed.wait()
+        server.add_tool(lambda: "second here", name="second", description="Added second.")
+        await ctx.session.send_tool_list_changed()
+        return "churned"
+
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def nap(seconds: float) -> str:
-        """Sleep (annotated read-only: calls of one step may run together)."""
+        """Sleep (annotated read-only: calls of one step may run together), recording its
+        start and end in --cancel-log."""
+        return await _doze(seconds)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, destructive_hint=True))
+    async def doze(seconds: float) -> str:
+        """``nap``, but annotated destructive as well (so not run together)."""
+        return await _doze(seconds)
+
+    async def _doze(seconds: float) -> str:
+        _record(args.cancel_log, "started")
         await anyio.sleep(seconds)
+        _record(args.cancel_log, "ended")
         return "rested"
 
     @server.tool()

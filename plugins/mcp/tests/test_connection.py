@@ -252,6 +252,24 @@ async def test_list_changed_relists_and_reports_the_new_tools(fault):
     assert (await fault.call_tool("added", {})).text == "added here"
 
 
+async def test_list_changed_twice_quickly_ends_with_the_newest_list(mcp_loop):
+    spec = server_spec("churn", command=PY, args=(FAULT,), call_timeout=30)
+    connection = ServerConnection(spec, mcp_loop, grace=GRACE)
+    reported: list[list[str]] = []
+    connection.on_tools_changed(lambda tools: reported.append([tool.name for tool in tools]))
+    connection.start()
+    await asyncio.to_thread(connection.wait_ready, 20)
+    try:
+        assert (await connection.call_tool("churn", {})).text == "churned"
+        await _until(lambda: len(reported) == 2, timeout=30)
+    finally:
+        await asyncio.to_thread(connection.close)
+    # the first listing (only "first") is answered while the second is asked, not after it
+    assert ["first" in names and "second" not in names for names in reported] == [True, False]
+    assert "second" in reported[-1]
+    assert {"first", "second"} <= {tool.name for tool in connection.tools}
+
+
 async def _started_fault(mcp_loop, name: str, flag: str) -> tuple[ServerConnection, list[str]]:
     """A ready fault server of its own, and the list its ``on_exit`` lines go to."""
     spec = server_spec(name, command=PY, args=(FAULT, flag))

@@ -72,6 +72,23 @@ async def test_a_background_report_and_its_settlement_are_read_once_each(serve, 
     assert '"kind":"turn/start"' not in root_log.read_text()  # no model answers the client's root
 
 
+async def test_the_cursor_of_a_fresh_roots_read_is_accepted_and_misses_nothing(
+    serve, settle
+) -> None:
+    async with serve.project(REPORTING).stdio() as session:
+        first = await session.call_tool("read_agent_messages", {})
+        cursor = first.structured_content["next"]
+        second = await session.call_tool("read_agent_messages", {"after": cursor})
+        child_id = await start(session)
+        messages, _after = await settle(session, second.structured_content["next"])
+    assert first.structured_content == {"messages": [], "next": cursor}
+    assert not second.is_error, second.content
+    assert second.structured_content == {"messages": [], "next": cursor}
+    assert [(m["subagent_id"], m["kind"]) for m in messages] == [
+        (child_id, "report"), (child_id, "settled")
+    ]
+
+
 async def test_a_long_poll_wakes_when_a_report_arrives(serve, settle) -> None:
     script = {
         "research": [
@@ -199,6 +216,22 @@ async def test_a_client_without_elicitation_gets_the_denial(serve) -> None:
         result = await session.call_tool("list_agents", {})
     assert result.is_error
     assert result.content[0].text == "the user denied list_agents: no terminal to ask"
+
+
+async def test_an_elicitation_answered_with_an_error_denies_and_keeps_the_client(serve) -> None:
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ErrorData:
+        asked.append(params.message)
+        return types.ErrorData(code=types.INTERNAL_ERROR, message="forms are off\nfor now")
+
+    async with serve.project(REPORTING, POLICY).stdio(elicit=elicit) as session:
+        with anyio.fail_after(60):
+            results = [await session.call_tool("list_agents", {}) for _ in range(2)]
+    assert [(result.is_error, result.content[0].text) for result in results] == [
+        (True, "the user denied list_agents: the client answered with an error: forms are off")
+    ] * 2
+    assert len(asked) == 2
 
 
 async def test_a_childs_question_is_elicited_with_its_choices_and_answered(serve, settle) -> None:

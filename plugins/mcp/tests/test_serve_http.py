@@ -9,6 +9,7 @@ import urllib.request
 from typing import Any
 
 import mcp_types as types
+import pytest
 
 REPORTING = {
     "research": [
@@ -30,11 +31,12 @@ async def test_a_background_child_is_read_over_streamable_http(serve, settle, po
     assert messages[0]["text"] == f"Background subagent {child_id} reported:\nFound it."
 
 
-def test_a_request_without_the_token_is_refused(serve, port) -> None:
+@pytest.mark.parametrize("authorization", [{"Authorization": "Bearer wrong"}, {}])
+def test_a_request_without_the_token_is_refused(serve, port, authorization) -> None:
     serve.project(REPORTING).http(port)
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/mcp", data=b"{}", method="POST",
-        headers={"Content-Type": "application/json", "Authorization": "Bearer wrong"},
+        headers={"Content-Type": "application/json", **authorization},
     )
     try:
         urllib.request.urlopen(request, timeout=30)
@@ -43,6 +45,23 @@ def test_a_request_without_the_token_is_refused(serve, port) -> None:
         assert refused.read() == b"missing or wrong bearer token\n"
     else:
         raise AssertionError("the request was served")
+
+
+async def test_two_servers_keep_their_own_tokens_and_remove_them_on_close(
+    serve, port, another_port
+) -> None:
+    first = serve.project(REPORTING).http(port)
+    second = serve.http(another_port, "--root", "another")
+    assert first != second
+    async with serve.http_client(port, serve.token_file(port).read_text().strip()) as session:
+        listed = await session.call_tool("list_agents", {})
+    assert not listed.is_error, listed.content
+    serve.started[1].terminate()
+    serve.started[1].wait(30)
+    assert not serve.token_file(another_port).exists()
+    assert serve.token_file(port).read_text().strip() == first
+    errors = (serve.path / "stderr.txt").read_text()
+    assert f"(token in {serve.token_file(another_port)})" in errors
 
 
 async def test_a_childs_approval_is_elicited_over_http(serve, settle, port) -> None:

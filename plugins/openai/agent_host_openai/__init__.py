@@ -83,9 +83,12 @@ class Config:
     model: str | None = attrs.field(
         default=None, metadata={"description": "The model id sent with every request."}
     )
-    api_key_env: str = attrs.field(
+    api_key_env: str | None = attrs.field(
         default="OPENAI_API_KEY",
-        metadata={"description": "The environment variable holding the API key."},
+        metadata={
+            "description": "The environment variable holding the API key (a models table "
+            "with its own base_url sends no key unless it sets this)."
+        },
     )
     timeout: float = attrs.field(default=60.0, metadata={"description": "Seconds per HTTP phase."})
     max_retries: int = attrs.field(
@@ -131,8 +134,10 @@ class Config:
 
     def entries(self) -> list[tuple[str, Config]]:
         """The ``[plugins.openai.models.<name>]`` tables as ``(name, Config)``, each with the
-        keys it does not set taken from this table; a ``ConfigError`` naming the table for an
-        unknown key, a bad value or a name already taken."""
+        keys it does not set taken from this table, but for ``api_key_env`` when it sets its
+        own ``base_url`` (another server gets no key it was not given: None); a
+        ``ConfigError`` naming the table for an unknown key, a bad value or a name already
+        taken."""
         from host.plugins.config import structure_config
 
         inherited = {
@@ -149,6 +154,8 @@ class Config:
             if unknown:
                 raise ConfigError(f"{where} {unknown[0]}: unknown key")
             values = {**inherited, **table, "name": name}
+            if "base_url" in table and "api_key_env" not in table:
+                values["api_key_env"] = None
             entry: Config = structure_config(f"openai.models.{name}", Config, values)
             entry.check(where)
             found.append((name, entry))
@@ -161,7 +168,10 @@ class Config:
             (self.max_retries < 0, f"max_retries: must be 0 or more, got {self.max_retries!r}"),
             (self.max_tokens < 0, f"max_tokens: must be 0 or more, got {self.max_tokens!r}"),
             (not self.name.strip(), "name: must not be empty"),
-            (not self.api_key_env.strip(), "api_key_env: must not be empty"),
+            (
+                self.api_key_env is not None and not self.api_key_env.strip(),
+                "api_key_env: must not be empty",
+            ),
             (
                 self.text_tool_calls not in TEXT_TOOL_CALLS,
                 f'text_tool_calls: must be "off" or "json", got {self.text_tool_calls!r}',
@@ -216,7 +226,7 @@ def resolve_settings(
         name=config.name,
         base_url=base_url,
         model=model,
-        api_key=_env(environ, config.api_key_env),
+        api_key=_env(environ, config.api_key_env) if config.api_key_env else None,
         api_key_env=config.api_key_env,
         timeout=config.timeout,
         max_retries=config.max_retries,

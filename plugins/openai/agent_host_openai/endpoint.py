@@ -51,7 +51,7 @@ class ChatEndpoint:
         *,
         base_url: str,
         api_key: str | None,
-        api_key_env: str,
+        api_key_env: str | None,
         timeout: float,
         max_retries: int,
         retry_read_timeouts: bool,
@@ -184,10 +184,11 @@ class ChatEndpoint:
     def _auth_error(self, response: httpx.Response) -> OpenAIModelError:
         status = response.status_code
         if self.api_key is None:
-            message = (
-                f"{self.server} requires an API key ({status}): "
-                f"set {self.api_key_env} in the environment"
+            where = (
+                f"set {self.api_key_env} in the environment" if self.api_key_env
+                else "name the variable holding it in its models table's api_key_env"
             )
+            message = f"{self.server} requires an API key ({status}): {where}"
         else:
             message = f"{self.server} rejected the API key ({status})" + detail_suffix(response)
         return OpenAIModelError("MODEL_AUTH", message)

@@ -60,7 +60,7 @@ class OpenAIModel:
         base_url: str,
         model: str,
         api_key: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
+        api_key_env: str | None = "OPENAI_API_KEY",
         timeout: float = 60.0,
         max_retries: int = 3,
         max_tokens: int | None = DEFAULT_MAX_TOKENS,

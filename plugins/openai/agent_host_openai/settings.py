@@ -21,7 +21,7 @@ class Settings:
     base_url: str
     model: str
     api_key: str | None
-    api_key_env: str
+    api_key_env: str | None
     timeout: float
     max_retries: int
     max_tokens: int | None

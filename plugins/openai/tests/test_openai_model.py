@@ -295,6 +295,16 @@ async def test_403_without_a_key_names_the_variable(server):
     )
 
 
+async def test_401_for_a_table_that_names_no_key_says_to_name_one(server):
+    server.reply(Reply(401, ""))
+    error = await fails(make_model(server.url, api_key_env=None))
+    assert error.code == "MODEL_AUTH"
+    assert error.message == (
+        f"model server {server.url} requires an API key (401): name the variable holding it "
+        "in its models table's api_key_env"
+    )
+
+
 async def test_other_4xx_is_rejected_without_retries(server):
     server.reply(Reply(404, {"error": {"message": "The model `test-model` does not exist"}}))
     error = await fails(make_model(server.url))

@@ -268,21 +268,48 @@ async def test_interrupting_the_agent_cancels_the_request(make_host, server):
 def test_each_models_table_registers_a_model_with_the_rest_inherited(make_host, monkeypatch):
     monkeypatch.setenv("AGENT_HOST_MODEL", "env-model")
     monkeypatch.setenv("LOCAL_KEY", "sk-local")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-hosted")
     table = {
         "base_url": "http://127.0.0.1:9/v1",
         "model": "hosted",
         "timeout": 5,
         "models": {
             "local": {"model": "qwen", "text_tool_calls": "json", "api_key_env": "LOCAL_KEY"},
+            "same": {"model": "mini"},
             "other": {"base_url": "http://127.0.0.1:10/v1"},
+            "keyed": {"base_url": "http://127.0.0.1:11/v1", "api_key_env": "LOCAL_KEY"},
         },
     }
     host = make_host(PLUGIN, config={"plugins": {"openai": table}})
-    hosted, local, other = (openai_model(host, name) for name in ("openai", "local", "other"))
-    assert (hosted.model, hosted.text_tool_calls) == ("env-model", False)
+    names = ("openai", "local", "same", "other", "keyed")
+    hosted, local, same, other, keyed = (openai_model(host, name) for name in names)
+    assert (hosted.model, hosted.text_tool_calls, hosted.api_key) == ("env-model", False, "sk-hosted")
     assert (local.base_url, local.model, local.timeout) == ("http://127.0.0.1:9/v1", "qwen", 5)
     assert (local.text_tool_calls, local.api_key) == (True, "sk-local")
+    assert (same.base_url, same.api_key) == ("http://127.0.0.1:9/v1", "sk-hosted")
     assert (other.base_url, other.model) == ("http://127.0.0.1:10/v1", "hosted")
+    assert other.api_key is None  # its own server: [plugins.openai]'s key is not inherited
+    assert keyed.api_key == "sk-local"
+
+
+async def test_the_hosted_key_is_not_sent_to_a_models_tables_own_server(
+    make_host, server, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-hosted")
+    server.reply(completion("Hello."))
+    table = {
+        "base_url": "https://api.example.invalid/v1",
+        "model": "hosted",
+        "models": {"local": {"base_url": server.url, "model": "qwen", "max_retries": 0}},
+    }
+    config = {"plugins": {"openai": table, "models": {"default": "local"}}}
+    host = make_host(PLUGIN, config=config)
+    agent = await host.services.get("agents").create(label="worker")
+    agent.followup("hi")
+    await agent.wait_idle()
+    assert agent.last_answer == "Hello."
+    [request] = server.requests
+    assert "authorization" not in request.headers
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,9 @@ it asks the newest connected client that declared the ``elicitation`` capability
 and the tool with its arguments, or the question), the form a ``decision`` (``approve`` |
 ``approve_for_session`` | ``deny``) and an optional ``reason``, or for a question an
 ``answer`` (an enum of its choices when it has them). ``decline`` and ``cancel`` deny. With
-no such client the request gets the no-terminal denial. A client that fails to answer (it
-left) leaves the request open for the next capable client; one still open when the server
+no such client the request gets the no-terminal denial. A client that answers with an MCP
+error denies (the error's first line is the reason) and stays asked; one whose connection
+fails (it left) leaves the request open for the next capable client; one still open when the server
 stops ends with its turn, recorded ``cancelled``, as at any close (the durable route).
 """
 
@@ -18,6 +19,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
+from mcp.shared.exceptions import MCPError, NoBackChannelError
 
 from host.approvals.requests import Answer, ApprovalRequest, no_terminal
 
@@ -35,6 +37,8 @@ APPROVAL_FORM: dict[str, Any] = {
 }
 REFUSED = {"decline": "the user declined", "cancel": "the user cancelled"}
 """The reason a ``decline`` or ``cancel`` action denies with."""
+ERRED = "the client answered with an error"
+"""The reason an MCP error answer denies with, before the error's message."""
 ELICITING = types.ClientCapabilities(elicitation=types.ElicitationCapability())
 
 
@@ -74,12 +78,23 @@ class Elicitor:
             for key, session in reversed(list(self._clients.items())):
                 try:
                     result = await _elicit(session, request)
-                except Exception:  # gone or erring: ask another, or wait for one
-                    self._clients.pop(key, None)
+                except Exception as error:
+                    if isinstance(error, MCPError) and _answered(error):
+                        return Answer.deny(f"{ERRED}: {_first_line(error.message)}")
+                    self._clients.pop(key, None)  # it left: ask another, or wait for one
                     continue
                 return _answer(request, result)
             self._joined.clear()
             await self._joined.wait()
+
+
+def _answered(error: MCPError) -> bool:
+    """Whether ``error`` is the client's own answer, not a lost connection."""
+    return error.code != types.CONNECTION_CLOSED and not isinstance(error, NoBackChannelError)
+
+
+def _first_line(text: str) -> str:
+    return (text.strip().splitlines() or ["no message"])[0]
 
 
 async def _elicit(session: ServerSession, request: ApprovalRequest) -> types.ElicitResult:

@@ -80,14 +80,16 @@ class BadRead(ValueError):
 
 
 def parse(raw: Any) -> tuple[int, float]:
-    """The cursor (``seq``; -1 for the start) and the wait of raw arguments; ``BadRead``."""
+    """The cursor (``seq``; -1 for the start, also the ``next`` of a read of an empty log)
+    and the wait of raw arguments; ``BadRead``."""
     problems = validate(SCHEMA, raw) if isinstance(raw, dict) else ["expected an object"]
     if problems:
         raise BadRead(f"invalid arguments for {NAME}: {'; '.join(problems)}")
     after, wait = raw.get("after"), float(raw.get("wait_seconds", 0))
     if not 0 <= wait <= MAX_WAIT:  # also NaN
         raise BadRead(f"invalid arguments for {NAME}: wait_seconds: must be from 0 to {MAX_WAIT}")
-    if after is not None and not (after.isascii() and after.isdigit() and len(after) < 19):
+    digits = after.removeprefix("-") if after == "-1" else after  # a fresh root's cursor
+    if digits is not None and not (digits.isascii() and digits.isdigit() and len(digits) < 19):
         raise BadRead(_not_a_cursor(after))
     return (int(after) if after is not None else -1), wait
 

@@ -2,9 +2,10 @@
 stdin) or clients over streamable HTTP on loopback (until interrupted); then close the host
 as ``/exit`` does (running turns end interrupted; the root and its subagents stay stored).
 
-Over HTTP every request presents the bearer token in ``$AGENT_HOST_HOME/mcp-serve.token``
-(random per start, mode 0600, the path printed once to stderr); the SDK's DNS-rebinding
-protection refuses other ``Host`` and ``Origin`` headers.
+Over HTTP every request presents the bearer token in
+``$AGENT_HOST_HOME/mcp-serve-<port>.token`` (random per start, mode 0600, the path printed
+once to stderr, removed on a clean close); the SDK's DNS-rebinding protection refuses other
+``Host`` and ``Origin`` headers.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
     from host.app import Host
 
-TOKEN_FILE = "mcp-serve.token"
+TOKEN_FILE = "mcp-serve-{port}.token"
 LOOPBACK = "127.0.0.1"
 
 
@@ -83,15 +84,18 @@ async def _http(served: Served, listening: socket.socket) -> None:
     from host.approvals.policy import user_config_file
 
     token = secrets.token_urlsafe(32)
-    path = user_config_file(os.environ).parent / TOKEN_FILE
+    port = listening.getsockname()[1]
+    path = user_config_file(os.environ).parent / TOKEN_FILE.format(port=port)
     path.parent.mkdir(parents=True, exist_ok=True)
     replace_file(path, token.encode() + b"\n", 0o600, sync=True)
     app = served.server.streamable_http_app(host=LOOPBACK)
     config = uvicorn.Config(Bearer(app, token), log_level="warning", lifespan="on")
-    port = listening.getsockname()[1]
     print(f"agent-host: serving MCP on http://{LOOPBACK}:{port}/mcp (token in {path})",
           file=sys.stderr, flush=True)
-    await uvicorn.Server(config).serve(sockets=[listening])
+    try:
+        await uvicorn.Server(config).serve(sockets=[listening])
+    finally:
+        path.unlink(missing_ok=True)
 
 
 class Bearer:
