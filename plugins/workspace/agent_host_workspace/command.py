@@ -65,14 +65,12 @@ async def run(root: Root, command: str, timeout: int, shell: bool) -> Outcome:
     if not 1 <= timeout <= MAX_TIMEOUT:
         raise Refused(f"timeout must be between 1 and {MAX_TIMEOUT} seconds")
     words = argv(command, shell)
+    spawning = asyncio.ensure_future(_spawn(root, words))
     try:
-        process = await asyncio.create_subprocess_exec(
-            *words, cwd=root.path, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-    except OSError as error:
-        raise Refused(f"cannot run {words[0]!r}: {error.strerror or error}") from None
+        process = await asyncio.shield(spawning)
+    except asyncio.CancelledError:  # the command may be running already: stop its group too
+        spawning.add_done_callback(_kill_spawned)
+        raise
     outcome = Outcome()
     try:
         await asyncio.wait_for(_collect(process, outcome), timeout)
@@ -83,6 +81,25 @@ async def run(root: Root, command: str, timeout: int, shell: bool) -> Outcome:
         outcome.status = await _exit_status(process)
         await _close(process)
     return outcome
+
+
+async def _spawn(root: Root, words: list[str]) -> asyncio.subprocess.Process:
+    """Start the command in its own process group. Shielded from the call's cancellation:
+    cancelled half-way, asyncio would kill the started process alone, not its group."""
+    try:
+        return await asyncio.create_subprocess_exec(
+            *words, cwd=root.path, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    except OSError as error:
+        raise Refused(f"cannot run {words[0]!r}: {error.strerror or error}") from None
+
+
+def _kill_spawned(spawning: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    """Stop the command a cancelled call started (its pipe and exit are left to asyncio)."""
+    if not spawning.cancelled() and spawning.exception() is None:
+        _kill_group(spawning.result().pid)
 
 
 async def _close(process: asyncio.subprocess.Process) -> None:

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import subprocess
+import time
 from pathlib import Path
+
+from agent_host_workspace import command as commands
+from agent_host_workspace.paths import Root
 
 from host.testing import call
 
@@ -94,3 +100,29 @@ async def test_an_interrupted_command_leaves_no_process(tree, workspace):
     await root.wait_idle()
     await until(lambda: not any(alive(pid) for pid in pids))
     assert h.approvals.asked[0].tool == "run_command"  # it ran because it was approved
+
+
+
+async def test_a_command_interrupted_while_it_is_being_started_leaves_no_process(
+    tree, monkeypatch
+):
+    files = [tree.root / "sh.pid", tree.root / "bg.pid"]
+    popen = subprocess.Popen
+
+    def started(*args, **kwargs):  # the interrupt arrives as asyncio connects the output
+        process = popen(*args, **kwargs)
+        for _ in range(600):  # the loop is blocked: the call waits inside asyncio's start
+            if all(f.exists() and f.read_text().endswith("\n") for f in files):
+                break
+            time.sleep(0.05)
+        running.cancel()
+        return process
+
+    monkeypatch.setattr(subprocess, "Popen", started)
+    script = "sleep 300 & echo $! > bg.pid; echo $$ > sh.pid; wait"
+    running = asyncio.ensure_future(commands.run(Root(tree.root), script, 10, True))
+    with contextlib.suppress(asyncio.CancelledError):
+        async with asyncio.timeout(30):  # generous: the call ends once its processes are dead
+            await running
+    pids = [int(file.read_text()) for file in files]
+    await until(lambda: not any(alive(pid) for pid in pids))
