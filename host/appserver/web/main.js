@@ -69,7 +69,7 @@ function login(message) {
 }
 
 // An attempt that never opened: the server answers its probe, so it refused the token (it makes
-// a new one each start); or it does not answer, and the page goes on trying.
+// a new one each start) or the page's origin; or it does not answer, and the page goes on trying.
 async function refused() {
   let up = false;
   try {
@@ -80,7 +80,7 @@ async function refused() {
   if (up) {
     state.rpc.stop();
     $("banner").hidden = true;
-    login("The server refused this token. Open the console's URL that agent-host printed (it ends in #token=…), or paste the token from ~/.agent-host/app-server.token.");
+    login("The server refused the connection (token or origin). Open the console's URL that agent-host printed (it ends in #token=…), or paste the token from ~/.agent-host/app-server.token.");
   } else {
     $("banner").hidden = false;
     $("banner").textContent = "The server does not answer: retrying…";
