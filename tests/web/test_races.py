@@ -1,7 +1,7 @@
 """The web console when answers and connections cross, in a real headless chromium against a
 real ``app-server --web`` (the page's socket passed through a route that holds or cuts it): a
 thread's late read after another was opened, a streamed answer cut by a lost connection, and
-a stored thread's turn ends after a reconnect."""
+the turn ends of a stored thread and of a followed child after a reconnect."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import threading
 from typing import Any
 
 from tests.appserver.client import TIMEOUT
-from tests.web.test_console import begin
+from tests.appserver.conftest import TREE_SCRIPT
+from tests.web.test_console import begin, node
 
 
 def sent(tab: Any, text: str, answer: str) -> None:
@@ -104,13 +105,7 @@ def test_a_stored_thread_shows_no_turn_end_again_after_a_reconnect(servers, tabs
     begin(tab, server, "go")
     tab.page.wait_for_selector(".item.marker")
     other = tabs()
-    sockets: list[Any] = []
-
-    def route(socket: Any) -> None:
-        sockets.append(socket)
-        socket.connect_to_server()
-
-    other.page.route_web_socket("**/*", route)
+    sockets = other.routed()
     other.page.goto(server.console)
     other.page.locator("#thread-list li button.thread").first.click()
     other.page.wait_for_selector(".item .text:has-text('One.')")
@@ -122,3 +117,19 @@ def test_a_stored_thread_shows_no_turn_end_again_after_a_reconnect(servers, tabs
     rows = other.page.locator("#transcript li").all_inner_texts()
     assert [row.split("\n")[-1] for row in rows] == ["go", "One.", "more", "Two.", "turn completed"]
     other.quiet()
+
+
+def test_a_settled_child_shows_no_turn_end_after_a_reconnect(servers, tabs) -> None:
+    server, tab = servers(TREE_SCRIPT), tabs()
+    sockets = tab.routed()
+    begin(tab, server)
+    tab.page.get_by_role("button", name="Approve", exact=True).click()
+    tab.page.wait_for_selector(f'{node(tab, "research")}.settled')
+    tab.page.locator(".node", has_text="research").first.click()
+    tab.page.wait_for_selector(".item .text:has-text('Research done.')")
+    before = tab.page.locator("#transcript li").all_inner_texts()
+    sockets[-1].close()
+    tab.page.wait_for_selector("#banner:visible")
+    tab.page.wait_for_selector("#banner", state="hidden")  # hidden once the replay is in
+    assert tab.page.locator("#transcript li").all_inner_texts() == before
+    tab.quiet()
