@@ -5,7 +5,8 @@ bearer token, random per start and written to ``$AGENT_HOST_HOME/app-server.toke
 0600; printed once to stderr): in the ``Authorization: Bearer`` header or, from a browser,
 which cannot set headers on a WebSocket, as the subprotocol ``agent-host.token.<token>``
 offered beside ``agent-host.v1`` (the server answers ``agent-host.v1``; the token is never
-echoed or logged). A browser ``Origin`` that is not the server's own is refused. ``GET
+echoed or logged). A browser ``Origin`` that is not the server's own (a bound address or
+localhost, or the ``Host`` the request was sent to: the console's page) is refused. ``GET
 /readyz`` and ``/healthz`` answer ``ok`` without a token and reveal nothing else. With ``--web``
 a plain ``GET`` (no upgrade) gets the web console's files (``host.appserver.pages``) and the
 console's URL is printed once, the token in its fragment. Only this command imports the
@@ -115,7 +116,7 @@ class Gate:
         if self.pages is not None and (page := self.pages.answer(request)) is not None:
             return page
         origin = request.headers.get("Origin")
-        if origin is not None and origin not in self.origins:
+        if origin is not None and origin not in self.origins and not _sent_to(origin, request):
             return connection.respond(403, "forbidden origin\n")
         if not self._authorized(request.headers):
             return connection.respond(401, "a valid token is required\n")
@@ -128,6 +129,13 @@ class Gate:
         if scheme.lower() == "bearer" and _same(credentials.strip(), self.token):
             return True
         return any(_same(item, TOKEN_PREFIX + self.token) for item in _offered(headers))
+
+
+def _sent_to(origin: str, request: Request) -> bool:
+    """Whether ``origin`` is the address the request was sent to (a page this server served,
+    opened at whatever name or address reaches it, ``--allow-remote``)."""
+    host = request.headers.get("Host")
+    return host is not None and origin.lower() == f"http://{host.strip().lower()}"
 
 
 def _offered(headers: Headers) -> list[str]:

@@ -290,3 +290,44 @@ def test_a_client_that_stops_reading_is_closed_and_the_server_stays(servers) -> 
         assert line == "agent-host: a client left over 64 MiB of messages unread: closed\n"
     assert writer.call("models/list")["default"] == "scripted"
     assert server.process.poll() is None
+
+
+def handshake(port: int, token: str, host: str, origin: str) -> str:
+    """The status line answering a browser's upgrade sent to 127.0.0.1:``port`` with these
+    ``Host`` and ``Origin`` headers (and the token offered as a subprotocol)."""
+    request = (
+        f"GET / HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        f"Sec-WebSocket-Protocol: agent-host.v1, agent-host.token.{token}\r\n"
+        f"Origin: {origin}\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as raw:
+        raw.sendall(request.encode())
+        answer = raw.makefile("rb").readline()
+    return answer.decode().strip()
+
+
+def test_a_page_opened_at_the_machines_address_is_let_in_and_other_origins_are_not(
+    tmp_path, schemas
+) -> None:
+    server = WsServer(
+        tmp_path, project(tmp_path, TREE_SCRIPT), schemas, "--allow-remote", "--web",
+        listen="ws://0.0.0.0:0",
+    )  # fmt: skip
+    try:
+        assert f"listening on ws://0.0.0.0:{server.port}" in "".join(server.stderr)
+        machine = f"192.0.2.7:{server.port}"  # how a browser elsewhere names this machine
+        own = handshake(server.port, server.token, machine, f"http://{machine}")
+        assert own == "HTTP/1.1 101 Switching Protocols"
+        for host, origin in [
+            (machine, "http://evil.example"),
+            (machine, f"http://evil.example:{server.port}"),
+            (machine, f"http://192.0.2.8:{server.port}"),
+            (f"evil.example:{server.port}", f"http://{machine}"),
+        ]:
+            assert handshake(server.port, server.token, host, origin) == "HTTP/1.1 403 Forbidden"
+        assert handshake(server.port, "wrong", machine, f"http://{machine}") == (
+            "HTTP/1.1 401 Unauthorized"
+        )
+    finally:
+        server.kill()

@@ -15,16 +15,18 @@ from websockets.sync.client import ClientConnection, connect
 
 from tests.appserver.client import TIMEOUT, Message, Peer, Schemas, start_server
 
-LISTENING = re.compile(r"listening on ws://127\.0\.0\.1:(\d+)")
+LISTENING = re.compile(r"listening on ws://[^ ]+:(\d+)")
 
 
 class WsServer:
     """The server subprocess (``args``: more of its options), its port and its token (read
-    from its stderr)."""
+    from its stderr); ``listen`` may bind more than loopback (it is reached on 127.0.0.1)."""
 
-    def __init__(self, cwd: Path, script: Path, schemas: Schemas, *args: str) -> None:
+    def __init__(
+        self, cwd: Path, script: Path, schemas: Schemas, *args: str, listen: str = "ws://127.0.0.1:0"
+    ) -> None:
         self.schemas = schemas
-        self.process = start_server(cwd, "--listen", "ws://127.0.0.1:0", *args, script=script)
+        self.process = start_server(cwd, "--listen", listen, *args, script=script)
         self.sockets = contextlib.ExitStack()
         self.stderr: list[str] = []
         self.port = 0

@@ -76,6 +76,18 @@ class Console:
         page.on("pageerror", lambda error: self.raised.append(str(error)))
         page.set_default_timeout(TIMEOUT * 1000)
 
+    def routed(self) -> list[Any]:
+        """The page's sockets from now on, passed through to the server (the last one may be
+        closed or sent to)."""
+        sockets: list[Any] = []
+
+        def route(socket: Any) -> None:
+            sockets.append(socket)
+            socket.connect_to_server()
+
+        self.page.route_web_socket("**/*", route)
+        return sockets
+
     def quiet(self) -> None:
         """No console message and no uncaught error so far."""
         assert self.logged == [] and self.raised == [], (self.logged, self.raised)

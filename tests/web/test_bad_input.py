@@ -4,8 +4,6 @@ is one error line in the page, and the page keeps working."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from tests.web.test_console import begin
 
 MARKUP = '<img src=x onerror="document.title=\'owned\'"><script>document.title="owned"</script>'
@@ -32,13 +30,7 @@ def test_markup_escapes_and_a_long_line_are_shown_as_text(servers, tabs) -> None
 
 def test_a_malformed_or_oversized_message_is_one_error_line(servers, tabs) -> None:
     server, tab = servers(HOSTILE), tabs()
-    routes: list[Any] = []
-
-    def route(socket: Any) -> None:
-        routes.append(socket)
-        socket.connect_to_server()
-
-    tab.page.route_web_socket("**/*", route)
+    routes = tab.routed()
     begin(tab, server, "first")
     tab.page.wait_for_selector(".item.marker")
     routes[-1].send("{not json")

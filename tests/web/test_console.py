@@ -152,7 +152,7 @@ def test_a_wrong_token_gets_the_login_message_and_no_data(servers, tabs) -> None
     tab.page.goto(server.base + "#token=wrong")
     message = tab.page.locator("#login-message")
     message.wait_for()
-    assert message.inner_text().startswith("The server refused this token.")
+    assert message.inner_text().startswith("The server refused the connection (token or origin).")
     assert tab.page.locator("#console").is_hidden()
     assert tab.page.locator(".thread").count() == 0
     assert tab.page.url == server.base  # the token left the address bar

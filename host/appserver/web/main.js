@@ -21,6 +21,7 @@ const state = {
   rootSeq: -1,
   viewing: null, // the session whose transcript is shown
   loading: null, // notifications for the viewed session held while it is read
+  shown: 0, // counts the views begun: a read for an earlier one stops
   readUpTo: -1, // the turns stored up to this seq were read, not shown as they end (null: not known yet)
   running: false,
 };
@@ -69,7 +70,7 @@ function login(message) {
 }
 
 // An attempt that never opened: the server answers its probe, so it refused the token (it makes
-// a new one each start); or it does not answer, and the page goes on trying.
+// a new one each start) or the page's origin; or it does not answer, and the page goes on trying.
 async function refused() {
   let up = false;
   try {
@@ -80,7 +81,7 @@ async function refused() {
   if (up) {
     state.rpc.stop();
     $("banner").hidden = true;
-    login("The server refused this token. Open the console's URL that agent-host printed (it ends in #token=…), or paste the token from ~/.agent-host/app-server.token.");
+    login("The server refused the connection (token or origin). Open the console's URL that agent-host printed (it ends in #token=…), or paste the token from ~/.agent-host/app-server.token.");
   } else {
     $("banner").hidden = false;
     $("banner").textContent = "The server does not answer: retrying…";
@@ -93,6 +94,7 @@ function lost() {
   $("banner").textContent = "Connection lost: reconnecting…";
   $("status").textContent = "reconnecting…";
   dialogs.clear();
+  transcript.dropStreams(); // the replay brings their stored answers, naming no stream
 }
 
 async function opened(first) {
@@ -167,14 +169,15 @@ async function open(threadId, known = null) {
     if (thread.label) names.set(threadId, thread.label);
     const start = performance.now();
     tree.reset(threadId, thread.label ?? null);
-    begin(threadId);
+    const shown = begin(threadId);
     const followed = await follow(threadId);
+    if (state.shown !== shown) return; // another thread was opened meanwhile
     state.readUpTo = followed.lastSeq ?? null;
     if (followed.lastSeq !== undefined) await state.rpc.request("thread/subscribe", { threadId, afterSeq: followed.lastSeq });
     await diagnose();
     await painted();
     performance.measure("tree", { start, end: performance.now() });
-    await read(threadId, start);
+    await read(threadId, shown, start);
     await painted();
     performance.measure("transcript", { start, end: performance.now() });
   } catch (failure) {
@@ -241,29 +244,37 @@ function named(label) {
   if (state.viewing === state.root.id) $("viewing").textContent = `${label} · ${short(state.root.id)}`;
 }
 
-// Show a session's transcript from now on: its live notifications are held until read.
+// Show a session's transcript from now on: its live notifications are held until read. Returns
+// the view's number, which a read checks after each wait.
 function begin(sessionId) {
+  state.shown += 1;
   state.viewing = sessionId;
   state.loading = [];
   transcript.reset(sessionId);
   const label = sessionId === state.root.id ? state.root.label ?? "thread" : tree.label(sessionId) ?? "subagent";
   $("viewing").textContent = `${label} · ${short(sessionId)}`;
+  return state.shown;
 }
 
 // The viewed session's stored transcript, page by page, then the live items held meanwhile
-// (those already read are not shown twice). With `start`, the first page's paint is timed.
-async function read(sessionId, start = null) {
+// (those already read are not shown twice). It stops when another view began meanwhile (its
+// pages and held items are that view's own). With `start`, the first page's paint is timed.
+async function read(sessionId, shown, start = null) {
   let afterSeq = -1;
   for (;;) {
     const page = await state.rpc.request("thread/read", { threadId: sessionId, afterSeq, limit: READ_PAGE });
+    if (state.shown !== shown) return;
     transcript.add(page.items ?? []);
     if (start !== null && afterSeq === -1) {
       await painted();
       performance.measure("transcript-first", { start, end: performance.now() });
+      if (state.shown !== shown) return;
     }
-    if (!page.items?.length || page.lastSeq === afterSeq) break;
-    afterSeq = page.lastSeq;
+    const done = !page.items?.length || page.lastSeq === afterSeq;
+    afterSeq = Math.max(afterSeq, page.lastSeq ?? -1);
+    if (done) break;
   }
+  transcript.reached(afterSeq); // a follow again goes on after what was read, items or not
   if (state.readUpTo === null) state.readUpTo = afterSeq;
   const held = state.loading ?? [];
   state.loading = null;
@@ -278,10 +289,10 @@ async function view(sessionId) {
   tree.choose(sessionId);
   try {
     if (previous !== state.root.id) await leave(previous);
-    begin(sessionId);
+    const shown = begin(sessionId);
     state.readUpTo = -1; // followed from now on: no turn replayed
     if (sessionId !== state.root.id) await state.rpc.request("thread/subscribe", { threadId: sessionId });
-    await read(sessionId);
+    if (state.shown === shown) await read(sessionId, shown);
   } catch (failure) {
     error(failure.message);
   }

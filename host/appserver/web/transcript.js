@@ -32,6 +32,7 @@ export class Transcript {
 
   addOne(item, batch) {
     if (!item || typeof item !== "object") return;
+    if (item.sessionId && this.sessionId && item.sessionId !== this.sessionId) return; // another session's
     const key = `${item.sessionId ?? this.sessionId}:${item.seq}:${item.type}:${item.id}`;
     if (item.seq !== null && item.seq !== undefined) {
       if (this.seen.has(key)) return;
@@ -133,6 +134,17 @@ export class Transcript {
       text.closest("li").remove();
     }
     this.add([item]);
+  }
+
+  // The session was read up to `seq` (its last events may be no items: a turn's end).
+  reached(seq) {
+    if (seq > this.lastSeq) this.lastSeq = seq;
+  }
+
+  // Half-streamed rows removed (the connection was lost: their stored items come in the replay).
+  dropStreams() {
+    for (const text of this.streams.values()) text.closest("li").remove();
+    this.streams.clear();
   }
 
   // A turn's end (once for its seq: a follow again may replay one just heard live).
