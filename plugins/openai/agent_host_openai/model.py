@@ -83,16 +83,35 @@ class OpenAIModel:
             backoff_max=backoff_max,
             sleep=sleep,
         )
-        self.base_url = self.endpoint.base_url
         self.model = model
-        self.api_key = self.endpoint.api_key
-        self.timeout = timeout
-        self.max_retries = max_retries
         self.max_tokens = max_tokens
         self.streaming = stream
         self.stream_tools = stream_tools
         self.text_tool_calls = text_tool_calls
-        self._server = self.endpoint.server
+
+    @property
+    def base_url(self) -> str:
+        """The server URL up to ``/chat/completions`` (the endpoint's)."""
+        return self.endpoint.base_url
+
+    @property
+    def api_key(self) -> str | None:
+        """The key sent, if any (the endpoint's)."""
+        return self.endpoint.api_key
+
+    @property
+    def timeout(self) -> float:
+        """Seconds per HTTP phase, and the longest a stream may stay silent (the endpoint's)."""
+        return self.endpoint.timeout
+
+    @property
+    def max_retries(self) -> int:
+        """Retries before an answer has begun (the endpoint's)."""
+        return self.endpoint.max_retries
+
+    @property
+    def _server(self) -> str:
+        return self.endpoint.server
 
     def __repr__(self) -> str:
         return f"OpenAIModel(base_url={display_url(self.base_url)!r}, model={self.model!r})"
