@@ -1,7 +1,7 @@
 """A streamable-HTTP server's transport: the SDK's ``streamable_http_client`` over an HTTP
 client of our own (the SDK's documented way to give headers), whose requests are watched so
-that a server that went away is noticed at the first failed request — the SDK's own retries
-of its event stream included — and the reconnection schedule after it.
+that a server that went away is noticed at the first failed request or broken event stream —
+the SDK's own retries of its event stream included — and the reconnection schedule after it.
 
 This module imports the SDK; import it only when a server is configured.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -65,8 +65,32 @@ if not any(isinstance(f, QuietSdkLog) for f in _SDK_LOG.filters):
     _SDK_LOG.addFilter(QuietSdkLog())
 
 
+class WatchedStream(httpx2.AsyncByteStream):
+    """A response body that reports a transport error met while it is read — the server
+    dying under an open event stream — then raises it as it was."""
+
+    def __init__(
+        self, inner: httpx2.AsyncByteStream, on_failure: Callable[[BaseException], None]
+    ) -> None:
+        self._inner = inner
+        self._on_failure = on_failure
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for part in self._inner:
+                yield part
+        except httpx2.TransportError as error:
+            self._on_failure(error)
+            raise
+
+    async def aclose(self) -> None:
+        """Close the body."""
+        await self._inner.aclose()
+
+
 class WatchedTransport(httpx2.AsyncBaseTransport):
-    """An HTTP transport that reports each request that failed to reach the server."""
+    """An HTTP transport that reports each request that failed to reach the server, or whose
+    response body broke off while it was read."""
 
     def __init__(self, on_failure: Callable[[BaseException], None]) -> None:
         self._inner = httpx2.AsyncHTTPTransport()
@@ -75,10 +99,13 @@ class WatchedTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         """Send ``request``; a transport error is reported, then raised as it was."""
         try:
-            return await self._inner.handle_async_request(request)
+            response = await self._inner.handle_async_request(request)
         except httpx2.TransportError as error:
             self._on_failure(error)
             raise
+        assert isinstance(response.stream, httpx2.AsyncByteStream)
+        response.stream = WatchedStream(response.stream, self._on_failure)
+        return response
 
     async def aclose(self) -> None:
         """Close the pooled connections."""
