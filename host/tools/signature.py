@@ -113,7 +113,6 @@ class FunctionSignature(ObjectArguments):
     has a schema; the full schema, with the docstring's descriptions, is made on first use.
     """
 
-
     def __init__(
         self, function: Callable[..., Any], tool_name: str, *, blocking: bool | None = None
     ) -> None:
@@ -143,6 +142,7 @@ class FunctionSignature(ObjectArguments):
     def check(self, raw: Any) -> list[str]:
         """Problems with raw arguments by the schema; empty when they are valid."""
         return validate(self.schema, raw)
+
     async def call(self, arguments: dict[str, Any], exec: ToolExec) -> Any:
         """Call the function with checked ``arguments`` (structured to the annotated types)."""
         declaration = self.declare()
