@@ -5,7 +5,8 @@ Every tool holds one ``Arguments``: ``schema``, the JSON Schema the model is giv
 (``ValueError`` in one line when they are invalid). The three forms of ``host.tools.tool``
 each make one: an attrs ``Params`` class (``ParamsArguments``: an instance of the class), a
 JSON Schema given as is (``SchemaArguments``: the dict) and a typed function's parameters
-(``host.tools.signature.FunctionSignature``: the dict, structured per parameter when called).
+(``host.tools.signature.FunctionSignature``: the dict, structured per parameter when called);
+the last two are ``ObjectArguments``, which share their ``parse``.
 """
 
 from __future__ import annotations
