@@ -1,8 +1,8 @@
-"""Residency: the Activations of one continuation manager, admission, settlement and drain.
+"""Residency: the Activations over one agent registry, admission, settlement and drain.
 
-``Residency`` owns the Activations of one continuation manager once they exist; the manager
-(``host.subagents.manager``) holds one and adds starting, followup/cold resume, interrupt and
-report.
+``Residency`` owns continuable children's Activations once they exist; the continuation
+manager (``host.subagents.manager``) is a ``Residency`` that adds starting, followup/cold
+resume, interrupt and report.
 
 * **Lineage** — ``ancestry(agent)`` is the agent and the live agents above it, nearest first;
   an Activation stores the ancestry of its parent at materialization time.
@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -57,19 +57,10 @@ def settlement(activation: Activation) -> tuple[str, dict[str, str]]:
 
 
 class Residency:
-    """The resident Activations over one agent registry (module docstring).
+    """The resident Activations over one agent registry (module docstring)."""
 
-    ``notify_elsewhere`` gives the settlement notice to a parent that is not live here (on
-    another host); without it such a parent gets nothing.
-    """
-
-    def __init__(
-        self,
-        agents: AgentRegistry,
-        notify_elsewhere: Callable[[Activation], Awaitable[None]] | None = None,
-    ) -> None:
+    def __init__(self, agents: AgentRegistry) -> None:
         self.agents = agents
-        self._notify_elsewhere = notify_elsewhere
         self._residents: dict[str, Activation] = {}
         self._draining: Counter[str] = Counter()
         self._closed = False
@@ -214,10 +205,9 @@ class Residency:
             parent_activation.children.discard(activation.id)
         activation.mark_done()
         try:
-            elsewhere = self._notify_elsewhere
             delivered = notice and await self._notify_parent(activation, parent_activation)
-            if notice and not delivered and elsewhere:
-                await elsewhere(activation)
+            if notice and not delivered:
+                await self._notify_elsewhere(activation)
         finally:  # a notice that failed to append must not leave the parent unchecked
             if parent_activation is not None:
                 self.schedule_check(parent_activation)
@@ -245,6 +235,10 @@ class Residency:
                 await asyncio.wait_for(self._stopping.wait(), delay)
             delay = min(delay * 2, MAX_RETRY)
         return False
+
+    async def _notify_elsewhere(self, activation: Activation) -> None:
+        """Give the settlement notice to a parent that is not live here (on another host);
+        here, such a parent gets nothing (the manager sends it across hosts)."""
 
     def _live_parent(self, activation: Activation) -> Agent | None:
         """The settled ``activation``'s parent if it is live here."""

@@ -264,7 +264,7 @@ class SubagentService:
     def interrupt(self, target_id: str, *, caller: Agent) -> None:
         """Stop the target's current turn; a missing or settled target is an accepted no-op
         (a stored one a restart left waiting on the user: ``cancel_waiting``)."""
-        if target_id == getattr(caller, "id", None):
+        if target_id == caller.id:
             raise texts.interrupt_self(target_id)
         manager = self._bind().manager
         if manager is not None:
@@ -290,7 +290,7 @@ class SubagentService:
         if approvals is not None and manager is not None and approvals.stored_requesters(root):
             from host.subagents.waking import resume_waiting
 
-            manager.residency.spawn(resume_waiting(manager, approvals, root))
+            manager.spawn(resume_waiting(manager, approvals, root))
 
     async def report_from(
         self,
@@ -305,7 +305,7 @@ class SubagentService:
             raise ValueError(f"delivery must be 'quiet' or 'next-step', not {delivery!r}")
         manager = self._bind().manager
         if manager is None:
-            raise texts.not_reporter(str(getattr(child, "id", "")))
+            raise texts.not_reporter(child.id)
         return await manager.report(child, content, delivery=delivery, signal=signal)
 
     async def drain_descendants(self, parent: Agent | str) -> None:
