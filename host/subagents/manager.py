@@ -1,7 +1,7 @@
 """The continuation manager: starting, followup and cold resume, interrupt and report.
 
 It exists only while the ``agents`` service does (the service builds one per registry). It is
-a ``host.subagents.residency.Residency``: what happens to an Activation once it exists
+a ``host.subagents.residency.Residency``: what happens to a ChildActivation once it exists
 (admission, settlement, drain) is written there.
 
 * **Materialization** — fresh creation and cold resume take the same setup path: base
@@ -38,13 +38,12 @@ from host.agents.registry import AgentExistsError, AgentRegistry
 from host.cancel import CancelSignal, cancelled
 from host.disposal import Disposer
 from host.errors import HostError
-from host.sessions.model import Event, SessionHeader
+from host.sessions.model import Delivery, Event, SessionHeader
 from host.sessions.persistence import PersistenceError, SessionPersistence
-from host.sessions.remote import Delivery as InboxDelivery
 from host.sessions.remote import RemoteInbox, RemoteMessage
 from host.sessions.store import SessionError
 from host.subagents import texts
-from host.subagents.activation import Activation
+from host.subagents.child_activation import ChildActivation
 from host.subagents.children import (
     ORIGIN,
     composition_step,
@@ -64,9 +63,9 @@ from host.subagents.setup import ContinuableSetupRegistry
 from host.subagents.types import (
     ChildRequest,
     ContinuableStart,
-    Delivery,
     MessageSource,
     Provider,
+    ReportDelivery,
 )
 from host.subagents.voices import ensure_voice
 
@@ -97,7 +96,7 @@ class _LockEntry:
 
 class ContinuationManager(Residency):
     """Continuable children over one agent registry (module docstring): a ``Residency`` (which
-    owns their Activations once they exist) that starts, continues, interrupts and reports."""
+    owns their ChildActivations once they exist) that starts, continues, interrupts and reports."""
 
     def __init__(
         self,
@@ -254,7 +253,7 @@ class ContinuationManager(Residency):
 
     async def _deliver(
         self,
-        activation: Activation,
+        activation: ChildActivation,
         parent: Agent,
         content: str,
         source: dict[str, Any] | None,
@@ -287,7 +286,7 @@ class ContinuationManager(Residency):
         if persistence is None:
             raise texts.persistence_unavailable()
         live = self.agents.store.get(child_id)
-        if live is not None:  # live, but not a resident Activation of this manager
+        if live is not None:  # live, but not a resident ChildActivation of this manager
             self._refuse_live(parent, child_id, live.header, live.events)
         stored = await inspect_child(persistence, child_id, signal)
         header = stored.header
@@ -305,7 +304,7 @@ class ContinuationManager(Residency):
         child_id: str,
         descriptor: ContinuableDescriptor,
         signal: CancelSignal | None,
-    ) -> Activation:
+    ) -> ChildActivation:
         """Cold resume of an authorized child through the shared setup path."""
         ancestors = self.ancestry(parent)
         self._check_admission((a.id for a in ancestors), signal)
@@ -321,7 +320,7 @@ class ContinuationManager(Residency):
     def _refuse_live(
         self, parent: Agent, child_id: str, header: SessionHeader, events: Sequence[Event]
     ) -> NoReturn:
-        """A live session that is no resident Activation here cannot be resumed or adopted."""
+        """A live session that is no resident ChildActivation here cannot be resumed or adopted."""
         if header.origin != ORIGIN:
             raise texts.unavailable(child_id)
         self._authorize_parent(header.parent_session, parent, child_id)
@@ -370,7 +369,7 @@ class ContinuationManager(Residency):
         target.interrupt(keep_inbox=True)
 
     async def report(
-        self, child: Agent, content: str, *, delivery: Delivery, signal: CancelSignal | None
+        self, child: Agent, content: str, *, delivery: ReportDelivery, signal: CancelSignal | None
     ) -> MessageId:
         """Deliver a report from the exact resident ``child`` to its live direct parent
         (here, or on the host that holds the parent)."""
@@ -388,7 +387,7 @@ class ContinuationManager(Residency):
         parent = self.agents.get(parent_id) if parent_id is not None else None
         text = texts.report_text(child_id, content)
         source = MessageSource("subagent-report", child_id).as_dict()
-        inbox_delivery: InboxDelivery = "inject" if delivery == "quiet" else "steer"
+        inbox_delivery: Delivery = "inject" if delivery == "quiet" else "steer"
         voice = child.session.voice()
         if parent is None and parent_id is not None and self.remote is not None:
             queued = await self.remote.send(
@@ -427,7 +426,7 @@ class ContinuationManager(Residency):
                 return False
         return True
 
-    async def _notify_elsewhere(self, activation: Activation) -> None:
+    async def _notify_elsewhere(self, activation: ChildActivation) -> None:
         """A parent live on another host gets the settlement notice through it."""
         if self.remote is not None:
             await self.remote.notify_settled(activation)

@@ -96,8 +96,8 @@ if TYPE_CHECKING:  # the runtime below is imported on first use: building the se
     from host.subagents.types import (
         ChildRequest,
         ContinuableStart,
-        Delivery,
         Provider,
+        ReportDelivery,
         SubagentRun,
     )
 
@@ -167,7 +167,7 @@ class SubagentService:
         return header.delegation_depth + 1 <= chosen.capabilities.depth_limit
 
     def register_continuable_setup(self, contribution: Contribution) -> Disposer:
-        """Add a setup contribution for later continuable Activations; returns its disposer."""
+        """Add a setup contribution for later continuable ChildActivations; returns its disposer."""
         return self.setup.register(contribution)
 
     # -- one-shot ----------------------------------------------------------------------------
@@ -297,7 +297,7 @@ class SubagentService:
         child: Agent,
         content: str,
         *,
-        delivery: Delivery,
+        delivery: ReportDelivery,
         signal: CancelSignal | None = None,
     ) -> MessageId:
         """Deliver ``content`` from the resident ``child`` to its live direct parent."""
