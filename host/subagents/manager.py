@@ -139,9 +139,7 @@ class ContinuationManager(Residency):
         index: IdentityIndex | None = None,
     ) -> ContinuableStart:
         """Create, publish and adopt a continuable child (recorded in ``index``, if any);
-        return at its prompt's acceptance."""
-        if self.persistence is None:
-            raise texts.persistence_unavailable()
+        return at its prompt's acceptance (the service checked that persistence is present)."""
         if not provider.capabilities.continuable:
             raise texts.not_continuable_provider(provider.name)
         ancestors = self.ancestry(parent)
