@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from host import hookimpl
+from host import hookimpl, lazy_attributes
 from host.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -28,23 +28,17 @@ if TYPE_CHECKING:
     from agent_host_openai.settings import Settings
     from host.api import RegisterModel
 
-_LAZY = {
-    "OpenAIModel": "agent_host_openai.model",
-    "OpenAIModelError": "agent_host_openai.failures",
-    "MALFORMED_ARGUMENTS_KEY": "agent_host_openai.convert",
-    "Settings": "agent_host_openai.settings",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """The model (with httpx), the converter and the resolved settings load on first use, not
-    at plugin load (without a configured server there are no settings)."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+__getattr__ = lazy_attributes(
+    __name__,
+    {
+        "OpenAIModel": "agent_host_openai.model",
+        "OpenAIModelError": "agent_host_openai.failures",
+        "MALFORMED_ARGUMENTS_KEY": "agent_host_openai.convert",
+        "Settings": "agent_host_openai.settings",
+    },
+)
+"""The model (with httpx), the converter and the resolved settings load on first use, not at
+plugin load (without a configured server there are no settings)."""
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
