@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent_host_openai import OpenAIModel  # noqa: E402
+from agent_host_openai import OpenAIModel, Settings  # noqa: E402
 from agent_host_openai.testing import (  # noqa: E402
     FakeServer,
     Reply,
@@ -62,7 +62,7 @@ REQUEST = ModelRequest(
 
 def new_model(server: FakeServer) -> OpenAIModel:
     """A model on ``server`` that fails instead of retrying (a retry would skew a timing)."""
-    return OpenAIModel(base_url=server.url, model="bench", max_retries=0)
+    return OpenAIModel(Settings(base_url=server.url, model="bench", max_retries=0))
 
 
 async def first_text(model: OpenAIModel) -> tuple[float, float]:
@@ -88,7 +88,7 @@ async def whole_reply(model: OpenAIModel) -> float:
 async def in_a_row(url: str, calls: int, *, close_each: bool) -> float:
     """Seconds for ``calls`` sequential calls on one model, its pool closed after each call
     (``close_each``) or only after the last."""
-    model = OpenAIModel(base_url=url, model="bench", max_retries=0)
+    model = OpenAIModel(Settings(base_url=url, model="bench", max_retries=0))
     start = time.perf_counter()
     for _ in range(calls):
         await model.complete(REQUEST, signal=CancelSignal())

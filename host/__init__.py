@@ -2,11 +2,13 @@
 
 ``hookimpl`` marks a plugin's hook implementations; the typed author API (``ServiceContext``,
 ``RegisterTool``, … from ``host.api``) is importable from here too, loaded on first use so that
-``import host`` stays cheap.
+``import host`` stays cheap; ``lazy_attributes`` (``host.lazy``) gives a plugin package the same
+first-use imports.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from host.lazy import lazy_attributes
 from host.plugins.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -23,16 +25,6 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "hookimpl"]
+__all__ = ["__version__", "hookimpl", "lazy_attributes"]
 
-
-def __getattr__(name: str) -> Any:
-    """The author API names (``host.api.__all__``), imported from ``host.api`` when first
-    asked for."""
-    if not name.startswith("__") and name != "api":
-        from importlib import import_module
-
-        api = import_module("host.api")
-        if name in api.__all__:
-            return getattr(api, name)
-    raise AttributeError(f"module 'host' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, exports_of="host.api")

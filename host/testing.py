@@ -52,6 +52,7 @@ from host.harness import HostHarness as HostHarness
 from host.harness import build_host as build_host
 from host.harness import call_tool as call_tool
 from host.harness import plugin_name as plugin_name
+from host.lazy import lazy_attributes
 from host.plugins.record import DisposalFailure
 
 if TYPE_CHECKING:  # the runtime stays unimported until a harness is used
@@ -65,17 +66,14 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _H = TypeVar("_H", bound="HostHarness")
 
 
-def __getattr__(name: str) -> Any:
-    """The re-exported names (``call``, ``say`` …, ``Answer``), imported on first use."""
-    if name == "Answer":
-        from host.approvals.requests import Answer
-
-        return Answer
-    if name in ("call", "calls", "say", "tool_call"):
-        from host.agents import scripted
-
-        return getattr(scripted, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(
+    __name__,
+    {
+        "Answer": "host.approvals.requests",
+        **dict.fromkeys(("call", "calls", "say", "tool_call"), "host.agents.scripted"),
+    },
+)
+"""The re-exported names (``call``, ``say`` …, ``Answer``), imported on first use."""
 
 
 class HostOptions(TypedDict, total=False):

@@ -7,8 +7,7 @@ package (e.g. ``host.agents.prompt``) does not load the whole runtime.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from host.lazy import lazy_attributes
 
 _SOURCES = {
     "Agent": "host.agents.agent",
@@ -45,12 +44,7 @@ _SOURCES = {
     "tool_call": "host.agents.scripted",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _SOURCES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_SOURCES[name]), name)
-
+__getattr__ = lazy_attributes(__name__, _SOURCES)
 
 __all__ = [
     "DEFAULT_MAX_STEPS",

@@ -16,8 +16,9 @@ are read.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from host.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from host.profiles.library import ProfileLibrary
@@ -31,11 +32,6 @@ _SOURCES = {
     "ProfileSet": "host.profiles.model",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _SOURCES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_SOURCES[name]), name)
-
+__getattr__ = lazy_attributes(__name__, _SOURCES)
 
 __all__ = ["Diagnostic", "Profile", "ProfileError", "ProfileLibrary", "ProfileSet"]

@@ -1,11 +1,12 @@
 """Claude Code agent files (``.claude/agents/*.md``) read as profiles, as they are written.
 
-Their front matter is YAML, read with PyYAML's ``safe_load`` (imported when the first such file
-is read), so anything valid in Claude Code's format reads: quoted strings, multi-line
-descriptions, ``tools`` as a comma-separated string or a list. Claude Code also accepts a plain
+Their front matter is YAML, read with PyYAML's ``safe_load``, so anything valid in Claude
+Code's format reads: quoted strings, multi-line descriptions, ``tools`` as a comma-separated
+string or a list. Claude Code also accepts a plain
 value holding ``: `` (``description: Use it when: …``), which YAML does not: a block that fails
-is read once more with such values quoted (``quote_plain_values``). The keys read are mapped onto a
-profile's fields and checked as in our own files (``host.profiles.parsing.build``):
+is read once more with such values quoted (``host.profiles.frontmatter.quote_plain_values``,
+as our own files are). The keys read are mapped onto a profile's fields and checked as in our
+own files (``host.profiles.parsing.build``):
 
 * ``name``, ``description``: required; line breaks in a description become spaces, and one
   longer than 1024 characters is cut (with a note);
@@ -28,12 +29,12 @@ one diagnostic for the file, and the profile loads without them (never silently 
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Collection
 from typing import Any
 
-from host.profiles.frontmatter import FrontMatterError, split_raw
+import yaml
+
+from host.profiles.frontmatter import FrontMatterError, quote_plain_values, split_raw
 from host.profiles.model import Diagnostic, Profile, Source
 from host.profiles.parsing import DESCRIPTION_MAX, Invalid, build, split_tool_list
 
@@ -57,7 +58,6 @@ WORKSPACE_TOOLS = {
 (docs/workspace.md): mapped only while the host has the equivalent tool."""
 
 MODEL_ALIASES = ("sonnet", "opus", "haiku", "inherit")
-_PLAIN = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):[ \t]+([^\s\"'|>\[{&*!#%@`].*)")
 MCP_PREFIX = "mcp__"
 
 KEYS = {
@@ -103,8 +103,6 @@ def parse_claude(
 def _load_yaml(block: list[str]) -> dict[str, Any]:
     """The front matter as a mapping; ``Invalid`` (one line) when it is not valid YAML, even
     with its plain values quoted (``quote_plain_values``), as Claude Code reads them."""
-    import yaml  # only when a Claude Code file is read
-
     try:
         data = yaml.safe_load("\n".join(block))
     except yaml.YAMLError as error:
@@ -119,8 +117,6 @@ def _load_yaml(block: list[str]) -> dict[str, Any]:
 def _load_quoted(block: list[str], error: Exception) -> Any:
     """``block`` read again with its plain values quoted; ``Invalid`` with the first
     ``error`` when that does not help."""
-    import yaml
-
     repaired = quote_plain_values(block)
     if repaired != block:
         try:
@@ -137,33 +133,6 @@ def _one_line(error: Exception) -> str:
     if problem is None:
         return " ".join(str(error).split())
     return f"{problem} (line {mark.line + 2})" if mark is not None else str(problem)
-
-
-def quote_plain_values(block: list[str]) -> list[str]:
-    """``block`` with every top-level plain value that holds ``: `` (with its indented
-    continuation lines) written as one double-quoted string. Claude Code reads a value such
-    as ``description: Use it when: …`` as text although YAML does not (``: `` starts a
-    mapping); quoted, it is the same text. Other values (quoted, block, flow, numbers…) are
-    left as they are."""
-    result: list[str] = []
-    index = 0
-    while index < len(block):
-        line = block[index]
-        index += 1
-        match = _PLAIN.fullmatch(line)
-        if match is None:
-            result.append(line)
-            continue
-        end = index
-        while end < len(block) and block[end][:1] in (" ", "\t") and block[end].strip():
-            end += 1
-        text = " ".join([match.group(2).strip(), *(part.strip() for part in block[index:end])])
-        if not (": " in text or text.endswith(":")):
-            result.append(line)
-            continue
-        result.append(f"{match.group(1)}: {json.dumps(text, ensure_ascii=False)}")
-        index = end
-    return result
 
 
 def _fields(

@@ -215,3 +215,35 @@ def test_front_matter_scalars_and_crlf():
     }
     with pytest.raises(FrontMatterError):
         parse_block(["k: [a, 'b]"])
+
+
+def test_plain_values_are_read_as_a_profile_means_them_not_as_yaml_1_1():
+    assert parse_block(["a: yes", "b: on", "c: 010", "d: 1.5", "e: 2024-01-01", "f: 1_000"]) == {
+        "a": "yes",
+        "b": "on",
+        "c": 10,
+        "d": "1.5",
+        "e": "2024-01-01",
+        "f": "1_000",
+    }
+    assert parse_block(["description: Use it when: the user asks"]) == {
+        "description": "Use it when: the user asks"
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("---\nname: &n n\n---\n", "name: line 2: only plain values and lists are supported"),
+        ("---\nname: !!str n\n---\n", "name: line 2: only plain values and lists are supported"),
+        ("---\ntools: [a, [b]]\n---\n", "tools: line 2: only plain values and lists are supported"),
+        (
+            "---\ntools:\n  - a\n  - a: b\n---\n",
+            "tools: line 4: only plain values and lists are supported",
+        ),
+        ('---\nname: "a\\qb"\n---\n', "name: line 2: bad escape in quoted string"),
+        ("---\nname: n\ndescription\n---\n", "line 3: expected 'key: value'"),
+    ],
+)
+def test_yaml_beyond_a_profile_is_one_line(text, expected):
+    assert problem(text) == expected

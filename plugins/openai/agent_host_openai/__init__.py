@@ -10,6 +10,7 @@ plugin stays active but registers no model, so keyless runs keep the scripted mo
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Mapping
@@ -18,37 +19,30 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from host import hookimpl
+from agent_host_openai.settings import DEFAULT_MAX_TOKENS, TEXT_TOOL_CALLS, Settings
+from host import hookimpl, lazy_attributes
 from host.errors import ConfigError
 
 if TYPE_CHECKING:
     from agent_host_openai.convert import MALFORMED_ARGUMENTS_KEY
     from agent_host_openai.failures import OpenAIModelError
     from agent_host_openai.model import OpenAIModel
-    from agent_host_openai.settings import Settings
     from host.api import RegisterModel
 
-_LAZY = {
-    "OpenAIModel": "agent_host_openai.model",
-    "OpenAIModelError": "agent_host_openai.failures",
-    "MALFORMED_ARGUMENTS_KEY": "agent_host_openai.convert",
-    "Settings": "agent_host_openai.settings",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """The model (with httpx), the converter and the resolved settings load on first use, not
-    at plugin load (without a configured server there are no settings)."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+__getattr__ = lazy_attributes(
+    __name__,
+    {
+        "OpenAIModel": "agent_host_openai.model",
+        "OpenAIModelError": "agent_host_openai.failures",
+        "MALFORMED_ARGUMENTS_KEY": "agent_host_openai.convert",
+    },
+)
+"""The model (with httpx) and the converter load on first use, not at plugin load."""
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "MALFORMED_ARGUMENTS_KEY",
+    "TEXT_TOOL_CALLS",
     "Config",
     "OpenAIModel",
     "OpenAIModelError",
@@ -61,65 +55,15 @@ log = logging.getLogger(__name__)
 
 requires = ("models",)
 
-DEFAULT_MAX_TOKENS = 4096
-"""The answer length asked for unless configured: a bound on how long an abandoned request can
-keep a server generating."""
-
-TEXT_TOOL_CALLS = ("off", "json")
-"""The values of ``text_tool_calls``."""
-
 BASE_URL_ENV = "OPENAI_BASE_URL"
 MODEL_ENV = "AGENT_HOST_MODEL"
 
 
 @attrs.frozen
-class Config:
-    """``[plugins.openai]`` in agent-host.toml. The API key is never read from this file."""
+class Config(Settings):
+    """``[plugins.openai]`` in agent-host.toml: the ``Settings`` of the model it registers, its
+    name and more models. The API key is never read from this file."""
 
-    base_url: str | None = attrs.field(
-        default=None,
-        metadata={"description": "Server URL up to /chat/completions, e.g. http://host:8080/v1."},
-    )
-    model: str | None = attrs.field(
-        default=None, metadata={"description": "The model id sent with every request."}
-    )
-    api_key_env: str | None = attrs.field(
-        default="OPENAI_API_KEY",
-        metadata={
-            "description": "The environment variable holding the API key (a models table "
-            "with its own base_url sends no key unless it sets this)."
-        },
-    )
-    timeout: float = attrs.field(default=60.0, metadata={"description": "Seconds per HTTP phase."})
-    max_retries: int = attrs.field(
-        default=3,
-        metadata={"description": "Retries after connection errors, timeouts, 429 and 5xx."},
-    )
-    max_tokens: int = attrs.field(
-        default=DEFAULT_MAX_TOKENS,
-        metadata={"description": "The longest answer asked for, in tokens (0: no limit sent)."},
-    )
-    stream: bool = attrs.field(
-        default=True,
-        metadata={"description": "Stream answers (false for servers without server-sent events)."},
-    )
-    stream_tools: bool = attrs.field(
-        default=True,
-        metadata={
-            "description": "Stream requests that offer tools (false for servers that cannot)."
-        },
-    )
-    retry_read_timeouts: bool = attrs.field(
-        default=False,
-        metadata={"description": "Retry a request whose answer timed out (it may still run)."},
-    )
-    text_tool_calls: str = attrs.field(
-        default="off",
-        metadata={
-            "description": 'Read an answer that is only tool calls written as JSON text as '
-            'those calls ("json"; "off": it stays text). For local models.'
-        },
-    )
     name: str = attrs.field(
         default="openai",
         metadata={"description": "The name the model is registered under."},
@@ -140,11 +84,7 @@ class Config:
         taken."""
         from host.plugins.config import structure_config
 
-        inherited = {
-            field.name: getattr(self, field.name)
-            for field in attrs.fields(Config)
-            if field.name not in ("name", "models")
-        }
+        inherited = attrs.asdict(_settings_of(self))
         found: list[tuple[str, Config]] = []
         for name, table in self.models.items():
             where = f"[plugins.openai.models.{name}]"
@@ -193,8 +133,8 @@ def resolve_settings(
     """``config`` overlaid by ``environ``; None when no base URL or no model id is known.
 
     An out-of-range value, or a base URL that is not http(s), is a ``ConfigError`` naming
-    where it came from. For a ``[plugins.openai.models.<name>]`` ``table`` only the API key
-    comes from the environment (from its ``api_key_env``).
+    where it came from. A ``[plugins.openai.models.<name>]`` ``table`` is not overlaid (only
+    its API key comes from the environment, read by ``register_models``).
     """
     config.check(table)
     overlay = table == "[plugins.openai]"
@@ -220,22 +160,12 @@ def resolve_settings(
         raise ConfigError(f"{where}: {base_url!r} names no host")
     if port is not None and not 0 < port < 65536:
         raise ConfigError(f"{where}: {base_url!r} has an invalid port")
-    from agent_host_openai.settings import Settings
+    return attrs.evolve(_settings_of(config), base_url=base_url, model=model)
 
-    return Settings(
-        name=config.name,
-        base_url=base_url,
-        model=model,
-        api_key=_env(environ, config.api_key_env) if config.api_key_env else None,
-        api_key_env=config.api_key_env,
-        timeout=config.timeout,
-        max_retries=config.max_retries,
-        max_tokens=config.max_tokens or None,
-        stream=config.stream,
-        stream_tools=config.stream_tools,
-        retry_read_timeouts=config.retry_read_timeouts,
-        text_tool_calls=config.text_tool_calls == "json",
-    )
+
+def _settings_of(config: Config) -> Settings:
+    """The ``Settings`` part of ``config`` (without its ``name`` and ``models``)."""
+    return Settings(**{field.name: getattr(config, field.name) for field in attrs.fields(Settings)})
 
 
 @hookimpl
@@ -243,9 +173,17 @@ def register_models(register: RegisterModel, config: Config | None) -> None:
     """Register the configured model as ``config.name`` and each ``[plugins.openai.models.
     <name>]`` as its name; nothing for one that is not configured."""
     config = config or Config()
-    found = [resolve_settings(config, os.environ)]
-    for name, entry in config.entries():
-        found.append(resolve_settings(entry, os.environ, table=f"[plugins.openai.models.{name}]"))
-    for settings in found:
+    tables = [(config.name, config, "[plugins.openai]")]
+    tables += [(name, entry, f"[plugins.openai.models.{name}]") for name, entry in config.entries()]
+    for name, table, where in tables:
+        settings = resolve_settings(table, os.environ, table=where)
         if settings is not None:
-            register(settings.name, settings.build)  # a factory: built on first use
+            key = _env(os.environ, settings.api_key_env) if settings.api_key_env else None
+            register(name, functools.partial(_build, settings, key))  # built on first use
+
+
+def _build(settings: Settings, api_key: str | None) -> OpenAIModel:
+    """The model ``settings`` describe, sending ``api_key`` (httpx is imported here)."""
+    from agent_host_openai.model import OpenAIModel
+
+    return OpenAIModel(settings, api_key=api_key)

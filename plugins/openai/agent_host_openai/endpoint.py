@@ -34,13 +34,14 @@ from agent_host_openai.failures import (
     parse_retry_after,
 )
 from agent_host_openai.served import served_ids
+from agent_host_openai.settings import Settings
 from host.agents.models import ModelResponse
 
 Sleep = Callable[[float], Awaitable[None]]
 
 
 class ChatEndpoint:
-    """``{base_url}/chat/completions`` with its key, timeouts and retry policy.
+    """``{base_url}/chat/completions`` with its key, timeouts and retry policy (``settings``).
 
     ``backoff_base`` is the first retry delay in seconds (doubling, capped at ``backoff_max``,
     plus up to 25 % jitter); ``sleep`` is awaited for every delay (tests inject a recorder).
@@ -48,23 +49,18 @@ class ChatEndpoint:
 
     def __init__(
         self,
+        settings: Settings,
         *,
-        base_url: str,
         api_key: str | None,
-        api_key_env: str | None,
-        timeout: float,
-        max_retries: int,
-        retry_read_timeouts: bool,
         backoff_base: float,
         backoff_max: float,
         sleep: Sleep,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        if settings.base_url is None:
+            raise ValueError("a chat endpoint needs a base_url")
+        self.settings = settings
+        self.base_url = settings.base_url.rstrip("/")
         self.api_key = api_key or None
-        self.api_key_env = api_key_env
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.retry_read_timeouts = retry_read_timeouts
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self._sleep = sleep
@@ -78,7 +74,7 @@ class ChatEndpoint:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None or client.is_closed:
-            client = httpx.AsyncClient(timeout=self.timeout, verify=_ssl_context())
+            client = httpx.AsyncClient(timeout=self.settings.timeout, verify=_ssl_context())
             self._clients[loop] = client
         return client
 
@@ -111,17 +107,17 @@ class ChatEndpoint:
             content=json.dumps(body).encode(),
             headers=self.headers(stream=stream),
         )
-        attempts = self.max_retries + 1
+        attempts = self.settings.max_retries + 1
         for attempt in range(1, attempts + 1):
             retry_after: float | None = None
             retryable = True
             try:
                 response = await client.send(request, stream=stream)
             except httpx.ReadTimeout:
-                failure = f"did not answer within {self.timeout:g}s"
-                retryable = self.retry_read_timeouts
+                failure = f"did not answer within {self.settings.timeout:g}s"
+                retryable = self.settings.retry_read_timeouts
             except httpx.TimeoutException:
-                failure = f"did not answer within {self.timeout:g}s"
+                failure = f"did not answer within {self.settings.timeout:g}s"
             except httpx.ConnectError as error:
                 failure = f"is unreachable: {describe_transport_error(error)}"
             except httpx.TransportError as error:
@@ -185,7 +181,7 @@ class ChatEndpoint:
         status = response.status_code
         if self.api_key is None:
             where = (
-                f"set {self.api_key_env} in the environment" if self.api_key_env
+                f"set {self.settings.api_key_env} in the environment" if self.settings.api_key_env
                 else "name the variable holding it in its models table's api_key_env"
             )
             message = f"{self.server} requires an API key ({status}): {where}"

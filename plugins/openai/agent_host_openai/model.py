@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
 from typing import Any
 
 import httpx
 
-from agent_host_openai import DEFAULT_MAX_TOKENS
 from agent_host_openai.convert import ResponseShapeError, calls_from_text, request_body
 from agent_host_openai.endpoint import ChatEndpoint, Sleep
 from agent_host_openai.failures import OpenAIModelError, describe_transport_error, display_url
 from agent_host_openai.repeats import asked_again
 from agent_host_openai.served import mismatch
+from agent_host_openai.settings import Settings
 from agent_host_openai.streaming import Holdback, SseDecoder, StreamAssembler
 from host.agents.models import ModelRequest, ModelResponse, StreamEvent, TextDelta
 from host.cancel import CancelSignal
@@ -46,48 +46,37 @@ class _Refused(Exception):
 class OpenAIModel:
     """A model served by an OpenAI-compatible ``/chat/completions`` endpoint.
 
-    ``stream=False`` makes ``stream`` fall back to one non-streaming call (for servers without
-    server-sent events); ``stream_tools=False`` does so only for requests that offer tools.
-    ``max_tokens=None`` sends no limit. ``text_tool_calls`` reads an answer that is only tool
-    calls written as text as those calls (``convert.calls_from_text``); its streamed text is
-    held back while it may be one (``streaming.Holdback``). The key, ``timeout``, retries,
+    Built from its ``Settings``: ``stream=False`` makes ``stream`` fall back to one
+    non-streaming call (for servers without server-sent events); ``stream_tools=False`` does so
+    only for requests that offer tools. ``max_tokens=0`` sends no limit. ``text_tool_calls="json"``
+    reads an answer that is only tool calls written as text as those calls
+    (``convert.calls_from_text``); its streamed text is held back while it may be one
+    (``streaming.Holdback``). The URL, ``api_key``, timeout, retries,
     ``backoff_base``/``backoff_max`` and ``sleep`` are the ``ChatEndpoint``'s.
     """
 
     def __init__(
         self,
+        settings: Settings,
         *,
-        base_url: str,
-        model: str,
         api_key: str | None = None,
-        api_key_env: str | None = "OPENAI_API_KEY",
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        max_tokens: int | None = DEFAULT_MAX_TOKENS,
-        stream: bool = True,
-        stream_tools: bool = True,
-        retry_read_timeouts: bool = False,
-        text_tool_calls: bool = False,
         backoff_base: float = 0.5,
         backoff_max: float = 8.0,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
+        if settings.model is None:
+            raise ValueError("an OpenAI model needs a model id")
+        self.settings = settings
+        self.model = settings.model
+        self.stream_tools = settings.stream_tools
+        """Whether requests that offer tools are streamed (until the server is found unable)."""
         self.endpoint = ChatEndpoint(
-            base_url=base_url,
+            settings,
             api_key=api_key,
-            api_key_env=api_key_env,
-            timeout=timeout,
-            max_retries=max_retries,
-            retry_read_timeouts=retry_read_timeouts,
             backoff_base=backoff_base,
             backoff_max=backoff_max,
             sleep=sleep,
         )
-        self.model = model
-        self.max_tokens = max_tokens
-        self.streaming = stream
-        self.stream_tools = stream_tools
-        self.text_tool_calls = text_tool_calls
 
     @property
     def base_url(self) -> str:
@@ -101,13 +90,29 @@ class OpenAIModel:
 
     @property
     def timeout(self) -> float:
-        """Seconds per HTTP phase, and the longest a stream may stay silent (the endpoint's)."""
-        return self.endpoint.timeout
+        """Seconds per HTTP phase, and the longest a stream may stay silent."""
+        return self.settings.timeout
 
     @property
     def max_retries(self) -> int:
-        """Retries before an answer has begun (the endpoint's)."""
-        return self.endpoint.max_retries
+        """Retries before an answer has begun."""
+        return self.settings.max_retries
+
+    @property
+    def max_tokens(self) -> int | None:
+        """The longest answer asked for, None for no limit (``chat`` names it when one is cut)."""
+        return self.settings.max_tokens or None
+
+    @property
+    def streaming(self) -> bool:
+        """Whether answers are streamed; the host calls ``complete`` for a model that says no
+        (``host.agents.models.streams``)."""
+        return self.settings.stream
+
+    @property
+    def text_tool_calls(self) -> bool:
+        """Whether an answer that is only tool calls written as JSON text is read as those calls."""
+        return self.settings.text_tool_calls == "json"
 
     @property
     def _server(self) -> str:
@@ -127,7 +132,7 @@ class OpenAIModel:
 
     async def stream(
         self, request: ModelRequest, *, signal: CancelSignal
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         """Deltas as the server sends them, then the response. Closing the iterator (or
         cancelling its consumer) closes the HTTP request at once."""
         if not self.streaming or (request.tools and not self.stream_tools):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from agent_host_openai import OpenAIModel
+from agent_host_openai import OpenAIModel, Settings
 
 from host.cli import probes
 
@@ -27,11 +27,13 @@ pytestmark = pytest.mark.skipif(
 @pytest.mark.parametrize("probe", list(probes.PROBES))
 async def test_probe_passes_against_the_real_server(probe):
     model = OpenAIModel(
-        base_url=BASE_URL,
-        model=MODEL,
+        Settings(
+            base_url=BASE_URL,
+            model=MODEL,
+            timeout=float(os.environ.get("AGENT_HOST_TEST_OPENAI_TIMEOUT", "120")),
+            max_retries=1,
+        ),
         api_key=os.environ.get("AGENT_HOST_TEST_OPENAI_API_KEY"),
-        timeout=float(os.environ.get("AGENT_HOST_TEST_OPENAI_TIMEOUT", "120")),
-        max_retries=1,
     )
     try:
         result = await probes.run(probe, model)

@@ -12,7 +12,14 @@ import attrs
 import pytest
 from agent_host_openai import OpenAIModel
 from agent_host_openai.repeats import NOTE
-from agent_host_openai.testing import Stream, completion, stream_chunks, text_call, tool_call
+from agent_host_openai.testing import (
+    Stream,
+    completion,
+    model_on,
+    stream_chunks,
+    text_call,
+    tool_call,
+)
 
 from host import hookimpl
 from host.agents.models import ModelRequest, ModelResponse, TextDelta, ToolSpec
@@ -70,7 +77,7 @@ def bodies(agent, kind=MessageEvent):
 
 
 def model(server, **options) -> OpenAIModel:
-    return OpenAIModel(base_url=server.url, model="m", max_retries=0, **options)
+    return model_on(server.url, model="m", max_retries=0, **options)
 
 
 async def collect(chosen, request=ASK):
@@ -150,7 +157,7 @@ def test_the_setting_is_checked(make_host):
 
 async def test_a_streamed_call_written_as_text_never_reaches_the_stream(server):
     server.reply(Stream(stream_chunks(text_call([("add", {"a": 2, "b": 3})]), pieces=9)))
-    events = await collect(model(server, text_tool_calls=True))
+    events = await collect(model(server, text_tool_calls="json"))
 
     [response] = events
     assert isinstance(response, ModelResponse)
@@ -160,7 +167,7 @@ async def test_a_streamed_call_written_as_text_never_reaches_the_stream(server):
 
 async def test_streamed_text_is_released_once_it_cannot_be_a_call(server):
     server.reply(Stream(stream_chunks("  The sum is 5.")))
-    events = await collect(model(server, text_tool_calls=True))
+    events = await collect(model(server, text_tool_calls="json"))
     assert events[:-1] == [TextDelta("  The"), TextDelta(" sum"), TextDelta(" is"), TextDelta(" 5.")]
     assert events[-1].text == "  The sum is 5."
 
@@ -168,7 +175,7 @@ async def test_streamed_text_is_released_once_it_cannot_be_a_call(server):
 async def test_held_text_that_is_no_call_is_released_before_the_response(server):
     text = '{"name": "subtract", "arguments": {"a": 2}}'
     server.reply(Stream(stream_chunks(text, pieces=4)))
-    events = await collect(model(server, text_tool_calls=True))
+    events = await collect(model(server, text_tool_calls="json"))
     assert events == [TextDelta(text), ModelResponse(text, (), "end_turn")]
 
 
@@ -189,7 +196,7 @@ BAD_INPUT = [
 @pytest.mark.parametrize("text", BAD_INPUT)
 async def test_what_only_looks_like_a_call_stays_text(server, text):
     server.reply(Stream(stream_chunks(text, pieces=50)), completion(text))
-    chosen = model(server, text_tool_calls=True)
+    chosen = model(server, text_tool_calls="json")
     events = await asyncio.wait_for(collect(chosen), 20)
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == text
     assert (events[-1].text, events[-1].tool_calls) == (text, ())

@@ -9,10 +9,11 @@ import time
 
 import httpx
 import pytest
-from agent_host_openai import MALFORMED_ARGUMENTS_KEY, OpenAIModel, OpenAIModelError
+from agent_host_openai import MALFORMED_ARGUMENTS_KEY, OpenAIModelError
 from agent_host_openai.convert import parse_arguments
 from agent_host_openai.failures import parse_retry_after
 from agent_host_openai.testing import Reply, completion, tool_call
+from agent_host_openai.testing import model_on as make_model
 
 from host.agents.models import ModelRequest, ToolSpec, Usage
 from host.cancel import CancelSignal
@@ -28,11 +29,6 @@ ECHO = ToolSpec(
         "additionalProperties": False,
     },
 )
-
-
-def make_model(url, **options):
-    options.setdefault("backoff_base", 0.001)
-    return OpenAIModel(base_url=url, model="test-model", **options)
 
 
 def request(*messages, system="You are terse.", tools=(ECHO,)):
@@ -101,10 +97,10 @@ async def test_no_key_no_system_prompt_no_tools(server):
     }
 
 
-async def test_max_tokens_is_configurable_and_none_sends_no_limit(server):
+async def test_max_tokens_is_configurable_and_0_sends_no_limit(server):
     server.reply(completion("a"), completion("b"))
     await make_model(server.url, max_tokens=256).complete(request(), signal=CancelSignal())
-    await make_model(server.url, max_tokens=None).complete(request(), signal=CancelSignal())
+    await make_model(server.url, max_tokens=0).complete(request(), signal=CancelSignal())
     first, second = server.bodies()
     assert first["max_tokens"] == 256
     assert "max_tokens" not in second

@@ -6,8 +6,9 @@ import asyncio
 import json
 
 import pytest
-from agent_host_openai import OpenAIModel, OpenAIModelError
+from agent_host_openai import OpenAIModelError
 from agent_host_openai.testing import Reply, Stream, completion, stream_chunks, tool_call
+from agent_host_openai.testing import model_on as make_model
 
 from host.agents.models import (
     ModelRequest,
@@ -16,6 +17,7 @@ from host.agents.models import (
     ToolCallDelta,
     ToolSpec,
     Usage,
+    streams,
 )
 from host.cancel import CancelSignal
 from host.sessions.model import MessageEvent, ToolCall, TurnEnd
@@ -24,11 +26,6 @@ from host.sessions.model import MessageEvent, ToolCall, TurnEnd
 def request(*messages):
     messages = messages or (MessageEvent(role="user", content="hi"),)
     return ModelRequest(agent_id="a", label=None, system_prompt="", messages=messages)
-
-
-def make_model(url, **options):
-    options.setdefault("backoff_base", 0.001)
-    return OpenAIModel(base_url=url, model="test-model", **options)
 
 
 WITH_TOOLS = ModelRequest(
@@ -98,6 +95,13 @@ async def test_streaming_off_makes_one_plain_call(server):
     events = await collect(make_model(server.url, stream=False))
     assert events == [TextDelta("whole"), ModelResponse("whole", (), "end_turn", Usage())]
     assert "stream" not in server.requests[0].body
+
+
+def test_streaming_off_tells_the_host_to_call_complete(server):
+    assert (streams(make_model(server.url)), streams(make_model(server.url, stream=False))) == (
+        True,
+        False,
+    )
 
 
 async def test_a_server_that_ignores_stream_is_read_whole(server):

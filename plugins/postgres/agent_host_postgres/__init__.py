@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from host import hookimpl
+from host import hookimpl, lazy_attributes
 from host.errors import ConfigError
 from host.services import Lazy
 
@@ -43,13 +43,10 @@ DSN_ENV = "AGENT_HOST_POSTGRES_DSN"
 HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 
-def __getattr__(name: str) -> Any:
-    """psycopg loads on first use, not at plugin load."""
-    if name == "PostgresPersistence":
-        from agent_host_postgres.persistence import PostgresPersistence
-
-        return PostgresPersistence
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(
+    __name__, {"PostgresPersistence": "agent_host_postgres.persistence"}
+)
+"""psycopg loads on first use, not at plugin load."""
 
 
 @attrs.frozen

@@ -1,0 +1,43 @@
+"""Module attributes imported on first use, so that importing a package stays cheap.
+
+A package that re-exports names from heavier modules gives itself a module ``__getattr__``
+(PEP 562) made here, and lists the same names under ``if TYPE_CHECKING:`` for type checkers::
+
+    __getattr__ = lazy_attributes(__name__, {"Agent": "host.agents.agent"})
+
+``host`` re-exports every name of ``host.api.__all__`` this way (``exports_of``), without
+listing them twice.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def lazy_attributes(
+    module: str, sources: Mapping[str, str] | None = None, *, exports_of: str | None = None
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``module``: a name in ``sources`` is imported from the module
+    it maps to, one in ``exports_of``'s ``__all__`` from that module, each when first asked for;
+    any other name is an ``AttributeError``, as for a plain module."""
+    table = dict(sources or {})
+
+    def __getattr__(name: str) -> Any:
+        source = table.get(name)
+        if source is None and exports_of is not None and _may_export(name, exports_of):
+            exporter = importlib.import_module(exports_of)
+            if name in getattr(exporter, "__all__", ()):
+                source = exports_of
+        if source is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(source), name)
+
+    return __getattr__
+
+
+def _may_export(name: str, exporter: str) -> bool:
+    """Whether ``name`` may be looked up in ``exporter``: not a dunder name (which the import
+    system probes) nor the exporter's own name (a submodule being imported)."""
+    return not name.startswith("__") and name != exporter.rpartition(".")[2]
