@@ -41,7 +41,7 @@ async def test_description_and_schema_are_pinned(env: ReportEnv) -> None:
     assert report is not None
     assert report.description == DESCRIPTION
     assert report.parameters == SCHEMA
-    # DESIGN §10: every clause of the description is there
+    # docs/tool-catalog.md: every clause of the description is there
     for clause in (
         "Deliver your result with report before you finish",
         "report earlier when a finding changes what your parent should do next",

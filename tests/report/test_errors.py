@@ -1,4 +1,4 @@
-"""The five failure texts of ``report`` (DESIGN §10), each leaving nothing delivered."""
+"""The five failure texts of ``report`` (docs/subagents.md), each leaving nothing delivered."""
 
 from __future__ import annotations
 

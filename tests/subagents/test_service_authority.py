@@ -1,4 +1,4 @@
-"""The authorization matrix of ``followup``, ``interrupt`` and ``report_from`` (DESIGN §10)."""
+"""The authorization matrix of ``followup``, ``interrupt`` and ``report_from`` (docs/subagents.md, docs/reliability.md)."""
 
 from __future__ import annotations
 
