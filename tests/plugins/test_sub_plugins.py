@@ -8,12 +8,7 @@ import attrs
 
 from host import hookimpl
 from host.tools import Tool, ToolExec, tool
-from tests.support import without_origin
-
-
-@attrs.frozen
-class NoArgs:
-    pass
+from tests.support import NoArgs, without_origin
 
 
 def tool_named(name: str) -> Tool:

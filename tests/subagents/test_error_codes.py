@@ -7,7 +7,7 @@ from typing import get_args
 import pytest
 
 from host.subagents.errors import SubagentError, SubagentErrorCode
-from tests.subagents.test_service_support import Env, env_fixture  # noqa: F401
+from tests.subagents.harness import Env
 
 DOCUMENTED_CODES = {  # docs/subagents.md "Errors", in its order
     "UNAUTHORIZED",

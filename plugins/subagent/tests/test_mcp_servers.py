@@ -12,7 +12,6 @@ from pathlib import Path
 
 import agent_host_mcp
 import agent_host_subagent
-import attrs
 import pytest
 
 from host import hookimpl
@@ -22,13 +21,9 @@ from host.naming import Owner
 from host.sessions.model import SubagentDescriptorEvent
 from host.testing import build_host, call_tool
 from host.tools import ToolResult, tool
+from tests.support import NoArgs
 
 MCP_TIME = {"command": str(Path(sys.executable).parent / "mcp-server-time")}
-
-
-@attrs.frozen
-class NoArgs:
-    pass
 
 
 def simple(name: str):

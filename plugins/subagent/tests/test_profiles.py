@@ -16,7 +16,7 @@ from host.profiles.sources import CLOSINGS, GENERAL_PURPOSE_PERSONA
 from host.sessions.model import SubagentDescriptorEvent
 from host.testing import build_host, call_tool
 from host.tools import ToolResult, tool
-from tests.support import scripted
+from tests.support import NoArgs, scripted
 
 PROFILE = """---
 name: {name}
@@ -45,11 +45,6 @@ def write(
         )
     )
     return path
-
-
-@attrs.frozen
-class NoArgs:
-    pass
 
 
 def simple(name: str):
