@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from host.agents import Agent, call, say
-from tests.control.conftest import Ctl, stop_reasons, turn_count
+from tests.subagents.control import Ctl, stop_reasons, turn_count
 from tests.support import Gate, forged
 
 ACCEPTED = {"accepted": True}

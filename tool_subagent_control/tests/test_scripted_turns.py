@@ -9,7 +9,7 @@ from host.agents.models import ModelRequest, ModelResponse
 from host.cancel import CancelSignal
 from host.tools import ToolExec
 from host.tools.execute import run_tool
-from tests.control.conftest import Ctl
+from tests.subagents.control import Ctl
 from tests.support import Gate, tool_messages
 from tool_subagent_control import root as root_plugin
 

@@ -6,7 +6,7 @@ import pytest
 
 from host.agents import Agent, call, say
 from host.sessions.model import InboxClaimed, MessageEvent
-from tests.control.conftest import Ctl, stop_reasons, turn_count
+from tests.subagents.control import Ctl, stop_reasons, turn_count
 from tests.support import Gate, accepted, bodies
 
 NOT_DELIVERED = "message was not delivered: "

@@ -8,14 +8,9 @@ import pytest
 import tool_subagent_report.plugin as report_plugin
 
 from host.agents import call, say
-from tests.report.support import (
-    FINISHED,
-    ReportEnv,
-    accepted,
-    accepted_text,
-    frame,
-    user_messages,
-)
+from tests.scenarios import user_messages
+from tests.subagents.report import FINISHED, ReportEnv, accepted_text, frame
+from tests.support import accepted
 
 DESCRIPTION = (
     "Send selected content to the agent that started you (your direct parent, no one else). "

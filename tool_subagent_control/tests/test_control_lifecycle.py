@@ -16,7 +16,7 @@ import pytest
 from host.agents import say
 from host.plugins.discovery import discover
 from host.testing import build_host, call_tool
-from tests.control.conftest import Ctl
+from tests.subagents.control import Ctl
 
 ROOT_TOOLS = ["send_message", "interrupt_agent"]
 LIST_TOOLS = ["list_agents"]

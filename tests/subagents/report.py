@@ -1,4 +1,4 @@
-"""Helpers for the report plugin tests (no tests here).
+"""The harness of the report plugin tests (no tests here).
 
 ``ReportEnv`` is a ``HostHarness`` (``host.testing``: a real host of every built-in plugin plus
 ``("subagent_report", tool_subagent_report.plugin)`` and any test plugins, JSONL persistence in
@@ -23,13 +23,7 @@ from host.subagents.types import ChildRequest
 from host.testing import HostHarness
 from host.tools import ToolExec, ToolResult, tool
 from host.tools.execute import run_tool
-from tests.scenarios import (  # noqa: F401 - re-exported for the report tests
-    Stubborn,
-    TextArgs,
-    background_tool,
-    user_messages,
-)
-from tests.support import Gate, accepted  # noqa: F401 - re-exported for the report tests
+from tests.scenarios import Stubborn, TextArgs
 
 PLUGIN = ("subagent_report", report_plugin)
 FINISHED = "finished and will do no further work unless you send it more."
