@@ -6,7 +6,7 @@
 * ``message`` / ``user``: a numbered user-message event, a user message;
 * ``tool_messages`` / ``tool_results``: the tool messages among events, or their
   ``(content, is_error)``;
-* ``NoArgs``: the arguments of a tool that takes none;
+* ``NoArgs``: the arguments of a tool that takes none; ``named_tool``: a tool answering its name;
 * ``wait_until`` / ``soon``: poll a check until it holds, from a plain or an async test
   (a process or server seen from outside; ``tests.lines.wait_for`` waits for a line);
 * ``plugin_row``: a plugin's row of ``Host.plugin_rows()``;
@@ -30,6 +30,7 @@ from host.agents import Agent, ModelRequest, ModelResponse, ScriptedModel
 from host.app import Host
 from host.cancel import CancelSignal
 from host.sessions.model import Event, InboxAccepted, MessageEvent
+from host.tools import Tool, ToolExec, tool
 
 
 class Gate:
@@ -108,6 +109,17 @@ def tool_results(
 @attrs.frozen
 class NoArgs:
     """The arguments of a tool that takes none."""
+
+
+def named_tool(name: str, answer: str | None = None, params: type = NoArgs) -> Tool:
+    """A tool ``name`` (described "The <name> tool.") that answers ``answer``, else its own
+    name; ``params`` are its arguments (none by default)."""
+
+    @tool(name, f"The {name} tool.", params)
+    async def run(args: Any, exec: ToolExec) -> str:
+        return answer if answer is not None else name
+
+    return run
 
 
 def plugin_row(host: Host, name: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import tool_subagent_report.plugin as report_plugin
 
 from host.agents import Agent, ModelRequest
 from host.cancel import CancelSignal
-from host.sessions.model import MessageEvent, TurnStart
+from host.sessions.model import TurnStart
 from host.subagents.descriptors import ToolFilterSpec
 from host.subagents.types import ChildRequest
 from host.testing import HostHarness
@@ -86,14 +86,6 @@ class ReportEnv(HostHarness):
 
 
 # -- accessors ---------------------------------------------------------------------------------
-
-
-def tool_messages(agent: Agent) -> list[MessageEvent]:
-    return [
-        e.body
-        for e in agent.session.events
-        if isinstance(e.body, MessageEvent) and e.body.role == "tool"
-    ]
 
 
 def turn_starts(agent: Agent) -> int:

@@ -15,8 +15,7 @@ from host.app import Host
 from host.profiles.sources import CLOSINGS, GENERAL_PURPOSE_PERSONA
 from host.sessions.model import SubagentDescriptorEvent
 from host.testing import build_host, call_tool
-from host.tools import ToolResult, tool
-from tests.support import NoArgs, scripted
+from tests.support import named_tool, scripted
 
 PROFILE = """---
 name: {name}
@@ -47,14 +46,6 @@ def write(
     return path
 
 
-def simple(name: str):
-    @tool(name, f"The {name} tool.", NoArgs)
-    async def run(args: NoArgs, exec) -> ToolResult:
-        return ToolResult(name)
-
-    return run
-
-
 class Tools:
     """Three plain global tools to filter."""
 
@@ -62,7 +53,7 @@ class Tools:
     @hookimpl
     def register_tools(register):
         for name in ("read_file", "grep", "shell"):
-            register(simple(name))
+            register(named_tool(name))
 
 
 @attrs.define
