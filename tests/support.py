@@ -4,6 +4,8 @@
 * ``forged``: an impostor ``Agent`` object with a real agent's id and session;
 * ``bodies`` / ``accepted``: event bodies of one type, from an agent or from events;
 * ``message`` / ``user``: a numbered user-message event, a user message;
+* ``stop_reasons`` / ``turn_count`` / ``user_texts``: an agent's or a log's turn ends, its
+  turn count, the user messages a model request carried;
 * ``tool_messages`` / ``tool_results``: the tool messages among events, or their
   ``(content, is_error)``;
 * ``NoArgs``: the arguments of a tool that takes none; ``named_tool``: a tool answering its name;
@@ -29,7 +31,7 @@ import attrs
 from host.agents import Agent, ModelRequest, ModelResponse, ScriptedModel
 from host.app import Host
 from host.cancel import CancelSignal
-from host.sessions.model import Event, InboxAccepted, MessageEvent
+from host.sessions.model import Event, InboxAccepted, MessageEvent, TurnEnd, TurnStart
 from host.tools import Tool, ToolExec, tool
 
 
@@ -80,6 +82,21 @@ def bodies(source: Agent | Iterable[Event], kind: type) -> list[Any]:
 def accepted(source: Agent | Iterable[Event]) -> list[InboxAccepted]:
     """The inbox acceptances among ``source``'s events, in order."""
     return bodies(source, InboxAccepted)
+
+
+def stop_reasons(source: Agent | Iterable[Event]) -> list[str]:
+    """The stop reasons of the turns among ``source``'s events, in order."""
+    return [end.stop_reason for end in bodies(source, TurnEnd)]
+
+
+def turn_count(source: Agent | Iterable[Event]) -> int:
+    """How many turns started among ``source``'s events."""
+    return len(bodies(source, TurnStart))
+
+
+def user_texts(request: ModelRequest) -> list[str]:
+    """The user messages a model request carried."""
+    return [m.content for m in request.messages if m.role == "user"]
 
 
 def user(text: str) -> MessageEvent:

@@ -19,8 +19,8 @@ from host.sessions.model import (
 )
 from host.sessions.store import SessionStore
 from host.tools.scope import ToolFilter
-from tests.agents.helpers import TextArgs, bodies, stop_reasons, user_texts
-from tests.support import named_tool
+from tests.agents.helpers import TextArgs
+from tests.support import bodies, named_tool, stop_reasons, user_texts
 
 
 class Installs:

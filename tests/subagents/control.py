@@ -21,11 +21,8 @@ from host.sessions.model import (
     MessageEvent,
     SessionHeader,
     SubagentDescriptorEvent,
-    TurnEnd,
-    TurnStart,
 )
 from host.testing import HostHarness, MakeHarness
-from tests.support import bodies
 from tool_subagent_control import listing, root
 
 CONTROL_PLUGINS = (
@@ -99,11 +96,3 @@ def make_ctl(tmp_path: Path, make_harness: MakeHarness) -> Ctl:
     made = make_harness(cls=Ctl, data_dir=tmp_path / "data")
     assert isinstance(made, Ctl)
     return made
-
-
-def turn_count(events: Any) -> int:
-    return len(bodies(events, TurnStart))
-
-
-def stop_reasons(events: Any) -> list[str]:
-    return [end.stop_reason for end in bodies(events, TurnEnd)]

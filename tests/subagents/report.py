@@ -96,10 +96,6 @@ def tool_names(request: ModelRequest) -> list[str]:
     return [spec.name for spec in request.tools]
 
 
-def user_texts(request: ModelRequest) -> list[str]:
-    return [m.content for m in request.messages if m.role == "user"]
-
-
 def frame(child_id: str, output: str) -> str:
     return f"Background subagent {child_id} reported:\n{output}"
 

@@ -15,9 +15,8 @@ from tests.subagents.report import (
     frame,
     source,
     turn_starts,
-    user_texts,
 )
-from tests.support import Gate, accepted
+from tests.support import Gate, accepted, user_texts
 
 QUIET = {"plugins": {"subagent_report": {"delivery": "quiet"}}}
 
