@@ -1,4 +1,4 @@
-"""Several real host processes over one PostgreSQL database (issue 10).
+"""Several real host processes over one PostgreSQL database (docs/persistence.md, "PostgreSQL").
 
 Each host is a separate process running ``multi_host.py`` (its docstring: the line protocol),
 driven step by step over stdin/stdout. The lease time to live is short (``TTL``) so that the

@@ -116,7 +116,7 @@ async def test_a_child_from_a_profile_gets_exactly_its_tools_and_persona(env):
     assert tools == ["subagent", "read_file", "shell"]
     assert "You review diffs and never edit." in prompt
 
-    # Without subagent_type the child is general-purpose (issue 23): all the parent's tools,
+    # Without subagent_type the child is general-purpose (docs/profiles.md): all the parent's tools,
     # as a plain child had, and the general-purpose persona instead of none.
     plain = await call_tool(host, "subagent", {"description": "plain", "prompt": "p"}, agent=root)
     assert plain.structured["subagent_type"] == "general-purpose"
