@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the runtime stays unimported until a harness is used
     from host.approvals.requests import Answer, ApprovalRequest
     from host.approvals.service import ApprovalService
     from host.sessions.model import Event, MessageEvent
-    from host.subagents.activation import Activation
+    from host.subagents.child_activation import ChildActivation
     from host.subagents.manager import ContinuationManager
     from host.subagents.service import SubagentService
 
@@ -126,7 +126,7 @@ class HostHarness:
         assert manager is not None
         return manager
 
-    def activation(self, child_id: str) -> Activation | None:
+    def activation(self, child_id: str) -> ChildActivation | None:
         """The resident activation of ``child_id``, or None when it is not resident."""
         return self.manager.activation(child_id)
 

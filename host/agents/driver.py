@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -63,7 +64,7 @@ from host.sessions.model import (
 )
 from host.sessions.persistence import open_turn
 from host.tools.execute import run_tool
-from host.tools.tool import ToolExec, ToolResult
+from host.tools.tool import Tool, ToolExec, ToolResult
 
 if TYPE_CHECKING:
     from host.agents.agent import Agent
@@ -85,6 +86,8 @@ class TurnOutcome:
 TurnEndListener = Callable[[TurnOutcome], None]
 Finisher = Callable[[ToolExec], Awaitable[ToolResult]]
 """Gives a tool call left without a result (at resume) its result."""
+Run = Callable[[], Awaitable[ToolResult]]
+"""Runs one tool call of a step to its (sized) result."""
 StreamListener = Callable[[StreamEvent], None]
 """Sees each delta of a streaming model call, then the call's ``ModelResponse`` (non-streaming
 models: the response alone), and the ``ToolProgress`` its tool calls report."""
@@ -271,12 +274,7 @@ class Driver:
 
     async def _steps(self, resumed: Sequence[tuple[ToolCall, Finisher]] = ()) -> StopReason:
         if resumed:  # a resumed turn starts where its step left off: no followup of its own
-            finishers = {call.id: finish for call, finish in resumed}
-
-            async def finish(call: ToolCall) -> ToolResult:
-                return self._sized(await finishers[call.id](self._exec(call)))
-
-            await self._run_in_order([call for call, _ in resumed], finish)
+            await self._run_in_order([(c, partial(self._finish, c, f)) for c, f in resumed])
         for step in range(self._agent.max_steps):
             await self.inbox.claim(self.inbox.take(turn_start=step == 0 and not resumed))
             response = await self._call_model()
@@ -357,11 +355,14 @@ class Driver:
     # -- tools -----------------------------------------------------------------------------
 
     async def _run_tools(self, calls: Sequence[ToolCall]) -> None:
+        """Run a step's calls, each tool looked up once: side by side when every one is
+        concurrency-safe (or unknown), else in call order."""
         tools = [self._agent.tools.get(call.name) for call in calls]
+        runs = [(c, partial(self._run_one, c, t)) for c, t in zip(calls, tools, strict=True)]
         if len(calls) > 1 and all(tool is None or tool.concurrency_safe for tool in tools):
-            await self._run_concurrently(calls)
+            await self._run_concurrently(runs)
         else:
-            await self._run_in_order(calls)
+            await self._run_in_order(runs)
 
     async def _refuse_cut(self, calls: Sequence[ToolCall]) -> None:
         """Answer the calls of an answer cut at the token limit without running them."""
@@ -379,9 +380,13 @@ class Driver:
             on_progress=self._emit,
         )
 
-    async def _run_one(self, call: ToolCall) -> ToolResult:
-        tool = self._agent.tools.get(call.name)
+    async def _run_one(self, call: ToolCall, tool: Tool | None) -> ToolResult:
+        """Run ``call`` of ``tool`` (as looked up, None: no one offers it); result sized."""
         return self._sized(await run_tool(tool, call.name, call.arguments, self._exec(call)))
+
+    async def _finish(self, call: ToolCall, finish: Finisher) -> ToolResult:
+        """Give a resumed ``call`` its result through ``finish``; result sized."""
+        return self._sized(await finish(self._exec(call)))
 
     def _sized(self, result: ToolResult) -> ToolResult:
         """``result`` cut to the host's ``max_result_chars`` (``tool_results.sized``)."""
@@ -389,28 +394,24 @@ class Driver:
         settings = find("settings") if find is not None else None
         return sized(result, getattr(settings, "max_result_chars", DEFAULT_MAX_RESULT_CHARS))
 
-    async def _run_in_order(
-        self,
-        calls: Sequence[ToolCall],
-        run: Callable[[ToolCall], Awaitable[ToolResult]] | None = None,
-    ) -> None:
-        run = run or self._run_one
+    async def _run_in_order(self, runs: Sequence[tuple[ToolCall, Run]]) -> None:
         try:
-            for call in calls:
-                result = await run(call)
+            for call, run in runs:
+                result = await run()
                 await self._agent.session.append_async(tool_message(call, result))
         except asyncio.CancelledError:
-            self._answer(calls, {})
+            self._answer([call for call, _ in runs], {})
             raise
 
-    async def _run_concurrently(self, calls: Sequence[ToolCall]) -> None:
+    async def _run_concurrently(self, runs: Sequence[tuple[ToolCall, Run]]) -> None:
         results: dict[str, ToolResult] = {}
 
-        async def run(call: ToolCall) -> None:
-            results[call.id] = await self._run_one(call)
+        async def run(call: ToolCall, running: Run) -> None:
+            results[call.id] = await running()
 
+        calls = [call for call, _ in runs]
         try:
-            await asyncio.gather(*(run(call) for call in calls))
+            await asyncio.gather(*(run(call, running) for call, running in runs))
             await self._agent.session.append_all_async(
                 [tool_message(call, results[call.id]) for call in calls]
             )

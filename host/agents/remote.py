@@ -6,10 +6,11 @@ goes live. The backend wakes the receiver when messages may be waiting (a notifi
 periodic poll); one pass at a time accepts each message into the inbox of the live agent it is
 for, keeping the id its sender already handed out (the backend drops the queued copy in the
 same write, so it is delivered once). A message whose target no host holds any more (an
-orphan, only ever shown to the host that sent it) goes to the ``orphans`` handler — the
-subagent service resumes the target there — or waits for the next host that resumes it.
-A message for a resident subagent goes through the ``residents`` handler first, which applies
-the subagent service's admission rules (a child closing or draining refuses it for now).
+orphan, only ever shown to the host that sent it) goes to the orphan handler (``on_orphan``:
+the subagent service resumes the target there) or waits for the next host that resumes it.
+A message for a resident subagent goes through the resident handler (``on_resident``) first,
+which applies the subagent service's admission rules (a child closing or draining refuses it
+for now).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 from host.agents.inbox import InboxClosedError
+from host.disposal import Disposer
 from host.errors import HostError
 from host.sessions.remote import RemoteInbox, RemoteMessage
 
@@ -45,13 +47,34 @@ class RemoteReceiver:
     def __init__(self, agents: LiveAgents, inbox: RemoteInbox) -> None:
         self.agents = agents
         self.inbox = inbox
-        self.orphans: OrphanHandler | None = None
-        self.residents: ResidentHandler | None = None
+        self._orphans: OrphanHandler | None = None
+        self._residents: ResidentHandler | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: Callable[[], None] | None = None
         self._closed = False
         self._pass: asyncio.Task[None] | None = None
         self._again = False
+
+    def on_orphan(self, handler: OrphanHandler) -> Disposer:
+        """Give orphans to ``handler`` (it replaces any earlier one) until the disposer runs."""
+        self._orphans = handler
+
+        def stop() -> None:
+            if self._orphans is handler:
+                self._orphans = None
+
+        return stop
+
+    def on_resident(self, handler: ResidentHandler) -> Disposer:
+        """Offer each message to ``handler`` first (it replaces any earlier one; None from it:
+        not a resident child's) until the disposer runs."""
+        self._residents = handler
+
+        def stop() -> None:
+            if self._residents is handler:
+                self._residents = None
+
+        return stop
 
     def ensure_started(self) -> None:
         """Start receiving (once, from inside the event loop); a no-op after ``close``."""
@@ -96,10 +119,10 @@ class RemoteReceiver:
 
     async def _deliver(self, message: RemoteMessage) -> None:
         if message.orphan:
-            if self.orphans is not None:
-                await self.orphans(message)
+            if self._orphans is not None:
+                await self._orphans(message)
             return
-        if self.residents is not None and self.residents(message) is not None:
+        if self._residents is not None and self._residents(message) is not None:
             return  # a resident child took it, or refused it for now (it stays queued)
         agent = self.agents.get(message.session_id)
         if agent is None or agent.closed:

@@ -43,7 +43,7 @@ from host.sessions.model import (
     MessageEvent,
     ToolCall,
 )
-from host.tools.execute import run_approved
+from host.tools.execute import run_tool
 from host.tools.tool import ToolExec, ToolResult
 
 if TYPE_CHECKING:
@@ -152,6 +152,7 @@ def _ask_again(
             return question_result(answer)
         if answer.decision not in ("approved", "approved_for_session"):
             return ToolResult.error(denied_text(requested.tool, answer.reason or "no reason given"))
-        return await run_approved(agent.tools.get(call.name), call.name, call.arguments, exec)
+        tool = agent.tools.get(call.name)
+        return await run_tool(tool, call.name, call.arguments, exec, approved=True)
 
     return finish

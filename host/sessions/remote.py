@@ -12,13 +12,12 @@ is fenced by that session's ``Voice`` in the statement that queues it. Single-ho
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from host.sessions.model import Delivery
 from host.sessions.persistence import Voice
-
-Delivery = Literal["followup", "steer", "inject"]
 
 QUEUED_PREFIX = "rmsg_"
 """Every queued message's id starts with it (local messages' ids start with ``msg_``), so a

@@ -1,8 +1,8 @@
 """The continuation manager: starting, followup and cold resume, interrupt and report.
 
-It exists only while the ``agents`` service does (the service builds one per registry); what
-happens to an Activation once it exists (admission, settlement, drain) is
-``host.subagents.residency``.
+It exists only while the ``agents`` service does (the service builds one per registry). It is
+a ``host.subagents.residency.Residency``: what happens to a ChildActivation once it exists
+(admission, settlement, drain) is written there.
 
 * **Materialization** — fresh creation and cold resume take the same setup path: base
   composition (the persona section and the profile's memory), then the continuable setup
@@ -36,14 +36,14 @@ from host.agents.agent import Agent
 from host.agents.inbox import InboxClosedError, MessageId
 from host.agents.registry import AgentExistsError, AgentRegistry
 from host.cancel import CancelSignal, cancelled
+from host.disposal import Disposer
 from host.errors import HostError
-from host.sessions.model import Event, SessionHeader
+from host.sessions.model import Delivery, Event, SessionHeader
 from host.sessions.persistence import PersistenceError, SessionPersistence
-from host.sessions.remote import Delivery as InboxDelivery
 from host.sessions.remote import RemoteInbox, RemoteMessage
 from host.sessions.store import SessionError
 from host.subagents import texts
-from host.subagents.activation import Activation
+from host.subagents.child_activation import ChildActivation
 from host.subagents.children import (
     ORIGIN,
     composition_step,
@@ -63,9 +63,9 @@ from host.subagents.setup import ContinuableSetupRegistry
 from host.subagents.types import (
     ChildRequest,
     ContinuableStart,
-    Delivery,
     MessageSource,
     Provider,
+    ReportDelivery,
 )
 from host.subagents.voices import ensure_voice
 
@@ -94,54 +94,26 @@ class _LockEntry:
         self.users = 0
 
 
-class ContinuationManager:
-    """Continuable children over one agent registry (module docstring); ``residency`` owns
-    their Activations once they exist."""
+class ContinuationManager(Residency):
+    """Continuable children over one agent registry (module docstring): a ``Residency`` (which
+    owns their ChildActivations once they exist) that starts, continues, interrupts and reports."""
 
     def __init__(
         self,
         agents: AgentRegistry,
         setup: ContinuableSetupRegistry,
     ) -> None:
-        self.agents = agents
+        super().__init__(agents)
         self.setup = setup
         self._locks: dict[str, _LockEntry] = {}
         persistence = self.persistence
         self.remote = (
             RemoteSender(self, persistence) if isinstance(persistence, RemoteInbox) else None
         )
-        self.residency = Residency(
-            agents, self.remote.notify_settled if self.remote is not None else None
-        )
+        self._stop_orphans: Disposer = lambda: None
         if self.remote is not None and agents.remote is not None:
-            agents.remote.orphans = self.remote.deliver_orphan
-            agents.remote.residents = self.accept_remote
-
-    # -- the residency's view ----------------------------------------------------------------
-
-    def activation(self, child_id: str) -> Activation | None:
-        """The resident Activation of ``child_id`` (closing ones included), if any."""
-        return self.residency.activation(child_id)
-
-    def residents(self) -> list[Activation]:
-        """Every Activation, in materialization order."""
-        return self.residency.residents()
-
-    def ancestry(self, agent: Agent) -> tuple[Agent, ...]:
-        """``agent`` and the live agents above it, nearest first (``Residency.ancestry``)."""
-        return self.residency.ancestry(agent)
-
-    def draining_for(self, ids: Iterable[str]) -> bool:
-        """True when admission is closed for any of ``ids`` (or the manager is closed)."""
-        return self.residency.draining_for(ids)
-
-    async def release(self, activation: Activation) -> None:
-        """Release one Activation quietly (no notice); waits for one already closing."""
-        await self.residency.release(activation)
-
-    async def drain(self, parent_id: str) -> None:
-        """Close admission below ``parent_id`` and release its resident descendants child-first."""
-        await self.residency.drain(parent_id)
+            self._stop_orphans = agents.remote.on_orphan(self.remote.deliver_orphan)
+            agents.remote.on_resident(self.accept_remote)
 
     @property
     def persistence(self) -> SessionPersistence | None:
@@ -167,9 +139,7 @@ class ContinuationManager:
         index: IdentityIndex | None = None,
     ) -> ContinuableStart:
         """Create, publish and adopt a continuable child (recorded in ``index``, if any);
-        return at its prompt's acceptance."""
-        if self.persistence is None:
-            raise texts.persistence_unavailable()
+        return at its prompt's acceptance (the service checked that persistence is present)."""
         if not provider.capabilities.continuable:
             raise texts.not_continuable_provider(provider.name)
         ancestors = self.ancestry(parent)
@@ -180,7 +150,7 @@ class ContinuationManager:
         plan = plan_child(provider, request, parent, label=label)
         descriptor = continuable_descriptor(provider, plan, label)
         hooks = self.setup.setup_step()
-        with self.residency.admitted(self.residency.own_activation(parent)):
+        with self.admitted(self.own_activation(parent)):
             with _duplicate_child(lambda error: texts.duplicate_child(error.message)):
                 agent = await self.agents.create(
                     plan.header,
@@ -195,13 +165,13 @@ class ContinuationManager:
                 )
             if index is not None:
                 index.record(plan.header, descriptor, plan.header.seed_length)
-            activation = self.residency.adopt(agent, descriptor, ancestors, resumed=False)
+            activation = self.adopt(agent, descriptor, ancestors, resumed=False)
             try:
                 message_id = await agent.inbox.accept_async(
                     "followup", request.prompt, request.start_source(parent.id)
                 )
             except Exception:
-                self.residency.schedule_check(activation)
+                self.schedule_check(activation)
                 raise
         return ContinuableStart(agent.id, message_id)
 
@@ -223,12 +193,12 @@ class ContinuationManager:
         already handed out (a queued message this host delivers itself).
         """
         self._check_admission((a.id for a in self.ancestry(parent)), signal)
-        resident = self.residency.activation(child_id)
+        resident = self.activation(child_id)
         if resident is not None:
             return await self._deliver(resident, parent, content, source, message_id)
-        with self.residency.admitted(self.residency.own_activation(parent)):
+        with self.admitted(self.own_activation(parent)):
             async with self._child_lock(child_id):
-                resident = self.residency.activation(child_id)
+                resident = self.activation(child_id)
                 if resident is not None:
                     return await self._deliver(resident, parent, content, source, message_id)
                 descriptor = await self._authorize_cold(parent, child_id, signal)
@@ -244,7 +214,7 @@ class ContinuationManager:
                 except BaseException:
                     # Materialized for nothing (e.g. the parent went away meanwhile): with
                     # no turn to end, only a check lets it settle (quietly: no last turn).
-                    self.residency.schedule_check(resident)
+                    self.schedule_check(resident)
                     raise
 
     async def wake(self, parent: Agent, path: Sequence[str]) -> None:
@@ -254,9 +224,9 @@ class ContinuationManager:
         turn goes on. Each stays resident while the next is resumed below it; the last one,
         with nothing to do, settles."""
         child_id, rest = path[0], path[1:]
-        with self.residency.admitted(self.residency.own_activation(parent)):
+        with self.admitted(self.own_activation(parent)):
             async with self._child_lock(child_id):
-                resident = self.residency.activation(child_id)
+                resident = self.activation(child_id)
                 if resident is None:
                     descriptor = await self._authorize_cold(parent, child_id, None)
                     await ensure_voice(parent.session.voice())  # before it takes the child
@@ -264,7 +234,7 @@ class ContinuationManager:
             if rest:
                 await self.wake(resident.agent, rest)
             else:
-                self.residency.schedule_check(resident)
+                self.schedule_check(resident)
 
     @asynccontextmanager
     async def _child_lock(self, child_id: str) -> AsyncIterator[None]:
@@ -281,7 +251,7 @@ class ContinuationManager:
 
     async def _deliver(
         self,
-        activation: Activation,
+        activation: ChildActivation,
         parent: Agent,
         content: str,
         source: dict[str, Any] | None,
@@ -300,7 +270,7 @@ class ContinuationManager:
             raise texts.closing(activation.id) from error
 
     def _authorize_parent(self, parent_session: str | None, parent: Agent, child_id: str) -> None:
-        if parent_session is None or parent_session != getattr(parent, "id", None):
+        if parent_session is None or parent_session != parent.id:
             raise texts.other_parent(child_id)
         if self.agents.get(parent_session) is not parent or parent.closed:
             raise texts.stale_parent(child_id)
@@ -314,7 +284,7 @@ class ContinuationManager:
         if persistence is None:
             raise texts.persistence_unavailable()
         live = self.agents.store.get(child_id)
-        if live is not None:  # live, but not a resident Activation of this manager
+        if live is not None:  # live, but not a resident ChildActivation of this manager
             self._refuse_live(parent, child_id, live.header, live.events)
         stored = await inspect_child(persistence, child_id, signal)
         header = stored.header
@@ -332,23 +302,23 @@ class ContinuationManager:
         child_id: str,
         descriptor: ContinuableDescriptor,
         signal: CancelSignal | None,
-    ) -> Activation:
+    ) -> ChildActivation:
         """Cold resume of an authorized child through the shared setup path."""
         ancestors = self.ancestry(parent)
         self._check_admission((a.id for a in ancestors), signal)
         agent = await self._resume_agent(child_id, descriptor)
-        activation = self.residency.adopt(agent, descriptor, ancestors, resumed=True)
+        activation = self.adopt(agent, descriptor, ancestors, resumed=True)
         try:
             self._check_admission((a.id for a in ancestors), signal)
         except SubagentError:
-            self.residency.spawn(self.release(activation))
+            self.spawn(self.release(activation))
             raise
         return activation
 
     def _refuse_live(
         self, parent: Agent, child_id: str, header: SessionHeader, events: Sequence[Event]
     ) -> NoReturn:
-        """A live session that is no resident Activation here cannot be resumed or adopted."""
+        """A live session that is no resident ChildActivation here cannot be resumed or adopted."""
         if header.origin != ORIGIN:
             raise texts.unavailable(child_id)
         self._authorize_parent(header.parent_session, parent, child_id)
@@ -377,7 +347,7 @@ class ContinuationManager:
 
     def interrupt(self, target_id: str, *, caller: Agent) -> None:
         """Stop the target's current turn if ``caller`` is a live ancestor; else no-op/raise."""
-        activation = self.residency.activation(target_id)
+        activation = self.activation(target_id)
         if activation is not None:
             if activation.closing:
                 return
@@ -387,8 +357,8 @@ class ContinuationManager:
             if found is None:
                 return
             parent_session = found.session.header.parent_session
-            ancestors, target = self.residency.live_chain(parent_session), found
-        caller_id = str(getattr(caller, "id", ""))
+            ancestors, target = self.live_chain(parent_session), found
+        caller_id = caller.id
         recorded = next((a for a in ancestors if a.id == caller_id), None)
         if recorded is None:
             raise texts.not_descendant(target_id, caller_id)
@@ -397,12 +367,12 @@ class ContinuationManager:
         target.interrupt(keep_inbox=True)
 
     async def report(
-        self, child: Agent, content: str, *, delivery: Delivery, signal: CancelSignal | None
+        self, child: Agent, content: str, *, delivery: ReportDelivery, signal: CancelSignal | None
     ) -> MessageId:
         """Deliver a report from the exact resident ``child`` to its live direct parent
         (here, or on the host that holds the parent)."""
-        child_id = str(getattr(child, "id", ""))
-        activation = self.residency.activation(child_id)
+        child_id = child.id
+        activation = self.activation(child_id)
         if activation is None or activation.agent is not child:
             raise texts.not_reporter(child_id)
         if self.draining_for((child_id, *activation.ancestor_ids)):
@@ -415,7 +385,7 @@ class ContinuationManager:
         parent = self.agents.get(parent_id) if parent_id is not None else None
         text = texts.report_text(child_id, content)
         source = MessageSource("subagent-report", child_id).as_dict()
-        inbox_delivery: InboxDelivery = "inject" if delivery == "quiet" else "steer"
+        inbox_delivery: Delivery = "inject" if delivery == "quiet" else "steer"
         voice = child.session.voice()
         if parent is None and parent_id is not None and self.remote is not None:
             queued = await self.remote.send(
@@ -424,10 +394,10 @@ class ContinuationManager:
             if queued is not None:
                 return queued
         await ensure_voice(voice)  # first: the checks below do not wait
-        parent_activation = self.residency.own_activation(parent) if parent is not None else None
+        parent_activation = self.own_activation(parent) if parent is not None else None
         if parent is None or parent.closed or (parent_activation and parent_activation.closing):
             raise texts.parent_unavailable()
-        with self.residency.admitted(parent_activation):
+        with self.admitted(parent_activation):
             try:
                 return await parent.inbox.accept_async(inbox_delivery, text, source)
             except InboxClosedError as error:
@@ -440,12 +410,12 @@ class ContinuationManager:
         False: refused for now (closing, or admission closed): it stays queued and, once the
         child is released, its sender resumes it. True: accepted, under its queued id.
         """
-        activation = self.residency.activation(message.session_id)
+        activation = self.activation(message.session_id)
         if activation is None:
             return None
         if activation.closing or self.draining_for((activation.id, *activation.ancestor_ids)):
             return False
-        with self.residency.admitted(activation):
+        with self.admitted(activation):
             try:
                 activation.agent.inbox.accept(
                     message.delivery, message.content, message.source, message_id=message.message_id
@@ -454,10 +424,13 @@ class ContinuationManager:
                 return False
         return True
 
+    async def _notify_elsewhere(self, activation: ChildActivation) -> None:
+        """A parent live on another host gets the settlement notice through it."""
+        if self.remote is not None:
+            await self.remote.notify_settled(activation)
+
     async def aclose(self) -> None:
         """Stop resuming orphans, then shut down as ``Residency.aclose`` does (from then on
         ``accept_remote`` refuses: admission is closed)."""
-        receiver, sender = self.agents.remote, self.remote
-        if receiver and sender and receiver.orphans == sender.deliver_orphan:
-            receiver.orphans = None
-        await self.residency.aclose()
+        self._stop_orphans()
+        await super().aclose()

@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 from host.agents.inbox import MessageId
 from host.errors import HostError, log_failure
-from host.sessions.model import new_id
+from host.sessions.model import Delivery, new_id
 from host.sessions.persistence import PersistenceError, Voice
-from host.sessions.remote import QUEUED_PREFIX, Delivery, RemoteInbox, RemoteMessage
+from host.sessions.remote import QUEUED_PREFIX, RemoteInbox, RemoteMessage
 from host.subagents import texts
 from host.subagents.residency import settlement
 
 if TYPE_CHECKING:
     from host.agents.agent import Agent
-    from host.subagents.activation import Activation
+    from host.subagents.child_activation import ChildActivation
     from host.subagents.manager import ContinuationManager
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ class RemoteSender:
             raise
         return message.message_id if queued else None
 
-    async def notify_settled(self, activation: Activation) -> None:
+    async def notify_settled(self, activation: ChildActivation) -> None:
         """Queue ``activation``'s settlement notice for its parent on another host: a steer
         while the parent's lease says it is running, else a followup (as for a local parent).
         A failure is logged; settling goes on."""

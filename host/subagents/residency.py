@@ -1,11 +1,11 @@
-"""Residency: the Activations of one continuation manager, admission, settlement and drain.
+"""Residency: the ChildActivations over one agent registry, admission, settlement and drain.
 
-``Residency`` owns the Activations of one continuation manager once they exist; the manager
-(``host.subagents.manager``) holds one and adds starting, followup/cold resume, interrupt and
-report.
+``Residency`` owns continuable children's ChildActivations once they exist; the continuation
+manager (``host.subagents.manager``) is a ``Residency`` that adds starting, followup/cold
+resume, interrupt and report.
 
 * **Lineage** — ``ancestry(agent)`` is the agent and the live agents above it, nearest first;
-  an Activation stores the ancestry of its parent at materialization time.
+  a ChildActivation stores the ancestry of its parent at materialization time.
 * **Admission accounting** — a send into a parent that is itself resident holds the parent's
   admission counter (``admitted``), so it cannot settle between acceptance and the wake.
 * **Settlement** — after each turn the manager waits for the child to be idle and decides:
@@ -14,7 +14,7 @@ report.
   the session), then the settlement notice to the live direct parent (a followup when it is
   idle, a steer when it is running) — unless another host took the child's session over
   meanwhile (its voice no longer holds: one log line, no notice; while storage cannot tell,
-  the notice waits for it). The parent's own Activation then re-checks its settlement.
+  the notice waits for it). The parent's own ChildActivation then re-checks its settlement.
 * **Drain** — ``drain`` closes admission below a parent (``DRAINING``) and releases its
   resident descendants child-first, quietly (no notice); ``aclose`` does it for every resident
   child and keeps admission closed for good.
@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -38,7 +38,7 @@ from host.errors import HostError, log_failure
 from host.sessions.model import Delivery
 from host.sessions.persistence import PersistenceError
 from host.subagents import texts
-from host.subagents.activation import Activation
+from host.subagents.child_activation import ChildActivation
 from host.subagents.descriptors import ContinuableDescriptor
 from host.subagents.types import MessageSource
 from host.subagents.voices import ensure_voice
@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 FIRST_RETRY, MAX_RETRY = 1.0, 60.0  # seconds: a notice waiting for storage asks again
 
 
-def settlement(activation: Activation) -> tuple[str, dict[str, str]]:
+def settlement(activation: ChildActivation) -> tuple[str, dict[str, str]]:
     """The settlement notice of a settled ``activation`` and its ``source``."""
     last = activation.last
     assert last is not None
@@ -57,31 +57,22 @@ def settlement(activation: Activation) -> tuple[str, dict[str, str]]:
 
 
 class Residency:
-    """The resident Activations over one agent registry (module docstring).
+    """The resident ChildActivations over one agent registry (module docstring)."""
 
-    ``notify_elsewhere`` gives the settlement notice to a parent that is not live here (on
-    another host); without it such a parent gets nothing.
-    """
-
-    def __init__(
-        self,
-        agents: AgentRegistry,
-        notify_elsewhere: Callable[[Activation], Awaitable[None]] | None = None,
-    ) -> None:
+    def __init__(self, agents: AgentRegistry) -> None:
         self.agents = agents
-        self._notify_elsewhere = notify_elsewhere
-        self._residents: dict[str, Activation] = {}
+        self._residents: dict[str, ChildActivation] = {}
         self._draining: Counter[str] = Counter()
         self._closed = False
         self._stopping = asyncio.Event()  # set by aclose: a notice waiting for storage stops
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def activation(self, child_id: str) -> Activation | None:
-        """The resident Activation of ``child_id`` (closing ones included), if any."""
+    def activation(self, child_id: str) -> ChildActivation | None:
+        """The resident ChildActivation of ``child_id`` (closing ones included), if any."""
         return self._residents.get(child_id)
 
-    def residents(self) -> list[Activation]:
-        """Every Activation, in materialization order."""
+    def residents(self) -> list[ChildActivation]:
+        """Every ChildActivation, in materialization order."""
         return list(self._residents.values())
 
     # -- lineage and admission ---------------------------------------------------------------
@@ -95,7 +86,7 @@ class Residency:
 
     def live_chain(self, agent_id: str | None) -> tuple[Agent, ...]:
         """The live agent ``agent_id`` and those above it, nearest first; an agent with an
-        Activation here contributes its recorded ancestry (stops at a gap or a cycle)."""
+        ChildActivation here contributes its recorded ancestry (stops at a gap or a cycle)."""
         chain: list[Agent] = []
         seen: set[str] = set()
         while agent_id is not None and agent_id not in seen:
@@ -110,8 +101,8 @@ class Residency:
             agent_id = agent.session.header.parent_session
         return tuple(chain)
 
-    def own_activation(self, agent: Agent) -> Activation | None:
-        """The Activation of this exact ``agent`` object, if it is resident here."""
+    def own_activation(self, agent: Agent) -> ChildActivation | None:
+        """The ChildActivation of this exact ``agent`` object, if it is resident here."""
         activation = self._residents.get(agent.id)
         return activation if activation is not None and activation.agent is agent else None
 
@@ -120,7 +111,7 @@ class Residency:
         return self._closed or any(self._draining[agent_id] > 0 for agent_id in ids)
 
     @contextmanager
-    def admitted(self, activation: Activation | None) -> Iterator[None]:
+    def admitted(self, activation: ChildActivation | None) -> Iterator[None]:
         """Hold ``activation``'s admission counter around a send into it (None: no-op)."""
         if activation is None:
             yield
@@ -140,10 +131,10 @@ class Residency:
         ancestors: tuple[Agent, ...],
         *,
         resumed: bool,
-    ) -> Activation:
-        """Make ``agent`` resident: its Activation, linked to a resident parent's, and checked
+    ) -> ChildActivation:
+        """Make ``agent`` resident: its ChildActivation, linked to a resident parent's, and checked
         for settlement after each turn."""
-        activation = Activation(agent, descriptor, ancestors, resumed=resumed)
+        activation = ChildActivation(agent, descriptor, ancestors, resumed=resumed)
         self._residents[agent.id] = activation
         if ancestors:
             parent_activation = self.own_activation(ancestors[0])
@@ -172,13 +163,13 @@ class Residency:
         if not task.cancelled() and task.exception() is not None:
             log.error("continuation manager task failed", exc_info=task.exception())
 
-    def schedule_check(self, activation: Activation) -> None:
+    def schedule_check(self, activation: ChildActivation) -> None:
         """Check ``activation``'s settlement once it is idle (unless a check is pending)."""
         if activation.closing or (activation.check is not None and not activation.check.done()):
             return
         activation.check = self.spawn(self._check(activation))
 
-    async def _check(self, activation: Activation) -> None:
+    async def _check(self, activation: ChildActivation) -> None:
         await activation.agent.wait_idle()
         if activation.closing or activation.admissions > 0:
             return
@@ -193,7 +184,7 @@ class Residency:
         activation.phase = "closing"
         self.spawn(self._finish(activation, notify=True))
 
-    async def _finish(self, activation: Activation, *, notify: bool) -> None:
+    async def _finish(self, activation: ChildActivation, *, notify: bool) -> None:
         """Settle (``notify``) or release: checkpoint, dispose, forget, notify the parent."""
         activation.phase = "closing"
         activation.unlisten()
@@ -214,15 +205,14 @@ class Residency:
             parent_activation.children.discard(activation.id)
         activation.mark_done()
         try:
-            elsewhere = self._notify_elsewhere
             delivered = notice and await self._notify_parent(activation, parent_activation)
-            if notice and not delivered and elsewhere:
-                await elsewhere(activation)
+            if notice and not delivered:
+                await self._notify_elsewhere(activation)
         finally:  # a notice that failed to append must not leave the parent unchecked
             if parent_activation is not None:
                 self.schedule_check(parent_activation)
 
-    async def _fenced(self, activation: Activation) -> bool:
+    async def _fenced(self, activation: ChildActivation) -> bool:
         """Whether another host took the settled child's session over meanwhile (the child
         lives on there): then no notice, one log line. Checked for a parent live here only;
         for one elsewhere, the statement that queues the notice checks it. When storage cannot
@@ -246,14 +236,18 @@ class Residency:
             delay = min(delay * 2, MAX_RETRY)
         return False
 
-    def _live_parent(self, activation: Activation) -> Agent | None:
+    async def _notify_elsewhere(self, activation: ChildActivation) -> None:
+        """Give the settlement notice to a parent that is not live here (on another host);
+        here, such a parent gets nothing (the manager sends it across hosts)."""
+
+    def _live_parent(self, activation: ChildActivation) -> Agent | None:
         """The settled ``activation``'s parent if it is live here."""
         parent_id = activation.parent_id
         parent = self.agents.get(parent_id) if parent_id is not None else None
         return None if parent is None or parent.closed else parent
 
     async def _notify_parent(
-        self, activation: Activation, parent_activation: Activation | None
+        self, activation: ChildActivation, parent_activation: ChildActivation | None
     ) -> bool:
         """Give the live parent here the settlement notice; False when it is not live here,
         or another host took its session over (then the notice goes where it lives now). A
@@ -283,8 +277,8 @@ class Residency:
 
     # -- drain and shutdown ------------------------------------------------------------------
 
-    async def release(self, activation: Activation) -> None:
-        """Release one Activation quietly (no notice); waits for one already closing."""
+    async def release(self, activation: ChildActivation) -> None:
+        """Release one ChildActivation quietly (no notice); waits for one already closing."""
         if activation.closing:
             await activation.wait_done()
             return
@@ -312,7 +306,7 @@ class Residency:
         for task in list(self._tasks):
             task.cancel()
 
-    async def _release_all(self, selected: Callable[[Activation], bool]) -> None:
+    async def _release_all(self, selected: Callable[[ChildActivation], bool]) -> None:
         while True:
             victims = [a for a in self._residents.values() if selected(a)]
             if not victims:

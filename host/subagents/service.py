@@ -96,8 +96,8 @@ if TYPE_CHECKING:  # the runtime below is imported on first use: building the se
     from host.subagents.types import (
         ChildRequest,
         ContinuableStart,
-        Delivery,
         Provider,
+        ReportDelivery,
         SubagentRun,
     )
 
@@ -167,7 +167,7 @@ class SubagentService:
         return header.delegation_depth + 1 <= chosen.capabilities.depth_limit
 
     def register_continuable_setup(self, contribution: Contribution) -> Disposer:
-        """Add a setup contribution for later continuable Activations; returns its disposer."""
+        """Add a setup contribution for later continuable ChildActivations; returns its disposer."""
         return self.setup.register(contribution)
 
     # -- one-shot ----------------------------------------------------------------------------
@@ -264,7 +264,7 @@ class SubagentService:
     def interrupt(self, target_id: str, *, caller: Agent) -> None:
         """Stop the target's current turn; a missing or settled target is an accepted no-op
         (a stored one a restart left waiting on the user: ``cancel_waiting``)."""
-        if target_id == getattr(caller, "id", None):
+        if target_id == caller.id:
             raise texts.interrupt_self(target_id)
         manager = self._bind().manager
         if manager is not None:
@@ -290,14 +290,14 @@ class SubagentService:
         if approvals is not None and manager is not None and approvals.stored_requesters(root):
             from host.subagents.waking import resume_waiting
 
-            manager.residency.spawn(resume_waiting(manager, approvals, root))
+            manager.spawn(resume_waiting(manager, approvals, root))
 
     async def report_from(
         self,
         child: Agent,
         content: str,
         *,
-        delivery: Delivery,
+        delivery: ReportDelivery,
         signal: CancelSignal | None = None,
     ) -> MessageId:
         """Deliver ``content`` from the resident ``child`` to its live direct parent."""
@@ -305,7 +305,7 @@ class SubagentService:
             raise ValueError(f"delivery must be 'quiet' or 'next-step', not {delivery!r}")
         manager = self._bind().manager
         if manager is None:
-            raise texts.not_reporter(str(getattr(child, "id", "")))
+            raise texts.not_reporter(child.id)
         return await manager.report(child, content, delivery=delivery, signal=signal)
 
     async def drain_descendants(self, parent: Agent | str) -> None:

@@ -45,7 +45,7 @@ def stale_parent(child_id: str) -> SubagentError:
 
 
 def closing(child_id: str) -> SubagentError:
-    """The child's Activation is settling or being released."""
+    """The child's ChildActivation is settling or being released."""
     return SubagentError("ACTIVATION_CLOSING", f'subagent "{child_id}" is closing')
 
 
@@ -77,7 +77,7 @@ def duplicate_child(message: str) -> SubagentError:
 
 
 def live_outside(child_id: str) -> SubagentError:
-    """The child is live here, but as no resident Activation of the continuation manager."""
+    """The child is live here, but as no resident ChildActivation of the continuation manager."""
     return duplicate_child(f'subagent "{child_id}" is live outside the continuation manager')
 
 
@@ -127,7 +127,7 @@ def parent_unavailable() -> SubagentError:
 
 
 def report_closing(child_id: str) -> SubagentError:
-    """The reporting child's Activation is closing."""
+    """The reporting child's ChildActivation is closing."""
     return SubagentError(
         "ACTIVATION_CLOSING", f'subagent "{child_id}" is closing; report was not delivered'
     )

@@ -11,7 +11,10 @@ if TYPE_CHECKING:  # annotations only: the descriptors (and their converter) loa
     from host.sessions.model import StopReason
     from host.subagents.descriptors import MemorySpec, ToolFilterSpec
 
-Delivery = Literal["quiet", "next-step"]
+ReportDelivery = Literal["quiet", "next-step"]
+"""How a child's report reaches its parent (``report_from``): ``quiet`` is seen at the parent's
+next step, ``next-step`` also wakes an idle parent. An inbox message's own delivery is
+``host.sessions.model.Delivery``."""
 Seeding = Literal["fresh", "fork"]
 SourceKind = Literal["coordinator", "subagent-start", "subagent-report", "subagent-settled"]
 

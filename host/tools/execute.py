@@ -5,35 +5,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import cattrs
-
 from host.errors import HostError
 from host.serialization import converter
-from host.tools.schema import validate
 from host.tools.tool import Tool, ToolExec, ToolResult
 
 
-def parse_arguments(tool: Tool, raw: Any) -> Any:
-    """Validate ``raw`` against the tool's schema and build its params (a schema or function
-    tool gets the dict as is); raise ``ValueError``."""
-    if tool.check is not None and not isinstance(raw, dict):
-        raise ValueError(f"arguments: expected object, got {type(raw).__name__}")
-    problems = tool.check(raw) if tool.check is not None else validate(tool.parameters, raw)
-    if problems:
-        raise ValueError("; ".join(problems))
-    if tool.check is not None:
-        return dict(raw)
-    try:
-        return converter.structure(raw, tool.params)
-    except (cattrs.BaseValidationError, TypeError, ValueError) as error:
-        raise ValueError(str(error)) from None
-
-
-async def run_tool(tool: Tool | None, name: str, raw_args: Any, exec: ToolExec) -> ToolResult:
-    """Execute one call of ``name``; unknown tools, bad arguments and raising tools become errors.
+async def run_tool(
+    tool: Tool | None, name: str, raw_args: Any, exec: ToolExec, *, approved: bool = False
+) -> ToolResult:
+    """Execute one call of ``name``, its ``tool`` as looked up once (None: no one offers it);
+    unknown tools, bad arguments and raising tools become errors.
 
     With an ``approvals`` service, valid arguments first meet the approval policy: the tool
-    runs only once the service said so (``host.approvals.service``).
+    runs only once the service said so (``host.approvals.service``) — unless the call's
+    approval is ``approved`` already (a request asked again after a restart,
+    ``host.approvals.resume``): the service is not asked again.
 
     ``asyncio.CancelledError`` still propagates: interrupting a turn is not a tool failure.
     """
@@ -42,11 +28,11 @@ async def run_tool(tool: Tool | None, name: str, raw_args: Any, exec: ToolExec) 
     if tool.needs_agent and exec.agent is None:
         return ToolResult.error(f"{tool.name} requires a calling agent")
     try:
-        args = parse_arguments(tool, raw_args)
+        args = tool.arguments.parse(raw_args)
     except ValueError as error:
         return ToolResult.error(f"invalid arguments for {tool.name}: {error}")
     find = getattr(exec.ctx, "find", None)  # an agent built without services has no ctx
-    approvals = find("approvals") if find is not None else None
+    approvals = find("approvals") if find is not None and not approved else None
     if approvals is not None:  # a call that needs consent waits here; a denial ends it here
         try:
             denial: ToolResult | None = await approvals.check(tool, args, raw_args, exec)
@@ -66,18 +52,6 @@ def unknown_tool(name: str, exec: ToolExec) -> ToolResult:
     plugins = find("plugins") if find is not None else None
     lost = plugins.lost_tool(name) if plugins is not None else None
     return ToolResult.error(lost or f'unknown tool "{name}"')
-
-
-async def run_approved(tool: Tool | None, name: str, raw_args: Any, exec: ToolExec) -> ToolResult:
-    """Execute one call whose approval is already recorded (a request asked again after a
-    restart, ``host.approvals.resume``): ``run_tool`` without asking the service again."""
-    if tool is None:
-        return unknown_tool(name, exec)
-    try:
-        args = parse_arguments(tool, raw_args)
-    except ValueError as error:
-        return ToolResult.error(f"invalid arguments for {tool.name}: {error}")
-    return await _execute(tool, args, exec)
 
 
 async def _execute(tool: Tool, args: Any, exec: ToolExec) -> ToolResult:

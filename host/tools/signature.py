@@ -30,6 +30,7 @@ from typing import Any
 
 import attrs
 
+from host.tools.arguments import ObjectArguments
 from host.tools.schema import JsonSchema, Property, UnsupportedType, object_schema, validate
 from host.tools.tool import ToolExec
 
@@ -104,8 +105,9 @@ _EMPTY = inspect.Parameter.empty
 _KIND = inspect.Parameter
 
 
-class FunctionSignature:
-    """A function's parameters as a tool's arguments: schema, validation and the call.
+class FunctionSignature(ObjectArguments):
+    """A function's parameters as a tool's arguments (``host.tools.arguments``): schema,
+    ``parse`` (the checked dict) and the call, which structures each parameter's value.
 
     ``declare()`` (at registration) resolves the annotations and checks that every parameter
     has a schema; the full schema, with the docstring's descriptions, is made on first use.
@@ -138,7 +140,7 @@ class FunctionSignature:
         return not _asynchronous(self.function) and self.declare().exec_parameter is None
 
     def check(self, raw: Any) -> list[str]:
-        """Problems with raw arguments; empty when they are valid."""
+        """Problems with raw arguments by the schema; empty when they are valid."""
         return validate(self.schema, raw)
 
     async def call(self, arguments: dict[str, Any], exec: ToolExec) -> Any:

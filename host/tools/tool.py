@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, overload
 import attrs
 
 from host.cancel import CancelSignal
-from host.tools.schema import JsonSchema, schema_for
+from host.tools.arguments import Arguments, Check, ParamsArguments, SchemaArguments
+from host.tools.schema import JsonSchema
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +73,6 @@ Execute = Callable[[Any, ToolExec], Awaitable[Any]]
 """``execute(args, exec)``: returns a ``ToolResult``, a string, or a JSON-able value."""
 OfferedTo = Callable[["SessionHeader"], bool]
 """Whether an agent, by its session header, is offered a tool at all."""
-Check = Callable[[Any], list[str]]
-"""Problems with raw arguments (one short line each); empty when they are valid."""
 Description = str | Callable[[], str]
 """A tool's description: the text, or a function returning the text as of now."""
 
@@ -82,9 +81,13 @@ Description = str | Callable[[], str]
 class Tool:
     """A model-callable tool.
 
-    ``params`` is a frozen attrs class declaring the arguments; ``parameters`` is its JSON Schema.
-    ``execute(args, exec)`` receives an instance of ``params``. ``concurrency_safe`` tools may
-    run concurrently with the rest of their batch; ``needs_agent`` tools refuse agentless calls.
+    ``arguments`` is the one shape every form of declaring arguments makes
+    (``host.tools.arguments``): its ``schema`` is what the model is given (``parameters``),
+    its ``parse(raw)`` checks the model's raw arguments and builds what ``execute(args, exec)``
+    receives — an instance of the attrs ``Params`` class (``@tool(name, description,
+    Params)``), or the arguments as a dict (``@tool`` on a typed function, ``schema_tool``).
+    ``concurrency_safe`` tools may run concurrently with the rest of their batch;
+    ``needs_agent`` tools refuse agentless calls.
     ``offered_to(header)``, when given, decides from an agent's session header whether that
     agent is offered the tool at all (e.g. no delegation tool beyond the depth limit).
     ``needs_approval`` (a bool, or a function of the parsed arguments) asks the root's user
@@ -93,23 +96,15 @@ class Tool:
     ``description`` is the model's manual: a string, or a function called each time the tool
     is described (the delegation tool lists the profiles in effect); ``describe()`` is the text
     as of now, what the model and the tool catalog are given.
-
-    A tool made by ``schema_tool`` has no params class: ``schema`` is its JSON Schema as given
-    (say, by an MCP server), ``check`` validates raw arguments against it, and ``execute``
-    receives the arguments as a dict. A function tool (``@tool`` on a typed function) is
-    the same with its ``signature`` providing both, its schema built on first use.
     """
 
     name: str
     description: Description
-    params: type
+    arguments: Arguments
     execute: Execute
     concurrency_safe: bool = False
     needs_agent: bool = True
     offered_to: OfferedTo | None = None
-    schema: JsonSchema | None = None
-    check: Check | None = None
-    signature: FunctionSignature | None = None
     needs_approval: bool | Callable[[Any], bool] = False
 
     def describe(self) -> str:
@@ -125,20 +120,28 @@ class Tool:
 
     @property
     def parameters(self) -> JsonSchema:
-        """The JSON Schema of the arguments: ``schema`` when given, else the function's or the
-        ``params`` class's (stable across calls). ``TypeError`` when it has none."""
-        if self.schema is not None:
-            return self.schema
-        if self.signature is not None:
-            return self.signature.schema
-        return schema_for(self.params)
+        """The JSON Schema of the arguments (stable across calls; a function tool's is built
+        on first use). ``TypeError`` when it has none."""
+        return self.arguments.schema
+
+    @property
+    def params(self) -> type:
+        """The type ``execute`` receives: the ``Params`` class, else ``dict``."""
+        return self.arguments.params
+
+    @property
+    def signature(self) -> FunctionSignature | None:
+        """The typed function whose parameters are the arguments (``@tool`` on a function),
+        else None."""
+        from host.tools.signature import FunctionSignature
+
+        return self.arguments if isinstance(self.arguments, FunctionSignature) else None
 
     def declare(self) -> None:
         """Check the arguments' declaration: ``TypeError`` naming the parameter when it has no
         schema. A function tool resolves its annotations here, once (the host calls this when
         the tool is registered); the other forms were checked when they were made."""
-        if self.signature is not None:
-            self.signature.declare()
+        self.arguments.declare()
 
 
 @overload
@@ -204,10 +207,10 @@ def tool(*args: Any, **options: Any) -> Any:
             f"attrs Params class; got {len(args)} positional arguments"
         )
     name, description, params = args
-    schema_for(params)  # fail at declaration time on an unsupported field type
+    arguments = ParamsArguments(params)  # fails here on an unsupported field type
 
     def wrap(execute: Execute) -> Tool:
-        return Tool(name, description, params, execute, **options)
+        return Tool(name, description, arguments, execute, **options)
 
     return wrap
 
@@ -233,14 +236,12 @@ def function_tool(
     return Tool(
         tool_name,
         summary(function.__doc__) if description is None else description,
-        dict,
+        signature,
         signature.call,
         concurrency_safe,
         needs_agent,
         offered_to,
-        check=signature.check,
-        signature=signature,
-        needs_approval=needs_approval,
+        needs_approval,
     )
 
 
@@ -261,12 +262,10 @@ def schema_tool(
     return Tool(
         name,
         description,
-        dict,
+        SchemaArguments(schema, check),
         execute,
         concurrency_safe,
         needs_agent,
         offered_to,
-        schema=schema,
-        check=check,
-        needs_approval=needs_approval,
+        needs_approval,
     )

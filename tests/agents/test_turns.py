@@ -238,3 +238,26 @@ async def test_tools_receive_the_agent_ctx_and_call_id(
     agent.followup("go")
     await agent.wait_idle()
     assert seen == [Seen(agent.id, {"name": "ctx"}, "call_1")]
+
+
+async def test_each_calls_tool_is_looked_up_once(
+    agents: AgentRegistry, model: ScriptedModel
+) -> None:
+    trace: list[str] = []
+
+    def offered(header: object) -> bool:  # asked each time the tool is described or found
+        trace.append("offered")
+        return True
+
+    @tool("look", "Look.", TextArgs, concurrency_safe=True, offered_to=offered)
+    async def look(args: TextArgs, exec: ToolExec) -> str:
+        trace.append(f"ran {args.text}")
+        return "seen"
+
+    agents.tools.register("look", look, owner="t")
+    model.script("w", calls(tool_call("look", text="a"), tool_call("look", text="b")), say("ok"))
+    agent = await agents.create(label="w")
+    agent.followup("go")
+    await agent.wait_idle()
+    # described to the model, each call's tool found once, both run, described again
+    assert trace == ["offered", "offered", "offered", "ran a", "ran b", "offered"]

@@ -380,7 +380,7 @@ async def test_a_notice_refused_with_locked_goes_where_the_parent_lives_now(
     try:
         r = await tree.root("R")
         t = await tree.child(r, "T")
-        monkeypatch.setattr(tree.subagents.manager().residency, "_notify_elsewhere", elsewhere)
+        monkeypatch.setattr(tree.subagents.manager(), "_notify_elsewhere", elsewhere)
         faulty.fail_append.add(r.id)
         with caplog.at_level(logging.INFO, logger="host"):
             tree.release.set()

@@ -1,5 +1,5 @@
 """A setup-contribution plugin reloads by the registry's rules: its contribution is revoked
-from resident children at once and granted again (new code) at each child's next Activation."""
+from resident children at once and granted again (new code) at each child's next ChildActivation."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ async def test_revoked_from_a_resident_child_at_once_granted_again_at_its_next_a
     await activation.wait_done()
     assert tool_results(child)[-1] == ('unknown tool "probe"', True)
 
-    # the next Activation (a cold resume) gets the new code's contribution
+    # the next ChildActivation (a cold resume) gets the new code's contribution
     scripted(host).script("bg", call("probe"), say("second done"))
     await service.followup(root, child.id, "again", source=None)
     resumed = host.services.agents.get(child.id)

@@ -39,7 +39,7 @@ def test_the_code_set_is_the_designs() -> None:
 
 async def test_a_child_live_outside_the_manager_is_a_duplicate_child(env: Env) -> None:
     root, child_id = await env.settled_child("bg")
-    outside = await env.agents.resume(child_id, label="bg")  # live, but no Activation
+    outside = await env.agents.resume(child_id, label="bg")  # live, but no ChildActivation
     before = list(outside.session.events)
     with pytest.raises(SubagentError) as caught:
         await env.subagents.followup(root, child_id, "again", source={"kind": "coordinator"})

@@ -1,14 +1,16 @@
 """RemoteSender's orphan retries: a growing delay, none once the sender was taken over, and no
-memory of messages gone elsewhere."""
+memory of messages gone elsewhere; the receiver hands orphans to the manager registered last."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from host.agents.remote import RemoteReceiver
 from host.errors import HostError
 from host.sessions.persistence import Voice
 from host.sessions.remote import RemoteMessage
@@ -90,3 +92,34 @@ async def test_an_orphan_of_a_sender_taken_over_is_dropped_then_forgotten(
     clock[0] += 2 * MAX_RETRY_DELAY + 2
     await attempt(sender, manager, "rmsg_other")
     assert set(sender._dropped) == {"rmsg_other"}
+
+
+class Queue:
+    """A backend's cross-host queue holding one orphan (what the receiver reads of it)."""
+
+    async def pending_remote(self) -> list[RemoteMessage]:
+        return [orphan("rmsg_o")]
+
+
+async def test_a_replaced_orphan_handler_stays_when_the_old_manager_lets_go() -> None:
+    """A continuation manager built for the registry after another (``agents`` replaced)
+    takes the orphans over; the old one's shutdown does not take them from it."""
+    receiver = RemoteReceiver(SimpleNamespace(get=lambda _: None), Queue())  # type: ignore[arg-type]
+    got: list[str] = []
+
+    async def old(message: RemoteMessage) -> None:
+        got.append("old")
+
+    async def new(message: RemoteMessage) -> None:
+        got.append("new")
+
+    stop_old = receiver.on_orphan(old)
+    stop_new = receiver.on_orphan(new)
+    stop_old()
+    receiver.wake()
+    await asyncio.sleep(0)
+    assert got == ["new"]
+    stop_new()
+    receiver.wake()
+    await asyncio.sleep(0)
+    assert got == ["new"]

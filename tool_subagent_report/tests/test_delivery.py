@@ -242,7 +242,7 @@ async def test_nested_reports_go_exactly_one_edge_up(env: ReportEnv) -> None:
     (deep,) = [m for m in mid_users if m.source == source(grand_id)]
     assert deep.content == frame(grand_id, "deep finding")
     assert deep.message_id == grand_message_id
-    # ... which was woken by it in the same Activation (it did not settle in between)
+    # ... which was woken by it in the same ChildActivation (it did not settle in between)
     mid_requests = env.model.requests_for("mid")
     assert any(frame(grand_id, "deep finding") in user_texts(r) for r in mid_requests)
     assert env.activation(mid.id) is None and mid_activation.residency == "settled"

@@ -177,7 +177,7 @@ async def test_a_closing_child_cannot_report(env: ReportEnv) -> None:
     manager = env.subagents.manager()
     assert activation is not None and manager is not None
     releasing = asyncio.ensure_future(manager.release(activation))
-    await held.interrupted.wait()  # release has begun: the Activation is closing
+    await held.interrupted.wait()  # release has begun: the ChildActivation is closing
     assert activation.residency == "closing"
     closing_text = f'subagent "{child.id}" is closing; report was not delivered'
     result = await env.run_report(child, child, "too late")

@@ -85,7 +85,7 @@ async def test_unblocking_grants_report_only_at_the_next_activation(env: ReportE
     env.host.plugins.unblock("subagent_report")
     assert env.plugin_row()["state"] == "active"
     assert len(env.subagents.setup) == 1
-    # the resident child is not re-granted mid-Activation
+    # the resident child is not re-granted mid-ChildActivation
     assert env.activation(child.id) is not None
     assert not has_report(child)
     second_gate.open()
@@ -96,7 +96,7 @@ async def test_unblocking_grants_report_only_at_the_next_activation(env: ReportE
     assert "report" in tool_names(held)  # asked before the block
     assert after_block and all("report" not in tool_names(r) for r in after_block)
     before = len(env.model.requests_for("bg"))
-    # the next Activation (a cold resume) composes the current contributions again
+    # the next ChildActivation (a cold resume) composes the current contributions again
     env.model.script("bg", call("report", output="back again"), say("second activation done"))
     await env.subagents.followup(root, child.id, "once more", source=None)
     resumed = env.agents.get(child.id)
@@ -182,7 +182,7 @@ async def test_a_half_failed_installation_rolls_back_and_publishes_nothing(
     assert "subagent_report" not in setup.sections
     assert "report" not in setup.tools
     assert squatter.released == 1
-    # nothing published: no agent, no Activation, no session file, nothing sent to the parent
+    # nothing published: no agent, no ChildActivation, no session file, nothing sent to the parent
     assert env.agents.get(setup.id) is None
     assert env.subagents.manager().residents() == []
     assert set(env.data_dir.glob("*.jsonl")) == files

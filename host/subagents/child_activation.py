@@ -1,17 +1,20 @@
-"""Activation: one resident continuable child and what the continuation manager knows of it.
+"""ChildActivation: one resident continuable child and what the continuation manager knows.
 
-An Activation exists from the moment a continuable child is materialized (fresh creation or
+(DESIGN calls it an Activation, hence the ``ACTIVATION_*`` codes; "Child" keeps it apart from
+a plugin's activation.)
+
+A ChildActivation exists from the moment a continuable child is materialized (fresh creation or
 cold resume) until it is settled or released. It records its **materialization-time
 ancestry**: the live agents above the child when it was materialized (nearest first), which
 is the lineage ``interrupt`` authorizes against.
 
-Residency (``Activation.residency``):
+Its residency state (``ChildActivation.residency``, a ``ResidencyState``):
 
 * ``running`` — a turn runs (or the child is about to decide whether to settle);
 * ``waiting`` — quiescent but still resident: it owns resident children, or its inbox holds
   messages parked by an interrupt until the next waking send;
 * ``closing`` — settling or being released (operations get ``ACTIVATION_CLOSING``);
-* ``settled`` — final checkpoint written, agent disposed; the Activation is gone.
+* ``settled`` — final checkpoint written, agent disposed; the ChildActivation is gone.
 """
 
 from __future__ import annotations
@@ -24,11 +27,12 @@ from host.agents.driver import TurnOutcome
 from host.disposal import Disposer
 from host.subagents.descriptors import ContinuableDescriptor
 
-Residency = Literal["running", "waiting", "closing", "settled"]
+ResidencyState = Literal["running", "waiting", "closing", "settled"]
+"""Where a resident child stands (module docstring); ``Residency`` is what holds them all."""
 Phase = Literal["resident", "closing", "settled"]
 
 
-class Activation:
+class ChildActivation:
     """One resident continuable child (see the module docstring)."""
 
     def __init__(
@@ -55,7 +59,7 @@ class Activation:
         self.voice = agent.session.voice()
 
     def __repr__(self) -> str:
-        return f"Activation({self.id!r}, residency={self.residency!r})"
+        return f"ChildActivation({self.id!r}, residency={self.residency!r})"
 
     @property
     def id(self) -> str:
@@ -78,7 +82,7 @@ class Activation:
         return self.phase != "resident"
 
     @property
-    def residency(self) -> Residency:
+    def residency(self) -> ResidencyState:
         """``running`` / ``waiting`` / ``closing`` / ``settled`` (module docstring)."""
         if self.phase == "closing":
             return "closing"
@@ -95,11 +99,11 @@ class Activation:
         return any(m.delivery != "inject" for m in self.agent.inbox.pending())
 
     async def wait_done(self) -> None:
-        """Return once the Activation is settled or released."""
+        """Return once the ChildActivation is settled or released."""
         await asyncio.shield(self.done)
 
     def mark_done(self) -> None:
-        """Record that the Activation is gone (settled or released)."""
+        """Record that the ChildActivation is gone (settled or released)."""
         self.phase = "settled"
         if not self.done.done():
             self.done.set_result(None)

@@ -1,0 +1,90 @@
+"""A tool's arguments in one shape: each form (a typed function, an attrs ``Params`` class, a
+JSON Schema given as is) makes ``tool.arguments``, with the schema the model is given and
+``parse(raw)``, which builds what ``execute`` receives or refuses in one line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+
+from host.tools import Tool, ToolExec, schema_tool, tool
+
+
+@tool
+async def shout(text: str, times: int = 1) -> str:
+    """Shout the text."""
+    return text.upper() * times
+
+
+@attrs.frozen
+class ShoutArgs:
+    text: str
+    times: int = 1
+
+
+@tool("shout", "Shout the text.", ShoutArgs)
+async def shout_params(args: ShoutArgs, exec: ToolExec) -> str:
+    return args.text.upper() * args.times
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"text": {"type": "string"}, "times": {"type": "integer"}},
+    "required": ["text"],
+}
+
+
+def text_required(raw: Any) -> list[str]:
+    return [] if isinstance(raw.get("text"), str) else ["text: required string"]
+
+
+async def shout_dict(arguments: dict[str, Any], exec: ToolExec) -> str:
+    return str(arguments["text"]).upper()
+
+
+shout_schema = schema_tool("shout", "Shout the text.", SCHEMA, shout_dict, check=text_required)
+FORMS = [shout, shout_params, shout_schema]
+
+
+@pytest.mark.parametrize("made", FORMS, ids=["function", "params", "schema"])
+def test_every_form_offers_its_arguments_schema_as_the_tools_parameters(made: Tool) -> None:
+    assert made.arguments.schema is made.parameters
+    assert made.parameters["required"] == ["text"]
+    assert made.arguments.params is made.params
+
+
+@pytest.mark.parametrize(
+    ("made", "parsed"),
+    [
+        (shout, {"text": "hi", "times": 2}),
+        (shout_params, ShoutArgs("hi", 2)),
+        (shout_schema, {"text": "hi", "times": 2}),
+    ],
+    ids=["function", "params", "schema"],
+)
+def test_every_form_parses_raw_arguments_into_what_execute_receives(
+    made: Tool, parsed: Any
+) -> None:
+    raw = {"text": "hi", "times": 2}
+    assert made.arguments.parse(raw) == parsed
+    assert made.arguments.parse(raw) is not raw  # the model's dict is never handed on
+
+
+@pytest.mark.parametrize(
+    ("made", "raw", "problem"),
+    [
+        (shout, {}, "text: required"),
+        (shout, ["hi"], "arguments: expected object, got list"),
+        (shout_params, {}, "text: required"),
+        (shout_schema, {}, "text: required string"),
+        (shout_schema, "hi", "arguments: expected object, got str"),
+    ],
+)
+def test_every_form_refuses_invalid_arguments_in_one_line(
+    made: Tool, raw: Any, problem: str
+) -> None:
+    with pytest.raises(ValueError) as refused:
+        made.arguments.parse(raw)
+    assert str(refused.value) == problem
