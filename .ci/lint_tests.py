@@ -20,7 +20,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-TEST_DIRS = ("tests", "plugins")
+TEST_DIRS = ("tests", "plugins", "tool_subagent_control", "tool_subagent_report")
 CHECK_PREFIXES = ("assert_", "check_", "expect_", "verify_")
 PYTEST_CHECKS = {"raises", "warns", "fail", "deprecated_call"}
 

@@ -11,7 +11,7 @@ file is in the page cache, so reads measure parsing, not the disk.
 
 Measured in the same run:
 
-* ``naive``: the seeds' no-index baseline — ``persistence.list()`` once, then every candidate's
+* ``naive``: a no-index baseline — ``persistence.list()`` once, then every candidate's
   log read in full with ``inspect``, and read a second time when it has exactly one descriptor
   (the "exact read"); 8 reads at a time, like listing;
 * ``read-once``: ``list()`` plus one ``inspect`` per child — the floor a cold listing must meet;

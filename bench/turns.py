@@ -8,7 +8,7 @@ coroutine; the bare loop keeps the conversation in a plain list. The host side r
 * an in-memory ``SessionStore`` (no persistence),
 * the same with the ``approvals`` service in place (default policy; the tool needs no
   approval, so every call meets ``check`` and runs): its cost over the row above is what
-  approvals add to a call that needs nobody's consent (issue #18 asks for under 5 %). These
+  approvals add to a call that needs nobody's consent (the aim: under 5 %). These
   two rows alternate ``--rounds`` times and each shows its best round, so a noisy machine
   does not decide the comparison; and
 * JSONL persistence in a temporary directory (fsync policy ``never`` and ``turn``).

@@ -176,7 +176,7 @@ class ServiceContext(Protocol):
 
     @property
     def subagents(self) -> SubagentService:
-        """The subagent service (DESIGN §6): start, follow up, interrupt, list, report."""
+        """The subagent service (docs/subagents.md): start, follow up, interrupt, list, report."""
         ...
 
     @property

@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 
+from host.testing import MakeHarness
 from tests import profile
 from tests.distributions import write_distribution
+from tests.subagents.harness import Env, make_env
 
 _unique = itertools.count()
 
@@ -85,3 +87,10 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[.
 def unique() -> Callable[[str], str]:
     """``unique("mod")`` → a module name no other test uses (sys.modules is process-wide)."""
     return lambda stem: f"{stem}_{os.getpid()}_{next(_unique)}"
+
+
+@pytest.fixture
+def env(tmp_path: Path, make_harness: MakeHarness) -> Env:
+    """A whole host for the subagent tests (``tests.subagents.harness.Env``) over
+    ``tmp_path / "data"``, closed (and unstuck) after the test."""
+    return make_env(tmp_path, make_harness)

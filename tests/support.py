@@ -3,7 +3,14 @@
 * ``Gate``: holds a model call or a tool in flight until the test opens it;
 * ``forged``: an impostor ``Agent`` object with a real agent's id and session;
 * ``bodies`` / ``accepted``: event bodies of one type, from an agent or from events;
-* ``message``: a numbered user-message event;
+* ``message`` / ``user``: a numbered user-message event, a user message;
+* ``stop_reasons`` / ``turn_count`` / ``user_texts``: an agent's or a log's turn ends, its
+  turn count, the user messages a model request carried;
+* ``tool_messages`` / ``tool_results``: the tool messages among events, or their
+  ``(content, is_error)``;
+* ``NoArgs``: the arguments of a tool that takes none; ``named_tool``: a tool answering its name;
+* ``wait_until`` / ``soon``: poll a check until it holds, from a plain or an async test
+  (a process or server seen from outside; ``tests.lines.wait_for`` waits for a line);
 * ``plugin_row``: a plugin's row of ``Host.plugin_rows()``;
 * ``scripted``: a host's scripted model;
 * ``run_and_kill``: run a script and SIGKILL it at a planned moment (the crash trials).
@@ -16,13 +23,16 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import IO, Any
+
+import attrs
 
 from host.agents import Agent, ModelRequest, ModelResponse, ScriptedModel
 from host.app import Host
 from host.cancel import CancelSignal
-from host.sessions.model import Event, InboxAccepted, MessageEvent
+from host.sessions.model import Event, InboxAccepted, MessageEvent, TurnEnd, TurnStart
+from host.tools import Tool, ToolExec, tool
 
 
 class Gate:
@@ -74,9 +84,59 @@ def accepted(source: Agent | Iterable[Event]) -> list[InboxAccepted]:
     return bodies(source, InboxAccepted)
 
 
+def stop_reasons(source: Agent | Iterable[Event]) -> list[str]:
+    """The stop reasons of the turns among ``source``'s events, in order."""
+    return [end.stop_reason for end in bodies(source, TurnEnd)]
+
+
+def turn_count(source: Agent | Iterable[Event]) -> int:
+    """How many turns started among ``source``'s events."""
+    return len(bodies(source, TurnStart))
+
+
+def user_texts(request: ModelRequest) -> list[str]:
+    """The user messages a model request carried."""
+    return [m.content for m in request.messages if m.role == "user"]
+
+
+def user(text: str) -> MessageEvent:
+    """A user message saying ``text``."""
+    return MessageEvent(role="user", content=text)
+
+
 def message(seq: int, text: str) -> Event:
     """Event ``seq``: a user message saying ``text``."""
-    return Event(seq, MessageEvent(role="user", content=text))
+    return Event(seq, user(text))
+
+
+def tool_messages(source: Agent | Iterable[Event] | Iterable[MessageEvent]) -> list[MessageEvent]:
+    """The tool messages among ``source``'s events (an agent's session, events, or messages)."""
+    events = source.session.events if isinstance(source, Agent) else source
+    found = (e.body if isinstance(e, Event) else e for e in events)
+    return [m for m in found if isinstance(m, MessageEvent) and m.role == "tool"]
+
+
+def tool_results(
+    source: Agent | Iterable[Event] | Iterable[MessageEvent],
+) -> list[tuple[str, bool]]:
+    """``(content, is_error)`` of each tool message among ``source``'s events, in order."""
+    return [(m.content, m.is_error) for m in tool_messages(source)]
+
+
+@attrs.frozen
+class NoArgs:
+    """The arguments of a tool that takes none."""
+
+
+def named_tool(name: str, answer: str | None = None, params: type = NoArgs) -> Tool:
+    """A tool ``name`` (described "The <name> tool.") that answers ``answer``, else its own
+    name; ``params`` are its arguments (none by default)."""
+
+    @tool(name, f"The {name} tool.", params)
+    async def run(args: Any, exec: ToolExec) -> str:
+        return answer if answer is not None else name
+
+    return run
 
 
 def plugin_row(host: Host, name: str) -> dict[str, Any]:
@@ -141,3 +201,26 @@ def run_and_kill(
             proc.stdin.close()
         proc.wait()
     return [line.strip() for line in lines if line.strip()]
+
+
+def wait_until(check: Callable[[], Any], what: str, timeout: float = 10.0) -> Any:
+    """Poll ``check`` until it returns something truthy, and return that; fail after
+    ``timeout`` seconds, naming ``what`` was awaited."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.02)
+
+
+async def soon(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
+    """Whether ``condition()`` holds within ``timeout`` seconds, polled between loop turns."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            return False
+        await asyncio.sleep(0.01)
+    return True

@@ -1,6 +1,6 @@
-"""Layering (DESIGN §2): the generic plugin system imports nothing of profiles or subagents,
-and no module of ``host`` imports itself back at run time (a cycle of module-level imports
-outside ``if TYPE_CHECKING:``)."""
+"""Layering (docs/architecture.md): the generic plugin system imports nothing of profiles or
+subagents, and no module of ``host`` imports itself back at run time (a cycle of module-level
+imports outside ``if TYPE_CHECKING:``)."""
 
 from __future__ import annotations
 

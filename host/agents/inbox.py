@@ -1,4 +1,4 @@
-"""The durable inbox: how messages reach an agent (DESIGN §5, the seeds' semantics).
+"""The durable inbox: how messages reach an agent (docs/subagents.md, "The inbox").
 
 * ``followup`` — FIFO next turn; wakes an idle agent, waits for a running turn to end; each
   followup is its own turn.

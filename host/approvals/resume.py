@@ -1,4 +1,5 @@
-"""Resuming an agent whose log ends in tool calls without results (issue #18, durability).
+"""Resuming an agent whose log ends in tool calls without results (docs/approvals.md, "After
+a restart").
 
 A host that dies while a turn runs leaves that turn open — the store closes it with
 ``TurnEnd(interrupted)`` when it loads the log — and the calls of its last assistant message

@@ -1,12 +1,13 @@
 """The hooks a plugin may implement: the plugin author's manual.
 
-Every hook is called once per plugin when the plugin activates, and every hook that adds
-something receives a ``register`` callback, so the host knows which plugin added what and
-can take it all back when the plugin deactivates. Arguments a hook may accept:
-``register`` (where given), ``ctx`` (the service context), ``config`` (the plugin's structured
-``Config`` instance, or None), ``scope`` (``activate`` only: record disposers on it),
-``plugin`` (``activate`` only: a ``PluginHandle`` whose ``fail(error)`` takes this plugin down
-as failed, e.g. when the process behind it died; call it on the host's thread).
+Every ``register_*`` hook and ``activate`` is called once per plugin when the plugin
+activates, and every hook that adds something (the ``register_*`` hooks) receives a
+``register`` callback, so the host knows which plugin added what and can take it all back when
+the plugin deactivates. Arguments a hook may accept: ``register`` (``register_*`` only),
+``ctx`` (the service context), ``config`` (the plugin's structured ``Config`` instance, or
+None), ``scope`` (``activate`` only: record disposers on it), ``plugin`` (``activate`` only: a
+``PluginHandle`` whose ``fail(error)`` takes this plugin down as failed, e.g. when the process
+behind it died; call it on the host's thread), ``state`` (``take_over_state`` only).
 
 A sub-plugin registered by ``register_plugins`` as ``NAME`` becomes the plugin
 ``<parent>.NAME``: it gets a row, selection (``--no-plugin parent.NAME``), a scope, a
@@ -21,8 +22,9 @@ way, the version giving the state up (the old one after a swap, a new one that f
 ``plugin.handed_over`` true when the state was not None, so its disposers leave it alone.
 
 A plugin is a module or object carrying these implementations (marked ``@hookimpl``), a
-``requires`` tuple of service names that must be present for it to activate, and optionally
-an attrs ``Config`` class filled from ``[plugins.<name>]`` in ``agent-host.toml``.
+``requires`` tuple of service names that must be present for it to activate, a ``uses`` tuple
+of service names it uses when present (it restarts when their provider changes), and
+optionally an attrs ``Config`` class filled from ``[plugins.<name>]`` in ``agent-host.toml``.
 
 The argument types (``RegisterTool``, ``ServiceContext``, …) come from ``host.api``; a plugin
 annotates its implementations with them so that ``mypy --strict`` checks its calls. The guide,

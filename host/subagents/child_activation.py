@@ -1,7 +1,7 @@
 """ChildActivation: one resident continuable child and what the continuation manager knows.
 
-(DESIGN calls it an Activation, hence the ``ACTIVATION_*`` codes; "Child" keeps it apart from
-a plugin's activation.)
+(The error codes call it an activation, ``ACTIVATION_*``: docs/subagents.md; "Child" keeps it
+apart from a plugin's activation.)
 
 A ChildActivation exists from the moment a continuable child is materialized (fresh creation or
 cold resume) until it is settled or released. It records its **materialization-time

@@ -1,4 +1,4 @@
-"""The subagent identity projection unit and the identity rule (DESIGN §4, §6).
+"""The subagent identity projection unit and the identity rule (docs/subagents.md).
 
 The unit (``IDENTITY_UNIT``, key ``IDENTITY_KEY``) folds every ``subagent/descriptor`` event of a
 session into an ``IdentityState``: the ``(seq, raw descriptor)`` pairs in log order. A fold

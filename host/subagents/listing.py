@@ -1,4 +1,4 @@
-"""``list_children`` and ``list_descendants``: the durable subagent catalog (DESIGN §4, §6).
+"""``list_children`` and ``list_descendants``: the durable subagent catalog (docs/subagents.md).
 
 Both enumerate the corpus once — the live store's headers merged with ``persistence.list()``,
 live winning by id — and judge each candidate (``origin == "subagent"``) by the identity rule

@@ -1,4 +1,4 @@
-"""Subagent providers: named, data-only ways to start children (DESIGN §6).
+"""Subagent providers: named, data-only ways to start children (docs/subagents.md).
 
 Two are built in: ``spawn`` (a fresh child session) and ``fork`` (a child seeded with its
 parent's context). Plugins register more with ``ProviderRegistry.register``; a second provider

@@ -1,4 +1,4 @@
-"""``SubagentService``: the ``subagents`` service facade (DESIGN §6, §10).
+"""``SubagentService``: the ``subagents`` service facade (docs/subagents.md).
 
 Signatures (all ``async`` except ``interrupt``, ``resume_waiting`` and ``register_*``)::
 

@@ -1,4 +1,4 @@
-"""Every model-facing reason text of the subagent service (DESIGN §10), in one place.
+"""Every model-facing reason text of the subagent service (docs/subagents.md), in one place.
 
 Each ``SubagentError`` the service raises carries one of these texts as its message, so an
 adapter (``send_message``, ``interrupt_agent``, ``report``) can show it unchanged. The

@@ -1,4 +1,4 @@
-"""The values the subagent service takes and returns (DESIGN §6, §10)."""
+"""The values the subagent service takes and returns (docs/subagents.md)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ SourceKind = Literal["coordinator", "subagent-start", "subagent-report", "subage
 
 @attrs.frozen
 class MessageSource:
-    """Who sent a subagent message: the ``source`` its inbox records (DESIGN §6, §10).
+    """Who sent a subagent message: the ``source`` its inbox records (docs/subagents.md).
 
     The kinds: ``coordinator`` (a parent's ``send_message``), ``subagent-start`` (a child's
     first prompt, with the parent's ``tool_call_id`` when a tool call started it: an approval

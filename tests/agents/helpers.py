@@ -1,14 +1,13 @@
-"""Helpers for the agent tests: test tools and event accessors (``Gate`` and ``bodies`` are in
-``tests.support``)."""
+"""Helpers for the agent tests: test tools and event kinds (``Gate``, ``bodies``,
+``stop_reasons`` and ``user_texts`` are in ``tests.support``)."""
 
 from __future__ import annotations
 
 import attrs
 
-from host.agents import Agent, ModelRequest
-from host.sessions.model import Event, MessageEvent, TurnEnd
+from host.sessions.model import Event, MessageEvent
 from host.tools import Tool, ToolExec, tool
-from tests.support import Gate, bodies
+from tests.support import Gate
 
 
 @attrs.frozen
@@ -32,16 +31,6 @@ def gated_tool(name: str, gate: Gate, *, concurrency_safe: bool = False) -> Tool
         return "done"
 
     return held
-
-
-def stop_reasons(agent: Agent) -> list[str]:
-    """The stop reasons of the agent's turns so far."""
-    return [end.stop_reason for end in bodies(agent, TurnEnd)]
-
-
-def user_texts(request: ModelRequest) -> list[str]:
-    """The user messages a model request carried."""
-    return [m.content for m in request.messages if m.role == "user"]
 
 
 def kinds(events: list[Event]) -> list[str]:

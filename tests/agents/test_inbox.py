@@ -11,15 +11,8 @@ from host.agents.driver import TurnOutcome
 from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 from host.sessions.model import InboxAccepted, InboxClaimed, MessageEvent, TurnStart
 from host.tools import ToolExec, tool
-from tests.agents.helpers import (
-    Gate,
-    TextArgs,
-    bodies,
-    gated_tool,
-    kinds,
-    stop_reasons,
-    user_texts,
-)
+from tests.agents.helpers import TextArgs, gated_tool, kinds
+from tests.support import Gate, bodies, stop_reasons, user_texts
 
 
 async def test_followups_run_fifo_as_separate_turns(

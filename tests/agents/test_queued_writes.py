@@ -16,9 +16,9 @@ from host.agents.driver import TurnOutcome
 from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
 from host.sessions.model import Event, InboxAccepted, MessageEvent, TurnEnd, TurnStart
 from host.sessions.persistence import PersistenceError
-from tests.agents.helpers import kinds, stop_reasons, user_texts
+from tests.agents.helpers import kinds
 from tests.gated_writer import GatedPersistence, GatedWriter
-from tests.support import Gate, bodies
+from tests.support import Gate, bodies, stop_reasons, user_texts
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ from host.sessions.model import (
     TurnStart,
 )
 from host.sessions.store import SessionStore
-from host.tools import Tool, ToolExec, tool
 from host.tools.scope import ToolFilter
-from tests.agents.helpers import TextArgs, bodies, stop_reasons, user_texts
+from tests.agents.helpers import TextArgs
+from tests.support import bodies, named_tool, stop_reasons, user_texts
 
 
 class Installs:
@@ -32,7 +32,7 @@ class Installs:
     def step(self, name: str, *, fail_dispose: bool = False) -> object:
         def install(setup: AgentSetup) -> Disposer:
             self.log.append(f"install {name}")
-            dispose_tool = setup.tools.register(name, make_tool(name), owner=name)
+            dispose_tool = setup.tools.register(name, named_tool(name, params=TextArgs), owner=name)
             dispose_section = register_section(
                 setup.sections, PromptSection(name, f"section {name}"), owner=name
             )
@@ -47,14 +47,6 @@ class Installs:
             return dispose
 
         return install
-
-
-def make_tool(name: str, text: str | None = None) -> Tool:
-    @tool(name, f"The {name} tool.", TextArgs)
-    async def run(args: TextArgs, exec: ToolExec) -> str:
-        return text if text is not None else name
-
-    return run
 
 
 def failing(setup: AgentSetup) -> Disposer:
@@ -130,13 +122,13 @@ async def test_create_publishes_registers_and_dispose_undoes_it(
 async def test_tool_filter_applies_to_the_global_layer_only_and_own_tools_shadow(
     agents: AgentRegistry, model: ScriptedModel
 ) -> None:
-    agents.tools.register("secret", make_tool("secret"), owner="global")
-    agents.tools.register("report", make_tool("report", "global report"), owner="global")
-    agents.tools.register("search", make_tool("search", "global search"), owner="global")
+    agents.tools.register("secret", named_tool("secret", params=TextArgs), owner="global")
+    agents.tools.register("report", named_tool("report", "global report", TextArgs), owner="global")
+    agents.tools.register("search", named_tool("search", "global search", TextArgs), owner="global")
 
     def own_tools(setup: AgentSetup) -> Disposer:
-        one = setup.tools.register("report", make_tool("report", "own report"), owner="own")
-        two = setup.tools.register("search", make_tool("search", "own search"), owner="own")
+        one = setup.tools.register("report", named_tool("report", "own report", TextArgs), owner="own")
+        two = setup.tools.register("search", named_tool("search", "own search", TextArgs), owner="own")
         return lambda: (two(), one())
 
     model.script("w", call("secret", text="x"), call("search", text="x"), say("done"))

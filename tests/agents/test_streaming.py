@@ -12,7 +12,7 @@ from host.agents.models import ModelResponse, StreamEvent, TextDelta, ToolCallDe
 from host.agents.scripted import ScriptedModel
 from host.cancel import CancelSignal
 from host.sessions.model import MessageEvent, TurnEnd
-from tests.agents.helpers import bodies, stop_reasons
+from tests.support import bodies, stop_reasons
 
 
 def assistant_texts(agent: object) -> list[str]:

@@ -13,7 +13,8 @@ from host.disposal import Disposer
 from host.errors import HostError
 from host.sessions.model import MessageEvent, ToolCall, TurnEnd
 from host.tools import Tool, ToolExec, tool
-from tests.agents.helpers import TextArgs, bodies, echo, kinds, stop_reasons
+from tests.agents.helpers import TextArgs, echo, kinds
+from tests.support import bodies, stop_reasons
 
 
 def tool_messages(agent: object) -> list[tuple[str, str, bool]]:

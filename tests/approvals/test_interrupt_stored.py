@@ -21,10 +21,10 @@ from tests.approvals.test_resume import (
     blocked_child,
     crash_copy,
     harness,
-    tool_results,
     until,
 )
 from tests.approvals.test_service import RAN, Asker, bodies, service, tree
+from tests.support import tool_messages
 
 
 async def after_a_kill(
@@ -55,7 +55,7 @@ async def test_interrupting_a_stored_child_that_waits_on_the_user_cancels_its_re
     new_child = await second.agents.resume(child.id, label="level 1")
     await new_child.wait_idle()
     assert never.asked == [] and RAN == []
-    assert [m.content for m in tool_results(new_child)] == [INTERRUPTED_TOOL_TEXT]
+    assert [m.content for m in tool_messages(new_child)] == [INTERRUPTED_TOOL_TEXT]
 
 
 async def test_interrupting_a_stored_waiting_child_another_process_holds_records_nothing(
@@ -112,4 +112,4 @@ async def test_a_parent_interrupting_its_stored_child_that_waits_cancels_it_befo
     new_grandchild = await second.agents.resume(grandchild.id, label="level 2")
     await new_grandchild.wait_idle()
     assert never.asked == [] and RAN == []
-    assert [m.content for m in tool_results(new_grandchild)] == [INTERRUPTED_TOOL_TEXT]
+    assert [m.content for m in tool_messages(new_grandchild)] == [INTERRUPTED_TOOL_TEXT]

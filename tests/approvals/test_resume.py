@@ -25,6 +25,7 @@ from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent
 from host.testing import HostHarness, MakeHarness
 from host.tools import tool
 from tests.approvals.test_service import RAN, Asker, bodies, service, shell, tree
+from tests.support import tool_messages
 from tool_subagent_control import root as control
 
 GATE = asyncio.Event()
@@ -129,10 +130,6 @@ def asked_again(asker: Asker, before: ApprovalRequest, root_id: str) -> None:
     assert again.root_id == root_id
 
 
-def tool_results(agent: Any) -> list[MessageEvent]:
-    return [m for m in bodies(agent, MessageEvent) if m.role == "tool"]
-
-
 async def test_a_pending_request_is_asked_again_once_and_the_agent_goes_on(
     make_harness: MakeHarness, tmp_path: Path
 ) -> None:
@@ -147,7 +144,7 @@ async def test_a_pending_request_is_asked_again_once_and_the_agent_goes_on(
     await resumed.wait_idle()
     asked_again(asker, before, root.id)
     assert RAN == ["make"]
-    (result,) = tool_results(resumed)
+    (result,) = tool_messages(resumed)
     assert (result.content, result.tool_call_id) == ("ran make", before.tool_call_id)
     assert resumed.last_answer == "built"
     assert [b.request_id for b in bodies(resumed, ApprovalRequested)] == [before.request_id]
@@ -177,7 +174,7 @@ async def test_a_child_asks_again_through_the_current_root_and_both_logs_close(
     await new_child.wait_idle()
     asked_again(asker, before, new_root.id)
     assert RAN == []
-    (result,) = tool_results(new_child)
+    (result,) = tool_messages(new_child)
     assert result.content == "the user denied shell: not today" and result.is_error
     for agent in (new_child, new_root):
         assert [b.request_id for b in bodies(agent, ApprovalRequested)] == [before.request_id]
@@ -197,7 +194,7 @@ async def test_a_request_decided_before_the_crash_is_never_asked_again(
     resumed = await second.agents.resume(root_id, label="root")
     await resumed.wait_idle()
     assert never.asked == [] and RAN == ["slow deploy"]  # ran once, before the crash
-    (result,) = tool_results(resumed)
+    (result,) = tool_messages(resumed)
     assert (result.content, result.is_error) == (INTERRUPTED_TOOL_TEXT, True)
     assert second.model.requests == []  # nothing asked again: no turn, no model call
 
@@ -208,7 +205,7 @@ async def test_a_call_cut_off_by_a_crash_gets_the_interrupted_result(
     second, root_id = await cut_off(make_harness, tmp_path, call("plain", x=1))
     second.model.script("root", say("next"))
     resumed = await second.agents.resume(root_id, label="root")
-    (result,) = tool_results(resumed)
+    (result,) = tool_messages(resumed)
     assert result.content == INTERRUPTED_TOOL_TEXT
     resumed.followup("and now?")
     await resumed.wait_idle()
@@ -241,7 +238,7 @@ async def test_host_close_leaves_a_pending_request_open_and_it_is_asked_again_on
     await new_child.wait_idle()
     asked_again(asker, request, root.id)
     assert RAN == ["x"]
-    assert [m.content for m in tool_results(new_child)] == ["ran x"]
+    assert [m.content for m in tool_messages(new_child)] == ["ran x"]
 
 
 async def test_a_question_left_open_is_asked_again_and_its_answer_is_the_result(
@@ -258,7 +255,7 @@ async def test_a_question_left_open_is_asked_again_and_its_answer_is_the_result(
     await resumed.wait_idle()
     asked_again(asker, before, root.id)
     assert asker.asked[0].line() == f"{root.id} (root, depth 0) asks: Which colour?"
-    (result,) = tool_results(resumed)
+    (result,) = tool_messages(resumed)
     assert (result.content, result.structured) == ("blue", {"answer": "blue"})
     assert resumed.last_answer == "painting it blue"
 
@@ -277,7 +274,7 @@ async def test_a_request_the_policy_now_denies_is_denied_without_asking(
     resumed = await second.agents.resume(root.id, label="root")
     await resumed.wait_idle()
     assert never.asked == [] and RAN == []
-    (result,) = tool_results(resumed)
+    (result,) = tool_messages(resumed)
     assert result.content == "the user denied shell: the approval policy does not allow it"
     assert bodies(resumed, ApprovalDecided) == [
         ApprovalDecided(before.request_id, "denied", "the approval policy does not allow it")

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from host import hookimpl
 from host.agents import call, say
 from host.clients.events import (
@@ -27,6 +25,7 @@ from host.sessions.model import MessageEvent, TurnStart
 from host.subagents.types import ChildRequest
 from host.testing import HostHarness
 from host.tools import ToolExec, ToolResult, tool
+from tests.support import NoArgs
 
 
 def stored_items(harness: HostHarness, session_id: str, after: int) -> list[object]:
@@ -134,11 +133,6 @@ async def test_a_thread_nobody_follows_any_more_is_forgotten(harness: HostHarnes
     await root.wait_idle()
     assert heard == []
     feed.close()
-
-
-@attrs.frozen
-class NoArgs:
-    pass
 
 
 @tool("slow", "Reports how far it got.", NoArgs)

@@ -10,7 +10,6 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 
 import host
@@ -29,6 +28,7 @@ from host.subagents.service import SubagentService
 from host.tools import ToolExec, tool
 from host.tools.workers import ToolWorkers
 from tests.plugins.hooks import ACTIVATION_ORDER
+from tests.support import NoArgs
 from tests.typecheck import right_and_wrong
 
 RIGHT = '''
@@ -219,11 +219,6 @@ class Recorder:
     @hookimpl
     def register_plugins(self, register: Any) -> None:
         self.registers["register_plugins"] = register
-
-
-@attrs.frozen
-class NoArgs:
-    """No arguments."""
 
 
 PROTOCOLS = {

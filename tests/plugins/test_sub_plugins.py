@@ -7,21 +7,7 @@ from typing import Any
 import attrs
 
 from host import hookimpl
-from host.tools import Tool, ToolExec, tool
-from tests.support import without_origin
-
-
-@attrs.frozen
-class NoArgs:
-    pass
-
-
-def tool_named(name: str) -> Tool:
-    @tool(name, f"The {name} tool.", NoArgs)
-    async def run(args: NoArgs, exec: ToolExec) -> str:
-        return name
-
-    return run
+from tests.support import named_tool, without_origin
 
 
 class Part:
@@ -36,7 +22,7 @@ class Part:
 
     @hookimpl
     def register_tools(self, register: Any) -> None:
-        register(tool_named(f"{self.name}_tool"))
+        register(named_tool(f"{self.name}_tool"))
 
     @hookimpl
     def activate(self, scope: Any, config: Any) -> None:
@@ -179,7 +165,7 @@ class SelfAware:
 
     @hookimpl
     def register_tools(self, register: Any) -> None:
-        self.take_back = register(tool_named("solo_tool"))
+        self.take_back = register(named_tool("solo_tool"))
 
     @hookimpl
     def activate(self, plugin: Any) -> None:

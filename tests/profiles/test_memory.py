@@ -14,7 +14,7 @@ from host.memory.store import INDEX_LINES
 from host.sessions.model import SubagentDescriptorEvent
 from host.testing import call_tool
 from tests.profiles.support import delegate, library, profile_host, settle, write
-from tests.support import scripted
+from tests.support import scripted, tool_results
 
 INDEX_LINE = "- [Tabs](tabs.md): the user indents with tabs"
 MEMORY_TOOLS = ["memory_list", "memory_read", "memory_write"]
@@ -31,11 +31,6 @@ def memory_profile(dirs, name: str) -> Path:
     memory = dirs.home / "agent-memory" / name
     memory.mkdir(parents=True)
     return memory
-
-
-def tool_results(model: ScriptedModel, label: str, index: int) -> list[tuple[str, bool]]:
-    messages = model.requests_for(label)[index].messages
-    return [(m.content, m.is_error) for m in messages if m.role == "tool"]
 
 
 async def test_children_of_one_profile_share_its_memory_across_a_restart(tmp_path):
@@ -66,7 +61,7 @@ async def test_children_of_one_profile_share_its_memory_across_a_restart(tmp_pat
         _, prompt = seen(model, "second")
         assert prompt.index("You take notes.") < prompt.index("# Your memory")
         assert prompt.index("# Your memory") < prompt.index(INDEX_LINE)
-        assert tool_results(model, "second", 1) == [("The user indents with tabs.", False)]
+        assert tool_results(model.requests_for("second")[1].messages) == [("The user indents with tabs.", False)]
     finally:
         await host.aclose()
 
@@ -111,7 +106,7 @@ async def test_a_cold_resumed_child_keeps_its_memory_after_the_profile_file_is_g
         await settle(again, child_id, root)
         tools, prompt = seen(model, "keep", 0)
         assert set(MEMORY_TOOLS) <= set(tools) and "[a.md]" not in prompt
-        assert tool_results(model, "keep", 1)[-1] == ("a.md (3 bytes)", False)
+        assert tool_results(model.requests_for("keep")[1].messages)[-1] == ("a.md (3 bytes)", False)
     finally:
         await again.aclose()
 
@@ -152,7 +147,7 @@ async def test_a_path_outside_the_directory_is_an_error_for_the_model(tmp_path):
     try:
         root = await host.services.agents.create(label="root")
         await delegate(host, root, "escape", "escaper")
-        results = tool_results(model, "escape", 1)
+        results = tool_results(model.requests_for("escape")[1].messages)
         assert results == [
             ("memory_write: '../stolen.md' is outside the memory directory", True),
             ("memory_write: 'link/stolen.md' is outside the memory directory", True),

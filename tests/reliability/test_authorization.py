@@ -1,4 +1,4 @@
-"""The authorization audit: caller relations × operations through the real tools (DESIGN §10).
+"""The authorization audit: caller relations × operations through the real tools (docs/reliability.md).
 
 The tree (every child continuable, resident and running, held in its first model call)::
 
@@ -13,7 +13,7 @@ stale agent object and the same-id replacement: root ``P`` whose child ``Q`` set
 ``P`` disposed and resumed as ``P2`` (stale = the old ``P``; for ``report``, the settled
 ``Q``'s old object).
 
-Every refusal is the exact §10 text and writes nothing: every file under the test's
+Every refusal is the exact text of docs/subagents.md and writes nothing: every file under the test's
 directory is compared byte for byte before and after the call. ``list_agents`` needs no
 authority: it always lists the caller's own subtree (by the calling object's id).
 """
@@ -266,7 +266,7 @@ async def test_hostile_ids_and_arguments(tmp_path: Path) -> None:
             assert sent.is_error
             assert sent.text == f'message was not delivered: subagent "{bad}" is unavailable'
             stopped = await tree.tool("interrupt_agent", {"agent_id": bad}, r)
-            # a missing target is an accepted no-op (§6): it names nothing, touches nothing
+            # a missing target is an accepted no-op (docs/subagents.md): it names nothing, touches nothing
             assert stopped.text == f"interrupt requested for agent {bad}"
             assert tree.files() == before, repr(bad)
         # hostile *content* is data: stored verbatim, one JSON line, nothing outside data_dir

@@ -35,6 +35,7 @@ from host.tools import Tool, ToolExec, tool
 from tests.reliability import faulty as faulty_module
 from tests.reliability.faulty import BOOM, DISABLE_BUILTIN, Faulty, FaultyPlugin
 from tests.reliability.hosts import QUIET, Tree
+from tests.support import tool_messages
 
 
 def faulty_tree(tmp_path: Path) -> tuple[Tree, Faulty]:
@@ -248,11 +249,7 @@ async def test_broken_plugins_are_isolated(tmp_path: Path) -> None:
         tree.model.script("R", call("explode", text="x"), say("carried on"))
         r.followup("go")
         await r.wait_idle()
-        results = [
-            e.body
-            for e in r.session.events
-            if isinstance(e.body, MessageEvent) and e.body.role == "tool"
-        ]
+        results = tool_messages(r)
         assert (
             results[-1].is_error
             and results[-1].content == "explode failed: RuntimeError: tool exploded"
@@ -308,11 +305,7 @@ async def test_a_report_can_arrive_although_its_caller_never_learns_it(tmp_path:
             if isinstance(e.body, MessageEvent)
             for c in e.body.tool_calls
         ]
-        results = [
-            e.body.tool_call_id
-            for e in child_log.events
-            if isinstance(e.body, MessageEvent) and e.body.role == "tool"
-        ]
+        results = [m.tool_call_id for m in tool_messages(child_log.events)]
         assert calls and not set(calls) & set(results)  # the child never saw its success
     finally:
         await tree.aclose()

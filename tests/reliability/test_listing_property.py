@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from host.sessions.model import Event, MessageEvent, SessionHeader, SubagentDescriptorEvent
 from host.subagents.entries import ChildEntry, DiagnosticEntry
 from tests.profile import scale
-from tests.subagents.conftest import World, continuable, one_shot
+from tests.subagents.harness import World, continuable, one_shot
 
 KINDS = [
     "ordinary",

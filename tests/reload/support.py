@@ -12,9 +12,8 @@ from host.agents import Agent, call, say
 from host.app import Host
 from host.naming import Owner
 from host.plugins.discovery import discover
-from host.sessions.model import MessageEvent
 from host.testing import build_host
-from tests.support import scripted
+from tests.support import scripted, tool_results
 
 HEADER = """
 import attrs
@@ -91,15 +90,6 @@ async def ask_to_call(host: Host, tool: str, label: str, agent: Agent | None = N
     agent.followup(f"call {tool}")
     await agent.wait_idle()
     return agent
-
-
-def tool_results(agent: Agent) -> list[tuple[str, bool]]:
-    """(content, is_error) of every tool message in the agent's session, in order."""
-    return [
-        (e.body.content, e.body.is_error)
-        for e in agent.session.events
-        if isinstance(e.body, MessageEvent) and e.body.role == "tool"
-    ]
 
 
 def last_result(agent: Agent) -> tuple[str, bool]:

@@ -8,12 +8,9 @@ from pathlib import Path
 import pytest
 
 from host.sessions.jsonl import JsonlPersistence
-from host.sessions.model import Event, MessageEvent, SessionHeader, TurnStart
+from host.sessions.model import Event, SessionHeader, TurnStart
 from host.sessions.store import Session, SessionStore
-
-
-def user(text: str) -> MessageEvent:
-    return MessageEvent(role="user", content=text)
+from tests.support import user
 
 
 async def test_observers_see_appends_of_published_and_resumed_sessions(tmp_path: Path) -> None:

@@ -19,10 +19,7 @@ from host.sessions.model import MessageEvent, SessionHeader
 from host.sessions.persistence import PersistenceError, QueuedWriter
 from host.sessions.store import Session, SessionStore
 from tests.gated_writer import GatedPersistence, GatedWriter
-
-
-def user(text: str) -> MessageEvent:
-    return MessageEvent(role="user", content=text)
+from tests.support import user
 
 
 @pytest.fixture

@@ -30,6 +30,7 @@ from host.sessions.projections import (
     ProjectionUnit,
 )
 from host.sessions.store import SessionError, SessionStore
+from tests.support import user
 
 
 class RecordingPersistence:
@@ -93,10 +94,6 @@ def projections() -> Projections:
 @pytest.fixture
 def store(recording: RecordingPersistence, projections: Projections) -> SessionStore:
     return SessionStore(recording, projections)
-
-
-def user(text: str) -> MessageEvent:
-    return MessageEvent(role="user", content=text)
 
 
 def test_unpublished_is_invisible_and_not_stored(store: SessionStore, data_dir: Path) -> None:

@@ -15,7 +15,7 @@ from host.cancel import CancelSignal
 from host.sessions.model import Event, MessageEvent, SessionHeader, SubagentDescriptorEvent
 from host.subagents.entries import ChildEntry, DiagnosticEntry
 from host.subagents.errors import SubagentError
-from tests.subagents.conftest import World, continuable, one_shot
+from tests.subagents.harness import World, continuable, one_shot
 
 
 def write(

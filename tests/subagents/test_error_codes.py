@@ -1,4 +1,4 @@
-"""The ``SubagentError`` contract: the code set of DESIGN §10, and DUPLICATE_CHILD raised."""
+"""The ``SubagentError`` contract: the code set of docs/subagents.md, and DUPLICATE_CHILD raised."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import get_args
 import pytest
 
 from host.subagents.errors import SubagentError, SubagentErrorCode
-from tests.subagents.test_service_support import Env, env_fixture  # noqa: F401
+from tests.subagents.harness import Env
 
-DESIGN_CODES = {  # DESIGN.md §10 "Errors", in its order
+DOCUMENTED_CODES = {  # docs/subagents.md "Errors", in its order
     "UNAUTHORIZED",
     "NOT_RESUMABLE",
     "ACTIVATION_CLOSING",
@@ -34,7 +34,7 @@ DESIGN_CODES = {  # DESIGN.md §10 "Errors", in its order
 def test_the_code_set_is_the_designs() -> None:
     codes = get_args(SubagentErrorCode)
     assert len(codes) == len(set(codes))
-    assert set(codes) == DESIGN_CODES
+    assert set(codes) == DOCUMENTED_CODES
 
 
 async def test_a_child_live_outside_the_manager_is_a_duplicate_child(env: Env) -> None:

@@ -13,7 +13,7 @@ from host.subagents.identity import (
     identity_verdict,
     judge_descriptor,
 )
-from tests.subagents.conftest import continuable, one_shot
+from tests.subagents.harness import continuable, one_shot
 
 
 def fold(*bodies) -> IdentityState:

@@ -14,7 +14,7 @@ import pytest
 from host.sessions.model import SessionHeader
 from host.subagents.identity import Identity, IdentityProblem
 from host.subagents.index import INDEX_BYTES, IdentityIndex, fingerprint
-from tests.subagents.conftest import continuable, one_shot
+from tests.subagents.harness import continuable, one_shot
 
 
 def header(sid: str = "c1", **kw) -> SessionHeader:
@@ -145,7 +145,7 @@ import logging, sys
 from pathlib import Path
 from host.sessions.model import SessionHeader
 from host.subagents.index import IdentityIndex
-from tests.subagents.conftest import continuable
+from tests.subagents.harness import continuable
 logging.basicConfig(format="%(message)s")
 index = IdentityIndex(Path(sys.argv[1]))
 child = SessionHeader(id="c1", parent_session="p", created_at=10, origin="subagent")

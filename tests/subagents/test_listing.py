@@ -13,7 +13,7 @@ from host.subagents.entries import ChildEntry, DiagnosticEntry
 from host.subagents.errors import SubagentError
 from host.subagents.identity import IDENTITY_KEY, IDENTITY_UNIT, IdentityState
 from host.subagents.listing import SubagentListing
-from tests.subagents.conftest import World, continuable, one_shot
+from tests.subagents.harness import World, continuable, one_shot
 
 
 def shape(entries: list) -> list[tuple]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.sessions.header_reads import counted, settle
-from tests.subagents.conftest import World
+from tests.subagents.harness import World
 
 
 async def test_a_new_process_lists_children_and_descendants_after_changes(

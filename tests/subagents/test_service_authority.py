@@ -1,4 +1,4 @@
-"""The authorization matrix of ``followup``, ``interrupt`` and ``report_from`` (DESIGN §10)."""
+"""The authorization matrix of ``followup``, ``interrupt`` and ``report_from`` (docs/subagents.md, docs/reliability.md)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,9 @@ from host.agents import Agent, say
 from host.cancel import CancelSignal
 from host.subagents.errors import SubagentError
 from host.subagents.types import ChildRequest
-from tests.subagents.test_service_support import (
-    Env,
-    Stubborn,
-    accepted,
-    background_tool,
-    env_fixture,  # noqa: F401
-)
-from tests.support import Gate, forged
+from tests.scenarios import Stubborn, background_tool
+from tests.subagents.harness import Env
+from tests.support import Gate, accepted, forged
 
 COORD = {"kind": "coordinator"}
 

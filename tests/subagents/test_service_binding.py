@@ -8,7 +8,7 @@ from typing import Any
 from host.agents import say
 from host.subagents.service import ServiceLookup
 from host.subagents.types import ChildRequest
-from tests.subagents.test_service_support import Env, env_fixture  # noqa: F401
+from tests.subagents.harness import Env
 
 
 class Counting:

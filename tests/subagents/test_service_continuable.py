@@ -15,15 +15,9 @@ from host.subagents.errors import SubagentError
 from host.subagents.identity import Identity
 from host.subagents.types import ChildRequest
 from tests.agents.helpers import echo
-from tests.subagents.test_service_support import (
-    Env,
-    accepted,
-    background_tool,
-    env_fixture,  # noqa: F401
-    report_tool,
-    user_messages,
-)
-from tests.support import Gate
+from tests.scenarios import background_tool, user_messages
+from tests.subagents.harness import Env, report_tool
+from tests.support import Gate, accepted
 
 FINISHED = "finished and will do no further work unless you send it more."
 

@@ -14,7 +14,7 @@ from host.subagents.errors import SubagentError
 from host.subagents.identity import Identity
 from host.subagents.types import ChildRequest, Provider, ProviderCapabilities
 from tests.agents.helpers import echo
-from tests.subagents.test_service_support import Env, descriptor_seqs, env_fixture  # noqa: F401
+from tests.subagents.harness import Env, descriptor_seqs
 from tests.support import Gate
 
 

@@ -13,14 +13,9 @@ from host.agents import call, say
 from host.sessions.model import MessageEvent, SessionHeader, SubagentDescriptorEvent
 from host.subagents.errors import SubagentError
 from host.subagents.types import ChildRequest, Provider, ProviderCapabilities
-from tests.subagents.test_service_support import (
-    Env,
-    accepted,
-    background_tool,
-    env_fixture,  # noqa: F401
-    user_messages,
-)
-from tests.support import Gate
+from tests.scenarios import background_tool, user_messages
+from tests.subagents.harness import Env
+from tests.support import Gate, accepted
 
 COORD = {"kind": "coordinator"}
 NOT_RESUMABLE = (

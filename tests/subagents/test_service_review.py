@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from host.subagents.errors import SubagentError
-from tests.subagents.test_service_support import Env, env_fixture  # noqa: F401
+from tests.subagents.harness import Env
 
 
 async def test_a_parent_lost_during_cold_resume_leaves_the_child_settled(env: Env) -> None:

@@ -1,9 +1,9 @@
-"""The public signatures of ``SubagentService``, pinned to DESIGN §10 "Service signatures".
+"""The public signatures of ``SubagentService``, pinned to docs/subagents.md "Service signatures".
 
-The design's lines are copied here verbatim; each is compared with ``inspect.signature`` of
+The doc's lines are copied here verbatim; each is compared with ``inspect.signature`` of
 the method: parameter names, which are keyword-only, defaults, the return annotation, and
-whether the method is ``async`` (§10: "all ``async`` except ``interrupt``, ``register_*``").
-The public methods the design does not name are pinned to the service's module docstring, so
+whether the method is ``async`` (the doc: "All ``async`` except ``interrupt``, ...").
+The public methods the doc lists apart are pinned to the service's module docstring, so
 that a new public method, or a changed one, is a decision made in the open.
 """
 
@@ -20,7 +20,7 @@ from host.subagents import service as service_module
 from host.subagents.service import SubagentService
 from host.subagents.types import ContinuableStart
 
-DESIGN_SIGNATURES = [  # DESIGN.md §10 "Service signatures", in its order
+DOCUMENTED_SIGNATURES = [  # docs/subagents.md "Service signatures", in its order
     "start(provider, request, *, parent, signal=None) -> SubagentRun",
     "start_continuable(provider, request, *, parent, label, signal=None) -> ContinuableStart(child_id, message_id)",
     "followup(parent, child_id, content, *, source, signal=None) -> MessageId",
@@ -33,7 +33,7 @@ DESIGN_SIGNATURES = [  # DESIGN.md §10 "Service signatures", in its order
 ]
 SYNC = {"interrupt", "register_continuable_setup", "register_provider"}  # "all async except"
 
-BEYOND_THE_DESIGN = {  # public, documented in the module docstring, not named by §10
+BEYOND_THE_LIST = {  # public, documented in the module docstring, not in the doc's list
     "may_delegate": "may_delegate(provider, header) -> bool",
     "drain_descendants": "drain_descendants(parent) -> None",
     "aclose": "aclose() -> None",
@@ -46,7 +46,7 @@ LINE = re.compile(r"(?P<name>\w+)\((?P<params>[^)]*)\) -> (?P<returns>.+)")
 
 
 def shape(name: str, method: Any) -> str:
-    """``name(a, b, *, c, d=None) -> R``, the way DESIGN §10 writes a signature."""
+    """``name(a, b, *, c, d=None) -> R``, the way docs/subagents.md writes a signature."""
     parts: list[str] = []
     star = False
     for param in list(inspect.signature(method).parameters.values())[1:]:  # without self
@@ -68,7 +68,7 @@ def design_line(line: str) -> tuple[str, str]:
     return match["name"], f"{match['name']}({match['params']}) -> {returns}"
 
 
-@pytest.mark.parametrize("line", DESIGN_SIGNATURES)
+@pytest.mark.parametrize("line", DOCUMENTED_SIGNATURES)
 def test_the_signature_is_the_designs(line: str) -> None:
     name, expected = design_line(line)
     method = getattr(SubagentService, name)
@@ -80,9 +80,9 @@ def test_continuable_start_carries_child_id_then_message_id() -> None:
     assert [field.name for field in attrs.fields(ContinuableStart)] == ["child_id", "message_id"]
 
 
-@pytest.mark.parametrize("name", sorted(BEYOND_THE_DESIGN))
+@pytest.mark.parametrize("name", sorted(BEYOND_THE_LIST))
 def test_the_other_public_methods_are_the_module_docstrings(name: str) -> None:
-    line = BEYOND_THE_DESIGN[name]
+    line = BEYOND_THE_LIST[name]
     assert line in (service_module.__doc__ or "")
     assert shape(name, getattr(SubagentService, name)) == line
 
@@ -93,5 +93,5 @@ def test_no_public_method_goes_unpinned() -> None:
         for name, value in vars(SubagentService).items()
         if not name.startswith("_") and callable(value)
     }
-    named = {design_line(line)[0] for line in DESIGN_SIGNATURES}
-    assert public == named | set(BEYOND_THE_DESIGN) | INTERNAL
+    named = {design_line(line)[0] for line in DOCUMENTED_SIGNATURES}
+    assert public == named | set(BEYOND_THE_LIST) | INTERNAL

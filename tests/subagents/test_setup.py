@@ -27,9 +27,10 @@ from host.subagents.setup import (
     Installation,
     SetupHooks,
 )
-from host.tools import Tool, ToolExec, tool
+from host.tools import Tool
 from host.tools.scope import tool_registry
 from tests.agents.helpers import TextArgs
+from tests.support import named_tool
 
 # -- fixtures (the rest come from tests.fixtures via the conftest) ------------------------
 
@@ -37,7 +38,7 @@ from tests.agents.helpers import TextArgs
 @pytest.fixture
 def global_tools() -> NamedRegistry[Tool]:
     tools = tool_registry()
-    tools.register("echo", make_tool("echo"), owner="test")
+    tools.register("echo", named_tool("echo", params=TextArgs), owner="test")
     return tools
 
 
@@ -52,14 +53,6 @@ def setups() -> ContinuableSetupRegistry:
 
 
 # -- helpers -------------------------------------------------------------------------------
-
-
-def make_tool(name: str) -> Tool:
-    @tool(name, f"The {name} tool.", TextArgs)
-    async def run(args: TextArgs, exec: ToolExec) -> str:
-        return name
-
-    return run
 
 
 class Contributions:
@@ -78,7 +71,7 @@ class Contributions:
                 self.log.append(f"refuse {name}@{setup.id}")
                 raise ValueError(f"{name} refused")
             self.log.append(f"install {name}@{setup.id}")
-            remove_tool = setup.tools.register(name, make_tool(name), owner=name)
+            remove_tool = setup.tools.register(name, named_tool(name, params=TextArgs), owner=name)
             remove_section = register_section(
                 setup.sections, PromptSection(name, f"guidance {name}"), owner=name
             )

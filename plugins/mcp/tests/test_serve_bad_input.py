@@ -1,4 +1,4 @@
-"""Bad input to ``agent-host mcp serve``: each gets the §10 error text or one line, and
+"""Bad input to ``agent-host mcp serve``: each gets its documented error text (docs/subagents.md) or one line, and
 nothing is written; a client that leaves mid-poll or mid-elicitation ends the server cleanly,
 deciding nothing; a second server on the same root is refused."""
 

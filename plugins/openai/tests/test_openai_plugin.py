@@ -11,9 +11,9 @@ from agent_host_openai import Config, OpenAIModel, resolve_settings
 from agent_host_openai.testing import Reply, completion, tool_call
 
 from host import hookimpl
-from host.sessions.model import MessageEvent, TurnEnd
+from host.sessions.model import TurnEnd
 from host.tools import ToolExec, ToolResult, tool
-from tests.support import plugin_row
+from tests.support import plugin_row, tool_messages
 
 PLUGIN = ("openai", agent_host_openai)
 
@@ -218,11 +218,7 @@ async def test_malformed_arguments_become_a_clear_tool_error(make_host, server):
     agent.followup("echo ping")
     await agent.wait_idle()
 
-    results = [
-        e.body
-        for e in agent.session.events
-        if isinstance(e.body, MessageEvent) and e.body.role == "tool"
-    ]
+    results = tool_messages(agent)
     assert [(r.content, r.is_error) for r in results] == [
         ("invalid arguments for echo: text: required; _malformed_arguments: unknown key", True)
     ]

@@ -21,6 +21,7 @@ from host.agents.models import (
 )
 from host.cancel import CancelSignal
 from host.sessions.model import MessageEvent, ToolCall, TurnEnd
+from tests.support import soon
 
 
 def request(*messages):
@@ -379,14 +380,6 @@ def openai_host(make_host, server):
     return make_host(("openai", agent_host_openai), config={"plugins": {"openai": table}})
 
 
-async def wait_for(condition):
-    for _ in range(500):
-        if condition():
-            return True
-        await asyncio.sleep(0.01)
-    return False
-
-
 async def test_the_pool_is_kept_across_turns_and_closed_with_the_host(make_host, server):
     server.reply(Stream(stream_chunks("one")), Stream(stream_chunks("two")))
     host = openai_host(make_host, server)
@@ -400,7 +393,7 @@ async def test_the_pool_is_kept_across_turns_and_closed_with_the_host(make_host,
     ]
     assert (server.connections, server.open_connections) == (1, 1)
     await host.aclose()
-    assert await wait_for(lambda: server.open_connections == 0)
+    assert await soon(lambda: server.open_connections == 0)
 
 
 async def test_reloading_the_plugin_closes_the_old_models_pool(make_host, server):
@@ -411,7 +404,7 @@ async def test_reloading_the_plugin_closes_the_old_models_pool(make_host, server
     await agent.wait_idle()
     assert server.open_connections == 1
     assert host.reload("openai").ok
-    assert await wait_for(lambda: server.open_connections == 0)
+    assert await soon(lambda: server.open_connections == 0)
     await host.aclose()
 
 

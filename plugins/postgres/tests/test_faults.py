@@ -27,13 +27,9 @@ from host.sessions.persistence import PersistenceError
 from host.sessions.remote import QUEUED_PREFIX
 from host.sessions.store import Session, SessionStore
 from host.testing import HostHarness
-from tests.support import message
+from tests.support import message, user
 
 T = TypeVar("T")
-
-
-def user(text: str) -> MessageEvent:
-    return MessageEvent(role="user", content=text)
 
 
 def contents(session: Session) -> list[str]:

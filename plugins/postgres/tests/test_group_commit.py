@@ -9,13 +9,10 @@ import psycopg
 import pytest
 from agent_host_postgres.persistence import PostgresPersistence
 
-from host.sessions.model import MessageEvent, SessionHeader
+from host.sessions.model import SessionHeader
 from host.sessions.persistence import PersistenceError
 from host.sessions.store import Session, SessionStore
-
-
-def user(text: str) -> MessageEvent:
-    return MessageEvent(role="user", content=text)
+from tests.support import user
 
 
 async def appending(session: Session, count: int) -> None:

@@ -1,4 +1,4 @@
-"""Several real host processes over one PostgreSQL database (issue 10).
+"""Several real host processes over one PostgreSQL database (docs/persistence.md, "PostgreSQL").
 
 Each host is a separate process running ``multi_host.py`` (its docstring: the line protocol),
 driven step by step over stdin/stdout. The lease time to live is short (``TTL``) so that the
@@ -44,6 +44,7 @@ import pytest
 from agent_host_postgres import DSN_ENV
 
 from tests import profile
+from tests.support import wait_until
 
 SERVERS = ["fsync=off", *(["fsync=on"] if profile.SLOW else [])]
 """The kill trials run against the test server (``fsync=off``, for speed) and, in the slow
@@ -201,18 +202,6 @@ def outlive(dsn: str, schema: str, host: HostProcess) -> None:
 def expire(dsn: str, schema: str, host: HostProcess) -> None:
     """The leases of the killed ``host`` expire now (see ``set_expiry``)."""
     set_expiry(dsn, schema, host.host_id, "-1 second")
-
-
-def wait_for(check: Callable[[], Any], what: str, timeout: float = 10.0) -> Any:
-    """Poll ``check`` until it returns something truthy; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.02)
 
 
 def sleep_until(moment: float) -> None:
@@ -448,7 +437,7 @@ def test_a_paused_host_cannot_speak_for_a_child_it_lost(spawn, dsn, schema) -> N
     def outcome() -> Any:
         return fenced() or notices(b("stored", id="R")["events"]) or queued_messages(dsn, schema)
 
-    wait_for(outcome, "A's settlement notice to be refused or sent")
+    wait_until(outcome, "A's settlement notice to be refused or sent")
     assert notices(b("stored", id="R")["events"]) == []
     assert queued_messages(dsn, schema) == []
     (record,) = fenced()
@@ -462,7 +451,7 @@ def test_a_paused_host_cannot_speak_for_a_child_it_lost(spawn, dsn, schema) -> N
     assert b("status", id="R")["outcomes"] == []
     b("release", label="worker", say="done on B")
     b("wait_settled", id=worker)
-    (notice,) = wait_for(lambda: notices(b("stored", id="R")["events"]), "W's notice on B")
+    (notice,) = wait_until(lambda: notices(b("stored", id="R")["events"]), "W's notice on B")
     assert notice["source"]["sender_session_id"] == worker
     assert "failed" not in notice["content"]
     assert a.exit() == 0
@@ -502,7 +491,7 @@ def test_send_message_from_b_is_delivered_to_a_child_resident_on_a(spawn, dsn, s
     def delivered() -> list[dict[str, Any]]:
         return accepted(a("events", id=worker)["events"], message_id=message_id)
 
-    (event,) = wait_for(delivered, "the message in W's log on A", timeout=5.0)
+    (event,) = wait_until(delivered, "the message in W's log on A", timeout=5.0)
     assert event["content"] == "hello from B"
     assert event["source"] == {"kind": "coordinator", "sender_session_id": "R"}
     assert lease(dsn, schema, worker)["owner"] == a.host_id  # W stayed on A
@@ -530,7 +519,7 @@ def test_report_from_a_reaches_the_parent_live_on_b(spawn, dsn, schema) -> None:
         events = b("events", id="R")["events"]
         return accepted(events, source_kind="subagent-report", message_id=message_id)
 
-    (event,) = wait_for(reported, "the report in R's log on B", timeout=5.0)
+    (event,) = wait_until(reported, "the report in R's log on B", timeout=5.0)
     assert event["source"]["sender_session_id"] == worker
     assert "finding from A" in event["content"]
 
@@ -572,9 +561,9 @@ def test_a_message_sent_while_a_dead_hosts_lease_lives_is_delivered_after_expiry
     def delivered() -> list[dict[str, Any]]:
         return accepted(b("stored", id=worker)["events"], message_id=message_id)
 
-    (event,) = wait_for(delivered, "the queued message in W's log", timeout=TTL + 10.0)
+    (event,) = wait_until(delivered, "the queued message in W's log", timeout=TTL + 10.0)
     assert event["content"] == "sent while A's lease lived"
-    wait_for(lambda: b("stored", id=worker)["events"][-1]["kind"] == "turn/end", "W's turn")
+    wait_until(lambda: b("stored", id=worker)["events"][-1]["kind"] == "turn/end", "W's turn")
     b("wait_settled", id=worker)
     stored = b("stored", id=worker)["events"]
     assert stored[: len(acked)] == acked

@@ -86,7 +86,7 @@ async def test_foreground_returns_the_final_answer(host, h):
     assert result.structured == {
         "subagent_id": child_id,
         "stop_reason": "completed",
-        "subagent_type": "general-purpose",  # no subagent_type: the default profile (issue 23)
+        "subagent_type": "general-purpose",  # no subagent_type: the default profile (docs/profiles.md)
     }
     header = (await host.services.session_persistence.inspect(child_id)).header  # root's child
     assert (header.origin, header.parent_session) == ("subagent", root.id)

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import agent_host_mcp
 import agent_host_subagent
-import attrs
 import pytest
 
 from host import hookimpl
@@ -21,22 +20,10 @@ from host.app import Host
 from host.naming import Owner
 from host.sessions.model import SubagentDescriptorEvent
 from host.testing import build_host, call_tool
-from host.tools import ToolResult, tool
+from host.tools import ToolResult
+from tests.support import named_tool
 
 MCP_TIME = {"command": str(Path(sys.executable).parent / "mcp-server-time")}
-
-
-@attrs.frozen
-class NoArgs:
-    pass
-
-
-def simple(name: str):
-    @tool(name, f"The {name} tool.", NoArgs)
-    async def run(args: NoArgs, exec) -> ToolResult:
-        return ToolResult(name)
-
-    return run
 
 
 class Server:
@@ -48,7 +35,7 @@ class Server:
     @hookimpl
     def register_tools(self, register):
         for name in self.tools:
-            register(simple(name))
+            register(named_tool(name))
 
 
 class FakeMcp:
@@ -70,7 +57,7 @@ class Tools:
     @hookimpl
     def register_tools(register):
         for name in ("read_file", "shell", "lookalike__tool"):
-            register(simple(name))
+            register(named_tool(name))
 
 
 def write(directory: Path, name: str, **fields: str) -> None:

@@ -15,8 +15,7 @@ from host.app import Host
 from host.profiles.sources import CLOSINGS, GENERAL_PURPOSE_PERSONA
 from host.sessions.model import SubagentDescriptorEvent
 from host.testing import build_host, call_tool
-from host.tools import ToolResult, tool
-from tests.support import scripted
+from tests.support import named_tool, scripted
 
 PROFILE = """---
 name: {name}
@@ -47,19 +46,6 @@ def write(
     return path
 
 
-@attrs.frozen
-class NoArgs:
-    pass
-
-
-def simple(name: str):
-    @tool(name, f"The {name} tool.", NoArgs)
-    async def run(args: NoArgs, exec) -> ToolResult:
-        return ToolResult(name)
-
-    return run
-
-
 class Tools:
     """Three plain global tools to filter."""
 
@@ -67,7 +53,7 @@ class Tools:
     @hookimpl
     def register_tools(register):
         for name in ("read_file", "grep", "shell"):
-            register(simple(name))
+            register(named_tool(name))
 
 
 @attrs.define
@@ -130,7 +116,7 @@ async def test_a_child_from_a_profile_gets_exactly_its_tools_and_persona(env):
     assert tools == ["subagent", "read_file", "shell"]
     assert "You review diffs and never edit." in prompt
 
-    # Without subagent_type the child is general-purpose (issue 23): all the parent's tools,
+    # Without subagent_type the child is general-purpose (docs/profiles.md): all the parent's tools,
     # as a plain child had, and the general-purpose persona instead of none.
     plain = await call_tool(host, "subagent", {"description": "plain", "prompt": "p"}, agent=root)
     assert plain.structured["subagent_type"] == "general-purpose"

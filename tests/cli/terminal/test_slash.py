@@ -13,14 +13,11 @@ from host.plugins.reload import ReloadOutcome
 from host.sessions.model import MessageEvent, TurnEnd
 from host.subagents.types import ChildRequest
 from tests.scenarios import background_tool
-from tests.subagents.test_service_support import (
-    Env,
-    env_fixture,  # noqa: F401
-)
+from tests.subagents.harness import Env
 from tests.support import Gate, bodies
 
 
-class World:
+class SlashWorld:
     """A root with ``research`` (answered and settled), ``mid`` (idle, waiting on its own
     child) and ``grand`` (mid's child, running: its model call held by ``gate``)."""
 
@@ -34,7 +31,7 @@ class World:
 
 
 @pytest.fixture
-async def world(env: Env) -> AsyncIterator[World]:
+async def world(env: Env) -> AsyncIterator[SlashWorld]:
     root = await env.root()
     env.add_tool(background_tool())
     env.model.script("research", say("found it"))
@@ -56,7 +53,7 @@ async def world(env: Env) -> AsyncIterator[World]:
     activation = env.activation(mid.child_id)
     assert activation is not None
     (grand,) = activation.children
-    yield World(env, root, research.child_id, mid.child_id, grand, gate)
+    yield SlashWorld(env, root, research.child_id, mid.child_id, grand, gate)
 
 
 def lines(reply: Reply) -> list[str]:
@@ -71,7 +68,7 @@ def mistake(reply: Reply) -> str:
     return line
 
 
-async def test_agents_is_the_tree_indented_by_depth_with_statuses(world: World) -> None:
+async def test_agents_is_the_tree_indented_by_depth_with_statuses(world: SlashWorld) -> None:
     assert lines(await world.run("/agents")) == [
         f"research  {world.research}  [ready]",
         f"mid  {world.mid}  [idle]",
@@ -91,7 +88,7 @@ async def test_agents_without_subagents(env: Env) -> None:
     assert lines(await SlashCommands(env.host, lambda: root).run("/agents")) == ["(no subagents)"]
 
 
-async def test_resolve_by_id_prefix_or_label(world: World) -> None:
+async def test_resolve_by_id_prefix_or_label(world: SlashWorld) -> None:
     resolve = world.commands.resolve
     assert await resolve(world.grand) == world.grand
     assert await resolve("research") == world.research
@@ -127,7 +124,7 @@ async def test_resolve_names_two_agents_sharing_a_prefix(env: Env) -> None:
     )
 
 
-async def test_show_of_a_running_child_follows_it_until_its_turn_ends(world: World) -> None:
+async def test_show_of_a_running_child_follows_it_until_its_turn_ends(world: SlashWorld) -> None:
     shown = await world.run("/show grand")
     assert lines(shown) == [
         f"── grand ({world.grand}) · running ──",
@@ -146,7 +143,7 @@ async def test_show_of_a_running_child_follows_it_until_its_turn_ends(world: Wor
     assert shown.follow is None
 
 
-async def test_show_of_an_idle_child_is_its_transcript_without_descriptors(world: World) -> None:
+async def test_show_of_an_idle_child_is_its_transcript_without_descriptors(world: SlashWorld) -> None:
     shown = await world.run("/show mid")
     assert lines(shown) == [
         f"── mid ({world.mid}) · idle ──",
@@ -195,7 +192,7 @@ async def test_show_of_a_child_the_listing_finds_corrupt_gives_its_diagnostic(en
     assert env.session_files() == before
 
 
-async def test_send_queues_a_turn_for_a_child_of_the_root(world: World) -> None:
+async def test_send_queues_a_turn_for_a_child_of_the_root(world: SlashWorld) -> None:
     world.env.model.script("research", say("more found"))
     assert lines(await world.run("/send research   look again  ")) == [
         f"message queued for {world.research}"
@@ -209,18 +206,18 @@ async def test_send_queues_a_turn_for_a_child_of_the_root(world: World) -> None:
     assert stored[-2].source == {"kind": "coordinator", "sender_session_id": world.root.id}
 
 
-async def test_send_to_a_grandchild_is_refused_as_send_message_refuses_it(world: World) -> None:
+async def test_send_to_a_grandchild_is_refused_as_send_message_refuses_it(world: SlashWorld) -> None:
     assert mistake(await world.run("/send grand hello")) == (
         f'message was not delivered: subagent "{world.grand}" belongs to another parent session'
     )
 
 
-async def test_interrupt_of_an_idle_root_has_nothing_to_stop(world: World) -> None:
+async def test_interrupt_of_an_idle_root_has_nothing_to_stop(world: SlashWorld) -> None:
     reply = await world.run("/interrupt")
     assert (reply.lines, reply.error) == (("nothing to interrupt: the agent is idle",), False)
 
 
-async def test_interrupt_stops_the_roots_turn_or_a_subagents(world: World) -> None:
+async def test_interrupt_stops_the_roots_turn_or_a_subagents(world: SlashWorld) -> None:
     held = Gate()
     world.env.on_close(held.open)
     world.env.model.script("root", held.reply(say("never said")))
@@ -235,7 +232,7 @@ async def test_interrupt_stops_the_roots_turn_or_a_subagents(world: World) -> No
     assert [e.body.stop_reason for e in grand if isinstance(e.body, TurnEnd)] == ["interrupted"]
 
 
-async def test_model_shows_and_switches_the_roots_model(world: World) -> None:
+async def test_model_shows_and_switches_the_roots_model(world: SlashWorld) -> None:
     other = ScriptedModel()
     world.env.services.models.register("other", other, owner="test")
     assert lines(await world.run("/model")) == ["model: scripted (available: scripted, other)"]
@@ -248,7 +245,7 @@ async def test_model_shows_and_switches_the_roots_model(world: World) -> None:
     assert lines(await world.run("/model")) == ["model: other (available: scripted, other)"]
 
 
-async def test_help_lists_the_commands_and_exit_ends(world: World) -> None:
+async def test_help_lists_the_commands_and_exit_ends(world: SlashWorld) -> None:
     shown = lines(await world.run("/help"))
     assert [line.split()[0] for line in shown[:-1]] == [
         "/agents",
@@ -266,7 +263,7 @@ async def test_help_lists_the_commands_and_exit_ends(world: World) -> None:
     assert await world.run("  /exit  ") == Reply(exit=True)
 
 
-async def test_plugins_is_the_plugin_table(world: World) -> None:
+async def test_plugins_is_the_plugin_table(world: SlashWorld) -> None:
     shown = lines(await world.run("/plugins"))
     assert shown[0].split() == ["plugin", "state", "from", "provides", "requires", "detail"]
     assert any(line.split()[:2] == ["subagents", "active"] for line in shown[2:])
@@ -313,7 +310,7 @@ MISTAKES = [
 ]
 
 
-async def test_every_mistake_is_one_line_and_changes_nothing(world: World) -> None:
+async def test_every_mistake_is_one_line_and_changes_nothing(world: SlashWorld) -> None:
     env = world.env
     ids = ", ".join(sorted([world.research, world.mid, world.grand]))
     before = env.session_files()

@@ -7,10 +7,7 @@ import logging
 import pytest
 
 from host.cli.slash import SlashCommands
-from tests.subagents.test_service_support import (
-    Env,
-    env_fixture,  # noqa: F401
-)
+from tests.subagents.harness import Env
 
 
 async def broken_commands(env: Env, monkeypatch: pytest.MonkeyPatch) -> SlashCommands:

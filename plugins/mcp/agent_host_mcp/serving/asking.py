@@ -1,6 +1,6 @@
 """Requests to the user from anywhere below the root, put to the MCP client by elicitation.
 
-The approvals service routes every request of the root's tree to this handler (DESIGN §11);
+The approvals service routes every request of the root's tree to this handler (docs/approvals.md);
 it asks the newest connected client that declared the ``elicitation`` capability with
 ``elicitation/create``: the message is the request's one line (who asks — id, label, depth —
 and the tool with its arguments, or the question), the form a ``decision`` (``approve`` |

@@ -1,7 +1,7 @@
 """``read_agent_messages``: the reports and settlement notices addressed to the root.
 
 A background subagent's ``report`` and its settlement notice reach its parent as inbox
-messages (DESIGN §10 texts); the root's log holds them, in order, as transcript items
+messages (docs/subagents.md texts); the root's log holds them, in order, as transcript items
 (``host.clients.items``: ``subagentReport``, ``subagentSettled``). A read returns those after
 the cursor ``after`` (the ``seq`` of the last log event a previous read covered) and the next
 cursor; ``wait_seconds`` > 0 waits for the first one to be appended when none is new (woken

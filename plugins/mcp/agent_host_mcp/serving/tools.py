@@ -2,10 +2,10 @@
 
 ``subagent``, ``send_message``, ``interrupt_agent`` and ``list_agents`` are the root agent's
 own tools, run as a model's call of them would be (``run_tool``: argument checks, the
-approval policy, the §10 texts and structured results), with the root as the calling agent;
-their descriptions and schemas are the host's. ``read_agent_messages`` is ``mailbox``'s.
-The structured result of ``list_agents``, an array in §10, is sent as ``{"agents": [...]}``
-(MCP's structured content is an object).
+approval policy, the texts of docs/subagents.md and structured results), with the root as the
+calling agent; their descriptions and schemas are the host's. ``read_agent_messages`` is
+``mailbox``'s. The structured result of ``list_agents``, an array in docs/subagents.md, is sent
+as ``{"agents": [...]}`` (MCP's structured content is an object).
 """
 
 from __future__ import annotations

@@ -17,16 +17,9 @@ from host.naming import NamedRegistry, Owner
 from host.subagents.errors import SubagentError
 from host.subagents.types import ChildRequest
 from host.tools import Tool, ToolExec, tool
-from tests.report.support import (
-    Gate,
-    ReportEnv,
-    TextArgs,
-    accepted,
-    echo,
-    frame,
-    source,
-    tool_names,
-)
+from tests.scenarios import TextArgs
+from tests.subagents.report import ReportEnv, echo, frame, source, tool_names
+from tests.support import Gate, accepted
 
 GUIDANCE = report_plugin.GUIDANCE
 

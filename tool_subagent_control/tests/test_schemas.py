@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from host.agents import say
-from tests.control.conftest import TWO_DELEGATION_TOOLS, Ctl
+from tests.subagents.control import TWO_DELEGATION_TOOLS, Ctl
 
 CONTROL_TOOLS = ("send_message", "interrupt_agent", "list_agents")
 

@@ -8,12 +8,8 @@ from host.agents import call, say
 from host.naming import Owner
 from host.subagents.types import ChildRequest
 from host.testing import call_tool
-from tests.report.support import (
-    ReportEnv,
-    accepted,
-    echo,
-    tool_names,
-)
+from tests.subagents.report import ReportEnv, echo, tool_names
+from tests.support import accepted
 
 GUIDANCE = (
     "You are a background subagent. Deliver your result to the agent that started you with "

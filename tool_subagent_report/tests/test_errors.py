@@ -1,4 +1,4 @@
-"""The five failure texts of ``report`` (DESIGN §10), each leaving nothing delivered."""
+"""The five failure texts of ``report`` (docs/subagents.md), each leaving nothing delivered."""
 
 from __future__ import annotations
 
@@ -12,15 +12,9 @@ from host.cancel import CancelSignal
 from host.sessions.model import InboxAccepted
 from host.subagents.errors import SubagentError
 from host.subagents.types import ChildRequest
-from tests.report.support import (
-    Gate,
-    ReportEnv,
-    accepted,
-    accepted_text,
-    background_tool,
-    frame,
-    source,
-)
+from tests.scenarios import background_tool
+from tests.subagents.report import ReportEnv, accepted_text, frame, source
+from tests.support import Gate, accepted
 
 
 def not_reporter(agent_id: str) -> str:

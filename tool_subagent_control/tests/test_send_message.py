@@ -6,8 +6,8 @@ import pytest
 
 from host.agents import Agent, call, say
 from host.sessions.model import InboxClaimed, MessageEvent
-from tests.control.conftest import Ctl, stop_reasons, turn_count
-from tests.support import Gate, accepted, bodies
+from tests.subagents.control import Ctl
+from tests.support import Gate, accepted, bodies, stop_reasons, turn_count
 
 NOT_DELIVERED = "message was not delivered: "
 

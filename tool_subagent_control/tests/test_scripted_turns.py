@@ -7,16 +7,11 @@ from pathlib import Path
 from host.agents import call, say
 from host.agents.models import ModelRequest, ModelResponse
 from host.cancel import CancelSignal
-from host.sessions.model import MessageEvent
 from host.tools import ToolExec
 from host.tools.execute import run_tool
-from tests.control.conftest import Ctl
-from tests.support import Gate, bodies
+from tests.subagents.control import Ctl
+from tests.support import Gate, tool_messages
 from tool_subagent_control import root as root_plugin
-
-
-def tool_results(events: object) -> list[MessageEvent]:
-    return [m for m in bodies(events, MessageEvent) if m.role == "tool"]
 
 
 async def test_a_parent_turn_starts_lists_messages_and_interrupts(ctl: Ctl) -> None:
@@ -43,7 +38,7 @@ async def test_a_parent_turn_starts_lists_messages_and_interrupts(ctl: Ctl) -> N
     await gate.entered.wait()
     await parent.wait_idle()
     (child_id,) = ids
-    results = tool_results(parent.session.events)
+    results = tool_messages(parent.session.events)
     assert [m.content for m in results] == [
         f"started subagent {child_id}",
         f"{child_id} [running] parent={parent.id} depth=1 — helper",
@@ -75,7 +70,7 @@ async def test_a_parent_turn_starts_lists_messages_and_interrupts(ctl: Ctl) -> N
     helper = ctl.model.requests_for("helper")
     assert [r.last_user_message().content for r in helper[1:]] == ["and then this", "go on"]
     # the parent's log, as stored, holds the same tool results
-    stored = tool_results(await ctl.stored_events(parent.id))
+    stored = tool_messages(await ctl.stored_events(parent.id))
     assert [m.content for m in stored][:4] == [m.content for m in results]
     assert stored[2].structured == results[2].structured
 
@@ -87,7 +82,7 @@ async def test_a_failed_send_in_a_turn_is_an_error_tool_result(ctl: Ctl) -> None
     )
     parent.followup("go")
     await parent.wait_idle()
-    (result,) = tool_results(parent.session.events)
+    (result,) = tool_messages(parent.session.events)
     assert result.is_error
     assert result.content == 'message was not delivered: subagent "sub_nobody" is unavailable'
 

@@ -8,14 +8,9 @@ import pytest
 import tool_subagent_report.plugin as report_plugin
 
 from host.agents import call, say
-from tests.report.support import (
-    FINISHED,
-    ReportEnv,
-    accepted,
-    accepted_text,
-    frame,
-    user_messages,
-)
+from tests.scenarios import user_messages
+from tests.subagents.report import FINISHED, ReportEnv, accepted_text, frame
+from tests.support import accepted
 
 DESCRIPTION = (
     "Send selected content to the agent that started you (your direct parent, no one else). "
@@ -41,7 +36,7 @@ async def test_description_and_schema_are_pinned(env: ReportEnv) -> None:
     assert report is not None
     assert report.description == DESCRIPTION
     assert report.parameters == SCHEMA
-    # DESIGN §10: every clause of the description is there
+    # docs/tool-catalog.md: every clause of the description is there
     for clause in (
         "Deliver your result with report before you finish",
         "report earlier when a finding changes what your parent should do next",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from host.agents import Agent, call, say
-from tests.control.conftest import Ctl, stop_reasons, turn_count
-from tests.support import Gate, forged
+from tests.subagents.control import Ctl
+from tests.support import Gate, forged, stop_reasons, turn_count
 
 ACCEPTED = {"accepted": True}
 

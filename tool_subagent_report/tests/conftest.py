@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from host.testing import MakeHarness
-from tests.report.support import ReportEnv
+from tests.subagents.report import ReportEnv
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Fixtures for the control tool tests: a real host with the control and delegation plugins.
+"""The harness of the control tool tests: a real host with the control and delegation plugins.
 
 ``Ctl`` is a ``HostHarness`` (``host.testing``) of every built-in plugin plus the root plugin
 (``subagent_control``), the list plugin (``list_agents``) and the delegation plugin
@@ -15,18 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import agent_host_subagent
-import pytest
 
 from host.agents import Agent
 from host.sessions.model import (
     MessageEvent,
     SessionHeader,
     SubagentDescriptorEvent,
-    TurnEnd,
-    TurnStart,
 )
 from host.testing import HostHarness, MakeHarness
-from tests.support import bodies
 from tool_subagent_control import listing, root
 
 CONTROL_PLUGINS = (
@@ -95,16 +91,8 @@ class Ctl(HostHarness):
         return header
 
 
-@pytest.fixture(name="ctl")
-def ctl_fixture(tmp_path: Path, make_harness: MakeHarness) -> Ctl:
+def make_ctl(tmp_path: Path, make_harness: MakeHarness) -> Ctl:
+    """A ``Ctl`` over ``tmp_path / "data"``, closed after the test."""
     made = make_harness(cls=Ctl, data_dir=tmp_path / "data")
     assert isinstance(made, Ctl)
     return made
-
-
-def turn_count(events: Any) -> int:
-    return len(bodies(events, TurnStart))
-
-
-def stop_reasons(events: Any) -> list[str]:
-    return [end.stop_reason for end in bodies(events, TurnEnd)]

@@ -13,7 +13,7 @@ from host.cancel import CancelSignal
 from host.sessions.model import MessageEvent
 from host.tools import ToolExec, ToolResult
 from host.tools.execute import run_tool
-from tests.control.conftest import TWO_DELEGATION_TOOLS, Ctl
+from tests.subagents.control import TWO_DELEGATION_TOOLS, Ctl
 from tests.support import Gate
 from tool_subagent_control import listing
 

@@ -1,4 +1,4 @@
-"""Helpers for the report plugin tests (no tests here).
+"""The harness of the report plugin tests (no tests here).
 
 ``ReportEnv`` is a ``HostHarness`` (``host.testing``: a real host of every built-in plugin plus
 ``("subagent_report", tool_subagent_report.plugin)`` and any test plugins, JSONL persistence in
@@ -17,19 +17,13 @@ import tool_subagent_report.plugin as report_plugin
 
 from host.agents import Agent, ModelRequest
 from host.cancel import CancelSignal
-from host.sessions.model import MessageEvent, TurnStart
+from host.sessions.model import TurnStart
 from host.subagents.descriptors import ToolFilterSpec
 from host.subagents.types import ChildRequest
 from host.testing import HostHarness
 from host.tools import ToolExec, ToolResult, tool
 from host.tools.execute import run_tool
-from tests.scenarios import (  # noqa: F401 - re-exported for the report tests
-    Stubborn,
-    TextArgs,
-    background_tool,
-    user_messages,
-)
-from tests.support import Gate, accepted  # noqa: F401 - re-exported for the report tests
+from tests.scenarios import Stubborn, TextArgs
 
 PLUGIN = ("subagent_report", report_plugin)
 FINISHED = "finished and will do no further work unless you send it more."
@@ -94,24 +88,12 @@ class ReportEnv(HostHarness):
 # -- accessors ---------------------------------------------------------------------------------
 
 
-def tool_messages(agent: Agent) -> list[MessageEvent]:
-    return [
-        e.body
-        for e in agent.session.events
-        if isinstance(e.body, MessageEvent) and e.body.role == "tool"
-    ]
-
-
 def turn_starts(agent: Agent) -> int:
     return sum(1 for e in agent.session.events if isinstance(e.body, TurnStart))
 
 
 def tool_names(request: ModelRequest) -> list[str]:
     return [spec.name for spec in request.tools]
-
-
-def user_texts(request: ModelRequest) -> list[str]:
-    return [m.content for m in request.messages if m.role == "user"]
 
 
 def frame(child_id: str, output: str) -> str:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from importlib import metadata
@@ -16,7 +14,8 @@ import pytest
 from host.agents import say
 from host.plugins.discovery import discover
 from host.testing import build_host, call_tool
-from tests.control.conftest import Ctl
+from tests.cli.support import agent_host
+from tests.subagents.control import Ctl
 
 ROOT_TOOLS = ["send_message", "interrupt_agent"]
 LIST_TOOLS = ["list_agents"]
@@ -120,18 +119,7 @@ def cli(tmp_path: Path, *args: str, environ: dict[str, str] | None = None) -> An
     assert AGENT_HOST.exists(), (
         f"{AGENT_HOST} is not installed (pip install -r requirements-dev.txt)"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HOST_")}
-    env["AGENT_HOST_DATA_DIR"] = str(tmp_path / "data")
-    env.update(environ or {})
-    done = subprocess.run(
-        [str(AGENT_HOST), *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = agent_host(*args, cwd=tmp_path, **(environ or {}))
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

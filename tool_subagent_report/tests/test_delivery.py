@@ -6,20 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from host.agents import call, calls, say, tool_call
-from tests.report.support import (
+from tests.scenarios import background_tool, user_messages
+from tests.subagents.report import (
     FINISHED,
-    Gate,
     ReportEnv,
-    accepted,
     accepted_text,
-    background_tool,
     echo,
     frame,
     source,
     turn_starts,
-    user_messages,
-    user_texts,
 )
+from tests.support import Gate, accepted, user_texts
 
 QUIET = {"plugins": {"subagent_report": {"delivery": "quiet"}}}
 
