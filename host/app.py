@@ -15,7 +15,7 @@ from host.errors import ConfigError
 from host.naming import NamedRegistry, Owner
 from host.plugins.config import CONFIG_FILE, plugin_tables, read_config_file
 from host.plugins.discovery import PluginCandidate, discover
-from host.plugins.lifecycle import PluginManager, PluginStates
+from host.plugins.lifecycle import PluginLifecycle, PluginStates
 from host.plugins.record import DisposalFailure
 from host.plugins.registrars import Registrars
 from host.plugins.selection import Selection
@@ -95,7 +95,7 @@ class Host:
             prompt_section,
             [profile_hook(self.profiles)],  # the profile library's hook: register_profiles
         )
-        self.plugins = PluginManager(
+        self.plugins = PluginLifecycle(
             self.services,
             registrars,
             selection=selection,

@@ -71,7 +71,7 @@ def _requirements(obj: Any, hooks: frozenset[str]) -> tuple[str, ...]:
     return requires
 
 
-class PluginManager:
+class PluginLifecycle:
     """Owns the pluggy manager, one record per plugin, and the activation loop."""
 
     def __init__(

@@ -1,7 +1,7 @@
 """Staging: a plugin's new version activates beside the running one, then swaps in at once.
 
 A hot reload (``host.plugins.reload``) stages the new plugin object while the old version
-keeps serving: the object is adopted into a shadow record and its hooks run in the manager's
+keeps serving: the object is adopted into a shadow record and its hooks run in the lifecycle's
 ``activation_order`` (``take_over_state`` first, when the old version handed state over).
 
 * What the hooks register is checked at once, as the host would check it (not a ``Tool``, a
@@ -40,7 +40,7 @@ from host.services import Lazy, Services, checked
 from host.tools.tool import Tool
 
 if TYPE_CHECKING:
-    from host.plugins.lifecycle import PluginManager
+    from host.plugins.lifecycle import PluginLifecycle
 
 NOTHING: Any = object()
 """``state`` when the old version handed nothing over (it has no ``hand_over_state``)."""
@@ -138,25 +138,25 @@ class _Held:
 class Stage:
     """A plugin's new version, activated beside the running one; see the module docstring.
 
-    ``Stage(manager, record, obj)`` adopts ``obj`` (raising, with nothing changed, when it is
+    ``Stage(lifecycle, record, obj)`` adopts ``obj`` (raising, with nothing changed, when it is
     unusable); ``run(state)`` calls its hooks; then ``swap()`` or ``abandon()``.
     """
 
-    def __init__(self, manager: PluginManager, record: PluginRecord, obj: Any) -> None:
-        self.manager = manager
+    def __init__(self, lifecycle: PluginLifecycle, record: PluginRecord, obj: Any) -> None:
+        self.lifecycle = lifecycle
         self.record = record
         self.shadow = PluginRecord(record.candidate)
-        manager.adopt(self.shadow, obj)
+        lifecycle.adopt(self.shadow, obj)
         self.scope = Scope(str(Owner(record.name)))
-        self.handle = PluginHandle(manager, record.name)
-        self.ctx = StagedServices(manager.services, record.name)
+        self.handle = PluginHandle(lifecycle, record.name)
+        self.ctx = StagedServices(lifecycle.services, record.name)
         self._held: list[_Held] = []
         self._claimed: dict[str, set[str]] = {}
         self._pluggy_name = f"{record.name} (staged)"
 
     def missing(self) -> list[str]:
         """Services the new version requires that are absent now."""
-        return self.shadow.missing(set(self.manager.services.names()))
+        return self.shadow.missing(set(self.lifecycle.services.names()))
 
     def provided(self) -> set[str]:
         """The service names the staged version registered (held until the swap)."""
@@ -164,29 +164,29 @@ class Stage:
 
     def hand_over(self) -> Any:
         """Call the running version's ``hand_over_state``: what its successor starts from."""
-        impls = self.manager.pm.implementations(self.record.obj).get("hand_over_state", ())
-        results = self.manager.call(self.record, impls, {"ctx": self.manager.services})
+        impls = self.lifecycle.pm.implementations(self.record.obj).get("hand_over_state", ())
+        results = self.lifecycle.call(self.record, impls, {"ctx": self.lifecycle.services})
         return results[-1] if results else None
 
     def run(self, state: Any = NOTHING, only: str | None = None) -> None:
         """Call the new version's hooks (``take_over_state`` first when ``state`` was handed
         over; just the hook ``only`` when given); when one raises, everything it did is undone
         and the error propagates (in a group with whatever the undoing raised, if any)."""
-        manager, obj = self.manager, self.shadow.obj
+        lifecycle, obj = self.lifecycle, self.shadow.obj
         available = {"ctx": self.ctx, "scope": self.scope, "plugin": self.handle, "state": state}
         try:
-            if manager.pm.get_name(obj) is None:  # else: the running object, reloaded as is
-                manager.pm.register(obj, name=self._pluggy_name)
-            self.scope.add(lambda: manager.unregister(self._pluggy_name))
-            manager.check_hooks(obj)
-            implementations = manager.pm.implementations(obj)
-            hooks: tuple[str, ...] = manager.activation_order if only is None else (only,)
+            if lifecycle.pm.get_name(obj) is None:  # else: the running object, reloaded as is
+                lifecycle.pm.register(obj, name=self._pluggy_name)
+            self.scope.add(lambda: lifecycle.unregister(self._pluggy_name))
+            lifecycle.check_hooks(obj)
+            implementations = lifecycle.pm.implementations(obj)
+            hooks: tuple[str, ...] = lifecycle.activation_order if only is None else (only,)
             if state is not NOTHING:
                 hooks = ("take_over_state", *hooks)
             for hook in hooks:
                 impls = implementations.get(hook)
                 if impls:
-                    manager.call(self.shadow, impls, available, self._registrar(hook))
+                    lifecycle.call(self.shadow, impls, available, self._registrar(hook))
         except Exception as error:
             undone = self.abandon(handed_back=state is not NOTHING and state is not None)
             roll_back(
@@ -211,9 +211,9 @@ class Stage:
     def swap(self) -> ExceptionGroup[Exception] | None:
         """Replace the running version by the staged one in one step; returns what the old
         version's disposers raised (its scope is abandoned, the new version installed)."""
-        manager, record = self.manager, self.record
-        with manager.paused():
-            retired = manager.retire(record)
+        lifecycle, record = self.lifecycle, self.record
+        with lifecycle.paused():
+            retired = lifecycle.retire(record)
             shadow = self.shadow
             record.obj, record.requires, record.uses = shadow.obj, shadow.requires, shadow.uses
             record.config, record.hooks = shadow.config, shadow.hooks
@@ -221,18 +221,18 @@ class Stage:
             record.tools, record.services = self.shadow.tools, self.shadow.services
             record.displaced, record.models = self.shadow.displaced, self.shadow.models
             try:
-                manager.unregister(self._pluggy_name)
+                lifecycle.unregister(self._pluggy_name)
                 self._pluggy_name = record.name
-                if manager.pm.get_plugin(record.name) is None:
-                    manager.pm.register(record.obj, name=record.name)
+                if lifecycle.pm.get_plugin(record.name) is None:
+                    lifecycle.pm.register(record.obj, name=record.name)
                 for held in self._held:
                     held.add()
             except Exception as error:
-                manager.retire(record)
+                lifecycle.retire(record)
                 record.fail(error)
             else:
                 record.activated()
-                manager.refresh_dependents(record)
+                lifecycle.refresh_dependents(record)
             finally:
                 self.ctx.settle()
         return retired
@@ -241,10 +241,10 @@ class Stage:
 
     def _registrar(self, hook: str) -> Callable[..., Any] | None:
         """The staged ``register`` of ``hook``: check now, hold the live call for the swap."""
-        live = self.manager.registrar(hook, self.shadow, self.scope)
+        live = self.lifecycle.registrar(hook, self.shadow, self.scope)
         if live is None:
             return None
-        added = self.manager.registrars.added.get(hook)
+        added = self.lifecycle.registrars.added.get(hook)
         check: Callable[..., None] = (
             added.check(self.record.name) if added is not None else getattr(self, f"_check_{hook}")
         )
@@ -279,7 +279,7 @@ class Stage:
         claimed.add(name)
 
     def _check_register_services(self, name: str, service: Any) -> None:
-        services, plugin = self.manager.services, self.record.name
+        services, plugin = self.lifecycle.services, self.record.name
         provider = services.provider(name)
         claimed = self._claimed.setdefault("service", set())
         if not self.record.candidate.builtin:  # a built-in's provider steps aside, never clashes
@@ -291,7 +291,7 @@ class Stage:
         self.ctx.hold(name, service)
 
     def _check_register_models(self, name: str, model: Any) -> None:
-        models = self.manager.services.find("models")
+        models = self.lifecycle.services.find("models")
         taken = set(models.names()) - set(self.record.models) if models is not None else set()
         claimed = self._claimed.setdefault("model", set())
         if name in claimed or name in taken:
@@ -300,14 +300,14 @@ class Stage:
         claimed.add(name)
 
     def _check_register_prompt_sections(self, name: str, text: str, order: int = 0) -> None:
-        self.manager.registrars.make_section(name, text, order)
-        self._claim(self.manager.registrars.sections, name)
+        self.lifecycle.registrars.make_section(name, text, order)
+        self._claim(self.lifecycle.registrars.sections, name)
 
     def _check_register_tools(self, tool: Any) -> None:
         if not isinstance(tool, Tool):
             raise TypeError(f"register_tools expects host.tools.Tool, got {tool!r}")
         tool.parameters  # noqa: B018 - as the live registrar: a bad function schema raises here
-        self._claim(self.manager.registrars.tools, tool.name)
+        self._claim(self.lifecycle.registrars.tools, tool.name)
 
     def _check_register_plugins(
         self, name: str, load: Callable[[], Any], *, blocked: str | None = None

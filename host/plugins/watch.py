@@ -41,7 +41,7 @@ from typing import Any
 
 import attrs
 
-from host.plugins.lifecycle import PluginManager, describe_error
+from host.plugins.lifecycle import PluginLifecycle, describe_error
 from host.plugins.record import PluginRecord
 from host.plugins.reload import ReloadOutcome
 
@@ -117,7 +117,7 @@ class WatchMap:
 
     def __init__(
         self,
-        plugins: PluginManager,
+        plugins: PluginLifecycle,
         *,
         extra: Sequence[Path] = (),
         ignore: Sequence[Path] = (),
