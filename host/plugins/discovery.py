@@ -41,6 +41,19 @@ class PluginCandidate:
     parent: str | None = None
     """The plugin that contributed this one (``register_plugins``), or None."""
 
+    @property
+    def module(self) -> str:
+        """The module of its entry point (``module:attribute``)."""
+        return self.entry_point.split(":")[0].strip()
+
+    @property
+    def package(self) -> str | None:
+        """The top-level package holding its code (``host`` for a built-in); None for an
+        object handed over in code."""
+        if self.distribution is None or not self.module:
+            return None
+        return self.module.split(".")[0]
+
 
 def discover(group: str = GROUP) -> list[PluginCandidate]:
     """Every entry point of ``group`` installed on ``sys.path``, sorted by name."""

@@ -12,7 +12,7 @@ from host.plugins.discovery import PluginCandidate
 from host.plugins.selection import BLOCKED_BY_SELECTION
 
 if TYPE_CHECKING:
-    from host.plugins.lifecycle import PluginHandle
+    from host.plugins.handles import PluginHandle
 
 PluginState = Literal["active", "inactive", "failed", "blocked"]
 
@@ -40,13 +40,20 @@ class DisposalFailure:
 
 @attrs.frozen
 class RecordSnapshot:
-    """A record's plugin object and what adopting it set (``PluginRecord.snapshot``)."""
+    """A record's plugin object, what adopting it set, and its activation: what a hot reload's
+    swap installs and what ``PluginRecord.restore`` puts back (``PluginRecord.snapshot``)."""
 
     obj: Any
     requires: tuple[str, ...]
     uses: tuple[str, ...]
     config: Any
     hooks: frozenset[str]
+    scope: Scope | None
+    handle: PluginHandle | None
+    added: dict[str, list[str]]
+
+
+_SNAPSHOT = tuple(field.name for field in attrs.fields(RecordSnapshot))
 
 
 @attrs.define
@@ -55,8 +62,9 @@ class PluginRecord:
 
     ``uses`` names services it uses when present (it restarts when their provider changes).
     ``missing`` lists required services that are absent while inactive; ``error`` is a one-line
-    description while failed or blocked; ``tools`` names the global tools it registered,
-    ``services`` the services, and ``displaced`` those a built-in provided until then.
+    description while failed or blocked; ``added`` names, by hook, what its current activation
+    registered (``tools``, ``services`` and ``models`` read it), and under ``displaced`` the
+    services a built-in provided until then.
     ``hooks`` names the hooks its code implements, known from its import on (even when it
     then failed, say on a bad configuration table).
     """
@@ -69,14 +77,10 @@ class PluginRecord:
     config: Any = None
     error: str | None = None
     scope: Scope | None = None
-    tools: list[str] = attrs.field(factory=list)
+    added: dict[str, list[str]] = attrs.field(factory=dict)
     lost_tools: list[str] = attrs.field(factory=list)
     """The tools it offered when it was taken down as failed (a call of one answers its error;
     forgotten when it activates again)."""
-    services: list[str] = attrs.field(factory=list)
-    displaced: list[str] = attrs.field(factory=list)
-    models: list[str] = attrs.field(factory=list)
-    """The models it registered (kept for a reload's name check; not in its row)."""
     hooks: frozenset[str] = frozenset()
     exception: BaseException | None = None
     """What made it fail, kept for ``--debug`` (``error`` is its one line)."""
@@ -102,7 +106,7 @@ class PluginRecord:
             return describe_error(error)
         found = obj if obj is not None else self.obj
         module = module_of(found) if found is not None else None
-        module = module or self.candidate.entry_point.split(":")[0].strip()
+        module = module or self.candidate.module
         return describe_error(error) + origin(error, module, whole=self.candidate.builtin)
 
     def activated(self) -> None:
@@ -119,13 +123,33 @@ class PluginRecord:
         self.state, self.error = "blocked", reason
 
     def snapshot(self) -> RecordSnapshot:
-        """What adopting another plugin object changes, to put back with ``restore``."""
-        return RecordSnapshot(self.obj, self.requires, self.uses, self.config, self.hooks)
+        """The plugin object, what came with it and its activation, to put back with
+        ``restore`` (or to install in another record: a hot reload's swap)."""
+        return RecordSnapshot(**{name: getattr(self, name) for name in _SNAPSHOT})
 
     def restore(self, snapshot: RecordSnapshot) -> None:
-        """Put back the plugin object (and what came with it) of ``snapshot``."""
-        self.obj, self.requires, self.uses = snapshot.obj, snapshot.requires, snapshot.uses
-        self.config, self.hooks = snapshot.config, snapshot.hooks
+        """Make ``snapshot`` this record's plugin object and activation."""
+        for name in _SNAPSHOT:
+            setattr(self, name, getattr(snapshot, name))
+
+    def added_by(self, hook: str) -> list[str]:
+        """The names the current activation registered through ``hook`` (a live list)."""
+        return self.added.setdefault(hook, [])
+
+    @property
+    def tools(self) -> list[str]:
+        """The global tools the current activation registered."""
+        return self.added_by("register_tools")
+
+    @property
+    def services(self) -> list[str]:
+        """The services the current activation registered."""
+        return self.added_by("register_services")
+
+    @property
+    def models(self) -> list[str]:
+        """The models it registered (kept for a reload's name check; not in its row)."""
+        return self.added_by("register_models")
 
     @property
     def name(self) -> str:

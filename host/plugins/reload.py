@@ -81,12 +81,9 @@ def plugin_package(record: PluginRecord) -> str | None:
     for sub-plugins, whose ``load`` is simply called again)."""
     if record.candidate.parent is not None:
         return None
-    module = record.candidate.entry_point.split(":")[0].strip()
     if record.candidate.builtin:
-        return module  # host.builtins.<name>: never the whole host package
-    if record.candidate.distribution is None or not module:
-        return None  # an object handed over in code: nothing to re-import
-    return module.split(".")[0]
+        return record.candidate.module  # host.builtins.<name>: never the whole host package
+    return record.candidate.package
 
 
 def _take_modules(package: str | None) -> dict[str, ModuleType]:
@@ -180,7 +177,7 @@ def _swap(stage: Stage, keep_services: bool) -> tuple[str | None, str | None]:
         if keep_services:
             _same_services(stage)
         if "hand_over_state" in record.hooks:
-            state = stage.hand_over()
+            state = stage.lifecycle.hand_over(record)
         stage.run(state)
     except ServicesChanged:
         raise
