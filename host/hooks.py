@@ -12,14 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from host.naming import DuplicateNameError, NamedRegistry, Owner
-from host.plugins.registrations import (
-    ACTIVATE,
-    PLUGINS,
-    SERVICES,
-    Apply,
-    HookEntry,
-    Registrant,
-)
+from host.plugins.registrations import ACTIVATE, PLUGINS, SERVICES, HookEntry, Registrant
 from host.profiles.hookspecs import profile_entry
 from host.tools.tool import Tool
 
@@ -49,25 +42,19 @@ def hook_table(
     )
 
 
-def _register_model(registrant: Registrant) -> Callable[[str, Any], None]:
-    def register_model(name: str, model: Any) -> None:
-        models = registrant.lifecycle.services.get(MODELS_SERVICE)
-        registrant.scope.add(models.register(name, model))
-        registrant.added(name, "register_models")
-
-    return register_model
+def _register_model(registrant: Registrant, name: str, model: Any) -> None:
+    models = registrant.lifecycle.services.get(MODELS_SERVICE)
+    registrant.scope.add(models.register(name, model))
+    registrant.record.models.append(name)
 
 
-def _check_model(stage: Stage) -> Callable[[str, Any], Apply | None]:
-    def check_model(name: str, model: Any) -> None:
-        models = stage.lifecycle.services.find(MODELS_SERVICE)
-        taken = set(models.names()) - set(stage.record.models) if models is not None else set()
-        claimed = stage.claimed("model")
-        if name in claimed or name in taken:
-            raise DuplicateNameError("model", name, Owner(stage.record.name), "another plugin")
-        claimed.add(name)
-
-    return check_model
+def _check_model(stage: Stage, name: str, model: Any) -> None:
+    models = stage.lifecycle.services.find(MODELS_SERVICE)
+    taken = set(models.names()) - set(stage.record.models) if models is not None else set()
+    claimed = stage.claimed("model")
+    if name in claimed or name in taken:
+        raise DuplicateNameError("model", name, Owner(stage.record.name), "another plugin")
+    claimed.add(name)
 
 
 def _section(name: str, text: str, order: int) -> PromptSection:
@@ -78,22 +65,16 @@ def _section(name: str, text: str, order: int) -> PromptSection:
 
 
 def _sections_entry(sections: NamedRegistry[PromptSection]) -> HookEntry:
-    def register(registrant: Registrant) -> Callable[..., None]:
-        def register_section(name: str, text: str, order: int = 0) -> None:
-            section = _section(name, text, order)
-            owner = Owner(registrant.record.name)
-            registrant.scope.add(sections.register(name, section, owner=owner))
+    def register_section(registrant: Registrant, name: str, text: str, order: int = 0) -> None:
+        section = _section(name, text, order)
+        owner = Owner(registrant.record.name)
+        registrant.scope.add(sections.register(name, section, owner=owner))
 
-        return register_section
+    def check_section(stage: Stage, name: str, text: str, order: int = 0) -> None:
+        _section(name, text, order)
+        stage.claim(sections, name)
 
-    def check(stage: Stage) -> Callable[..., Apply | None]:
-        def check_section(name: str, text: str, order: int = 0) -> None:
-            _section(name, text, order)
-            stage.claim(sections, name)
-
-        return check_section
-
-    return HookEntry("register_prompt_sections", register, check)
+    return HookEntry("register_prompt_sections", register_section, check_section)
 
 
 def _declared(tool: Any) -> Tool:
@@ -105,33 +86,23 @@ def _declared(tool: Any) -> Tool:
 
 
 def _tools_entry(tools: NamedRegistry[Tool]) -> HookEntry:
-    def register(registrant: Registrant) -> Callable[[Tool], Callable[[], None]]:
+    def register_tool(registrant: Registrant, tool: Tool) -> Callable[[], None]:
         record, scope = registrant.record, registrant.scope
-        owner = Owner(record.name)
+        if scope.disposed and isinstance(tool, Tool):  # a late call adds nothing
+            raise RuntimeError(f"{Owner(record.name)} is no longer active: {tool.name} not added")
+        unregister = tools.register(_declared(tool).name, tool, owner=Owner(record.name))
+        record.tools.append(tool.name)
 
-        def register_tool(tool: Tool) -> Callable[[], None]:
-            if not isinstance(tool, Tool):
-                raise TypeError(f"register_tools expects host.tools.Tool, got {tool!r}")
-            if scope.disposed:  # a late call after the plugin went away adds nothing
-                raise RuntimeError(f"{owner} is no longer active: {tool.name} not added")
-            unregister = tools.register(_declared(tool).name, tool, owner=owner)
-            registrant.added(tool.name, "register_tools")
+        def dispose() -> None:  # a plugin may take one tool back early
+            # only while this registration stands: a later activation's tool of the
+            # same name (after a reload) is not this one's to forget
+            if unregister() and tool.name in record.tools:
+                record.tools.remove(tool.name)
 
-            def dispose() -> None:  # a plugin may take one tool back early
-                # only while this registration stands: a later activation's tool of the
-                # same name (after a reload) is not this one's to forget
-                if unregister() and tool.name in record.tools:
-                    record.tools.remove(tool.name)
+        scope.add(dispose)
+        return dispose
 
-            scope.add(dispose)
-            return dispose
+    def check_tool(stage: Stage, tool: Tool) -> None:
+        stage.claim(tools, _declared(tool).name)
 
-        return register_tool
-
-    def check(stage: Stage) -> Callable[[Tool], Apply | None]:
-        def check_tool(tool: Tool) -> None:
-            stage.claim(tools, _declared(tool).name)
-
-        return check_tool
-
-    return HookEntry("register_tools", register, check)
+    return HookEntry("register_tools", register_tool, check_tool)

@@ -41,15 +41,18 @@ class PluginCandidate:
     parent: str | None = None
     """The plugin that contributed this one (``register_plugins``), or None."""
 
-    @property
-    def module(self) -> str:
-        """The module of its entry point (``module:attribute``)."""
+    module: str = attrs.field(init=False)
+    """The module of its entry point (``module:attribute``)."""
+    package: str | None = attrs.field(init=False)
+    """The top-level package holding its code (``host`` for a built-in); None for an object
+    handed over in code."""
+
+    @module.default
+    def _module(self) -> str:
         return self.entry_point.split(":")[0].strip()
 
-    @property
-    def package(self) -> str | None:
-        """The top-level package holding its code (``host`` for a built-in); None for an
-        object handed over in code."""
+    @package.default
+    def _package(self) -> str | None:
         if self.distribution is None or not self.module:
             return None
         return self.module.split(".")[0]

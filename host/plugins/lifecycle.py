@@ -1,12 +1,11 @@
 """Plugin lifecycle: load, activate while required services exist, deactivate, fail in isolation.
 
 A plugin activates when every service in its ``requires`` is present and deactivates (all it
-registered disposed, dependents first) when one goes away. Activation is all-or-nothing: if an
+registered disposed, dependents first) when one goes away; its hooks run in the order of the
+registration table (``host.plugins.registrations``). Activation is all-or-nothing: if an
 import, a hook or the activation raises, whatever it registered is disposed and the plugin is
-``failed`` with a one-line error; the host and every other plugin keep working.
-
-Sub-plugins that a plugin registers (``register_plugins``) are added as plugins of their own,
-named ``<parent>.<name>``, and removed when the parent deactivates.
+``failed`` with a one-line error; the host and every other plugin keep working. Sub-plugins
+(``register_plugins``) are plugins of their own, ``<parent>.<name>``, removed with the parent.
 
 A disposer that raises never escapes a deactivation: the plugin is ``failed`` with the error,
 and ``close`` returns every such failure (``DisposalFailure``) instead of raising. A hot reload
@@ -15,6 +14,8 @@ activates the new version beside the running one (``host.plugins.staging``) and 
 
 from __future__ import annotations
 
+import functools
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -22,31 +23,30 @@ from typing import Any
 import pluggy
 
 from host.disposal import Scope
-from host.naming import Owner, did_you_mean
+from host.naming import Owner
 from host.plugins import hookspecs
 from host.plugins.config import structure_config
 from host.plugins.discovery import PluginCandidate
 from host.plugins.handles import PluginHandle as PluginHandle
 from host.plugins.handles import PluginStates as PluginStates
 from host.plugins.hookmanager import HookManager, new_hook_manager
-from host.plugins.record import DisposalFailure, PluginRecord, RecordSnapshot
-from host.plugins.record import describe_error as describe_error
-from host.plugins.registrations import (
-    HookEntry,
-    Registrant,
+from host.plugins.record import (
+    DisposalFailure,
+    PluginRecord,
+    RecordSnapshot,
     implemented_hooks,
     requirements,
     service_names,
 )
+from host.plugins.record import describe_error as describe_error
+from host.plugins.registrations import HookEntry, Registrant
 from host.plugins.selection import Selection
 from host.services import Services
 
 
 class PluginLifecycle:
-    """Owns the pluggy manager, one record per plugin, and the activation loop.
-
-    ``table`` is the registration table (``host.plugins.registrations``): the hooks called on
-    activation, in order, each with what its ``register`` does."""
+    """Owns the pluggy manager, one record per plugin, the registration table and the
+    activation loop."""
 
     def __init__(
         self,
@@ -62,6 +62,7 @@ class PluginLifecycle:
         self.config_tables = config_tables or {}
         self.activation_order = tuple(self.table)
         """The hooks called on activation, in order: the plugin system's and those added."""
+        self._implied = {e.name: e.requires for e in table if e.requires is not None}
         self._hooks = (*self.activation_order, *hookspecs.HANDOVER_HOOKS)
         self.pm = self._new_hook_manager()
         self.records: dict[str, PluginRecord] = {}
@@ -101,7 +102,7 @@ class PluginLifecycle:
         # malformed one fails in adopt)
         record.hooks = implemented_hooks(obj, self._hooks)
         with suppress(Exception):
-            record.requires = requirements(obj, record.hooks, self.table.values())
+            record.requires = requirements(obj, record.hooks, self._implied)
         self.adopt(record, obj)
 
     def adopt(self, record: PluginRecord, obj: Any) -> None:
@@ -110,7 +111,7 @@ class PluginLifecycle:
         Raises (and changes nothing) when the object is unusable.
         """
         hooks = implemented_hooks(obj, self._hooks)
-        effective = requirements(obj, hooks, self.table.values())
+        effective = requirements(obj, hooks, self._implied)
         uses = service_names(obj, "uses")
         table = self.config_tables.get(record.name)
         config = structure_config(record.name, getattr(obj, "Config", None), table)
@@ -168,7 +169,7 @@ class PluginLifecycle:
     ) -> None:
         """Call ``hooks`` of ``obj`` (registered in pluggy) in order for ``record``, each with
         its ``register`` from ``registrar(hook, record, scope)``; raises what a hook raised."""
-        self._check_hooks(obj)
+        self.pm.check_plugin(obj)
         implementations = self.pm.implementations(obj)
         for hook in hooks:
             impls = implementations.get(hook)
@@ -194,23 +195,12 @@ class PluginLifecycle:
                 self._deactivate(other, "inactive")
         self._dirty = self._dirty or bool(restart)
 
-    def _check_hooks(self, obj: Any) -> None:
-        """Refuse a registered plugin object implementing a hook nobody specified, or using an
-        ``@hookimpl`` option the host does not honour."""
-        unknown = self.pm.unknown_hooks(obj)
-        if unknown:
-            specified = [c.name for c in vars(self.pm.hook).values() if c.spec is not None]
-            hint = did_you_mean(unknown[0], specified)
-            raise AttributeError(f'unknown hook "{unknown[0]}"{hint}')
-        for hook, option in self.pm.unhonoured_options(obj):
-            raise ValueError(f"hook {hook!r}: {option} is not supported (hooks run per plugin)")
-
     def registrar(self, hook: str, record: PluginRecord, scope: Scope) -> Callable[..., Any] | None:
         """The live ``register`` callback of ``hook`` for ``record`` (None: the hook has none)."""
         entry = self.table.get(hook)
         if entry is None or entry.register is None:
             return None
-        return entry.register(Registrant(self, record, scope))
+        return functools.partial(entry.register, Registrant(self, record, scope))
 
     def hand_over(self, record: PluginRecord) -> Any:
         """Call the running version's ``hand_over_state``: what its successor starts from."""
@@ -333,7 +323,7 @@ class PluginLifecycle:
         return None
 
     def _dispose_scope(self, record: PluginRecord) -> None:
-        scope, record.scope, record.added = record.scope, None, {}
+        scope, record.scope, record.added = record.scope, None, defaultdict(list)
         if scope is not None:
             scope.dispose()
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+import operator
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from host.disposal import Scope
 from host.errors import HostError
+from host.plugins import hookspecs
 from host.plugins.discovery import PluginCandidate
 from host.plugins.selection import BLOCKED_BY_SELECTION
 
@@ -24,6 +29,31 @@ def describe_error(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     message = text[0] if text else ""
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+def implemented_hooks(obj: Any, hooks: Iterable[str]) -> frozenset[str]:
+    """The hooks (of ``hooks``) that ``obj`` implements."""
+    return frozenset(
+        hook for hook in hooks if hasattr(getattr(obj, hook, None), hookspecs.IMPL_MARKER)
+    )
+
+
+def service_names(obj: Any, attribute: str) -> tuple[str, ...]:
+    """A plugin's ``requires`` or ``uses``: a tuple of service names (default empty)."""
+    names = getattr(obj, attribute, ())
+    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{attribute} must be a tuple of service names")
+    return tuple(names)
+
+
+def requirements(obj: Any, hooks: frozenset[str], implied: Mapping[str, str]) -> tuple[str, ...]:
+    """The services ``obj`` requires: its ``requires``, plus those ``implied`` (hook → service,
+    from the registration table: ``models`` for ``register_models``) by the hooks it has."""
+    requires = service_names(obj, "requires")
+    for hook, service in implied.items():
+        if hook in hooks and service not in requires:
+            requires += (service,)
+    return requires
 
 
 @attrs.frozen
@@ -50,10 +80,11 @@ class RecordSnapshot:
     hooks: frozenset[str]
     scope: Scope | None
     handle: PluginHandle | None
-    added: dict[str, list[str]]
+    added: defaultdict[str, list[str]]
 
 
 _SNAPSHOT = tuple(field.name for field in attrs.fields(RecordSnapshot))
+_snapshot_of = operator.attrgetter(*_SNAPSHOT)
 
 
 @attrs.define
@@ -77,7 +108,7 @@ class PluginRecord:
     config: Any = None
     error: str | None = None
     scope: Scope | None = None
-    added: dict[str, list[str]] = attrs.field(factory=dict)
+    added: defaultdict[str, list[str]] = attrs.field(factory=functools.partial(defaultdict, list))
     lost_tools: list[str] = attrs.field(factory=list)
     """The tools it offered when it was taken down as failed (a call of one answers its error;
     forgotten when it activates again)."""
@@ -125,31 +156,27 @@ class PluginRecord:
     def snapshot(self) -> RecordSnapshot:
         """The plugin object, what came with it and its activation, to put back with
         ``restore`` (or to install in another record: a hot reload's swap)."""
-        return RecordSnapshot(**{name: getattr(self, name) for name in _SNAPSHOT})
+        return RecordSnapshot(*_snapshot_of(self))
 
     def restore(self, snapshot: RecordSnapshot) -> None:
         """Make ``snapshot`` this record's plugin object and activation."""
         for name in _SNAPSHOT:
             setattr(self, name, getattr(snapshot, name))
 
-    def added_by(self, hook: str) -> list[str]:
-        """The names the current activation registered through ``hook`` (a live list)."""
-        return self.added.setdefault(hook, [])
-
     @property
     def tools(self) -> list[str]:
         """The global tools the current activation registered."""
-        return self.added_by("register_tools")
+        return self.added["register_tools"]
 
     @property
     def services(self) -> list[str]:
         """The services the current activation registered."""
-        return self.added_by("register_services")
+        return self.added["register_services"]
 
     @property
     def models(self) -> list[str]:
         """The models it registered (kept for a reload's name check; not in its row)."""
-        return self.added_by("register_models")
+        return self.added["register_models"]
 
     @property
     def name(self) -> str:

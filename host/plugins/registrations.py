@@ -15,7 +15,7 @@ The plugin system's own entries are here (``register_services``, ``activate``,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,6 @@ import attrs
 
 from host.disposal import Scope
 from host.naming import DuplicateNameError
-from host.plugins import hookspecs
 from host.plugins.discovery import PluginCandidate
 from host.plugins.record import PluginRecord
 
@@ -47,88 +46,50 @@ class Registrant:
     record: PluginRecord
     scope: Scope
 
-    def added(self, name: str, hook: str) -> None:
-        """Note ``name`` among what this activation added through ``hook``."""
-        self.record.added_by(hook).append(name)
-
 
 @attrs.frozen
 class HookEntry:
     """One hook of the registration table; see the module docstring.
 
-    ``register(registrant)`` is the live ``register`` argument of the hook (None for a hook
-    without one, such as ``activate``); ``check(stage)`` its staged twin, returning None when
-    the held call is the live one with the same arguments, else how to make it (``Apply``).
+    ``register(registrant, *args)`` is the live ``register`` argument of the hook, bound to
+    the plugin (None for a hook without one, such as ``activate``); ``check(stage, *args)``
+    its staged twin, returning None when the held call is the live one with the same
+    arguments, else how to make it (``Apply``).
     ``specs`` holds the ``@hookspec`` of a hook added above the plugin system; ``requires`` is
     a service its implementations imply (``register_models``: ``models``).
     """
 
     name: str
-    register: Callable[[Registrant], Callable[..., Any]] | None = None
-    check: Callable[[Stage], Callable[..., Apply | None]] | None = None
+    register: Callable[..., Any] | None = None
+    check: Callable[..., Apply | None] | None = None
     specs: ModuleType | type | None = None
     requires: str | None = None
 
 
-def _register_service(registrant: Registrant) -> Callable[[str, Any], None]:
+def _register_service(registrant: Registrant, name: str, service: Any) -> None:
     record, services = registrant.record, registrant.lifecycle.services
-
-    def register_service(name: str, service: Any) -> None:
-        builtin = record.candidate.builtin
-        if not builtin and services.displaces_default(name):
-            record.added_by("displaced").append(name)
-        registrant.scope.add(services.register(name, service, owner=record.name, default=builtin))
-        registrant.added(name, "register_services")
-
-    return register_service
+    builtin = record.candidate.builtin
+    if not builtin and services.displaces_default(name):
+        record.added["displaced"].append(name)
+    registrant.scope.add(services.register(name, service, owner=record.name, default=builtin))
+    record.services.append(name)
 
 
-def _check_service(stage: Stage) -> Callable[[str, Any], Apply]:
+def _check_service(stage: Stage, name: str, service: Any) -> Apply:
     services, plugin = stage.lifecycle.services, stage.record.name
-
-    def check_service(name: str, service: Any) -> Apply:
-        provider = services.provider(name)
-        claimed = stage.claimed("service")
-        if not stage.record.candidate.builtin:  # a built-in's provider steps aside, never clashes
-            if name in claimed:
-                raise DuplicateNameError("service", name, plugin, plugin)
-            if provider not in (None, plugin) and not services.displaces_default(name):
-                raise DuplicateNameError("service", name, plugin, provider or "")
-        claimed.add(name)
-        stage.ctx.hold(name, service)
-        return lambda register: register(name, stage.ctx.held(name))  # what a lookup built
-
-    return check_service
+    provider = services.provider(name)
+    claimed = stage.claimed("service")
+    if not stage.record.candidate.builtin:  # a built-in's provider steps aside, never clashes
+        if name in claimed:
+            raise DuplicateNameError("service", name, plugin, plugin)
+        if provider not in (None, plugin) and not services.displaces_default(name):
+            raise DuplicateNameError("service", name, plugin, provider or "")
+    claimed.add(name)
+    stage.ctx.hold(name, service)
+    return lambda register: register(name, stage.ctx.held(name))  # what a lookup built
 
 
-def implemented_hooks(obj: Any, hooks: Iterable[str]) -> frozenset[str]:
-    """The hooks (of ``hooks``) that ``obj`` implements."""
-    return frozenset(
-        hook for hook in hooks if hasattr(getattr(obj, hook, None), hookspecs.IMPL_MARKER)
-    )
-
-
-def service_names(obj: Any, attribute: str) -> tuple[str, ...]:
-    """A plugin's ``requires`` or ``uses``: a tuple of service names (default empty)."""
-    names = getattr(obj, attribute, ())
-    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
-        raise TypeError(f"{attribute} must be a tuple of service names")
-    return tuple(names)
-
-
-def requirements(
-    obj: Any, hooks: frozenset[str], table: Iterable[HookEntry]
-) -> tuple[str, ...]:
-    """The services ``obj`` requires: its ``requires``, plus those its hooks imply (the
-    ``requires`` of their entries: ``models`` for ``register_models``)."""
-    requires = service_names(obj, "requires")
-    for entry in table:
-        if entry.name in hooks and entry.requires and entry.requires not in requires:
-            requires += (entry.requires,)
-    return requires
-
-
-def check_sub_plugin(name: str, load: Callable[[], Any], *, blocked: str | None = None) -> None:
+def check_sub_plugin(name: str, load: Callable[[], Any]) -> None:
     """Refuse a sub-plugin registration with a bad name or a ``load`` that is not callable."""
     if not isinstance(name, str) or not SUB_PLUGIN_NAME.fullmatch(name):
         raise ValueError(f"sub-plugin name {name!r} is not 1-32 of [A-Za-z0-9_-]")
@@ -138,29 +99,33 @@ def check_sub_plugin(name: str, load: Callable[[], Any], *, blocked: str | None 
 
 SERVICES = HookEntry("register_services", _register_service, _check_service)
 ACTIVATE = HookEntry("activate")
-def _register_plugin(registrant: Registrant) -> Callable[..., None]:
+def _register_plugin(
+    registrant: Registrant, name: str, load: Callable[[], Any], *, blocked: str | None = None
+) -> None:
     """The ``register`` of ``register_plugins``: add ``<parent>.<name>`` as a plugin."""
+    check_sub_plugin(name, load)
     lifecycle, parent = registrant.lifecycle, registrant.record
-
-    def register(name: str, load: Callable[[], Any], *, blocked: str | None = None) -> None:
-        check_sub_plugin(name, load)
-        full = f"{parent.name}.{name}"
-        origin = parent.candidate
-        lifecycle.add(
-            PluginCandidate(
-                name=full,
-                load=load,
-                entry_point=f"{origin.entry_point} [{name}]",
-                distribution=origin.distribution,
-                version=origin.version,
-                builtin=origin.builtin,
-                parent=parent.name,
-            ),
-            blocked=blocked,
-        )  # reconcile activates it on its next pass
-        registrant.scope.add(lambda: lifecycle.remove(full))
-
-    return register
+    full = f"{parent.name}.{name}"
+    origin = parent.candidate
+    lifecycle.add(
+        PluginCandidate(
+            name=full,
+            load=load,
+            entry_point=f"{origin.entry_point} [{name}]",
+            distribution=origin.distribution,
+            version=origin.version,
+            builtin=origin.builtin,
+            parent=parent.name,
+        ),
+        blocked=blocked,
+    )  # reconcile activates it on its next pass
+    registrant.scope.add(lambda: lifecycle.remove(full))
 
 
-PLUGINS = HookEntry("register_plugins", _register_plugin, lambda stage: check_sub_plugin)
+def _check_plugin(
+    stage: Stage, name: str, load: Callable[[], Any], *, blocked: str | None = None
+) -> None:
+    check_sub_plugin(name, load)
+
+
+PLUGINS = HookEntry("register_plugins", _register_plugin, _check_plugin)

@@ -225,7 +225,7 @@ class Stage:
         entry = self.lifecycle.table.get(hook)
         if live is None or entry is None or entry.check is None:
             return None
-        check = entry.check(self)
+        check = functools.partial(entry.check, self)
 
         def register(*args: Any, **kwargs: Any) -> Callable[[], None]:
             if self.scope.disposed:
@@ -248,7 +248,7 @@ class Stage:
     def claim(self, registry: NamedRegistry[Any], name: str) -> None:
         """Refuse ``name`` when another plugin holds it or this version claimed it already."""
         owner = Owner(self.record.name)
-        claimed = self.claimed(registry.what)
+        claimed = self._claimed.setdefault(registry.what, set())
         existing = registry.owner(name)
         if name in claimed:
             raise DuplicateNameError(registry.what, name, owner, owner)

@@ -9,7 +9,6 @@ entry in the registration table (``host.hooks`` gives it its place, just before
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from host.plugins.hookspecs import hookspec
@@ -30,16 +29,11 @@ def profile_entry(library: ProfileLibrary) -> HookEntry:
     """``register_profiles``' entry in the registration table: what a plugin registers goes to
     ``library``, named after the plugin (staged: the library's own check, added and taken back)."""
 
-    def register(registrant: Registrant) -> Callable[[Any], None]:
-        def register_profile(source: Any) -> None:
-            registrant.scope.add(library.register(registrant.record.name, source))
+    def register_profile(registrant: Registrant, source: Any) -> None:
+        registrant.scope.add(library.register(registrant.record.name, source))
 
-        return register_profile
+    def check_profile(stage: Stage, source: Any) -> None:
+        library.register(stage.record.name, source)()
 
-    def check(stage: Stage) -> Callable[[Any], None]:
-        def check_profile(source: Any) -> None:
-            library.register(stage.record.name, source)()
-
-        return check_profile
-
-    return HookEntry("register_profiles", register, check, specs=sys.modules[__name__])
+    specs = sys.modules[__name__]
+    return HookEntry("register_profiles", register_profile, check_profile, specs=specs)
