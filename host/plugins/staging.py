@@ -4,10 +4,11 @@ A hot reload (``host.plugins.reload``) stages the new plugin object while the ol
 keeps serving: the object is adopted into a shadow record and its hooks run in the lifecycle's
 ``activation_order`` (``take_over_state`` first, when the old version handed state over).
 
-* What the hooks register is checked at once, as the host would check it (not a ``Tool``, a
-  name another plugin holds, a bad sub-plugin name, what an added hook's ``check`` refuses
-  raise there) but is *held*: tools, prompt sections, services, models, the items of added
-  hooks and sub-plugins reach the host only at the swap.
+* What the hooks register is checked at once by the ``check`` of the hook's entry in the
+  registration table (``host.plugins.registrations``), as its live ``register`` would check
+  it (not a ``Tool``, a name another plugin holds, a bad sub-plugin name raise there), but
+  is *held*: tools, prompt sections, services, models, profiles and sub-plugins reach the
+  host only at the swap, through that entry's ``register``.
 * The new version's own hooks see its held services: their ``ctx`` is a ``StagedServices``,
   those services over the live ones (and just the live ones once the stage is settled). Its
   tools and prompt sections are not in the registries yet: there, the old ones still serve.
