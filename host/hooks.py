@@ -45,7 +45,7 @@ def hook_table(
 def _register_model(registrant: Registrant, name: str, model: Any) -> None:
     models = registrant.lifecycle.services.get(MODELS_SERVICE)
     registrant.scope.add(models.register(name, model))
-    registrant.record.models.append(name)
+    registrant.record.added["register_models"].append(name)
 
 
 def _check_model(stage: Stage, name: str, model: Any) -> None:
@@ -91,13 +91,14 @@ def _tools_entry(tools: NamedRegistry[Tool]) -> HookEntry:
         if scope.disposed and isinstance(tool, Tool):  # a late call adds nothing
             raise RuntimeError(f"{Owner(record.name)} is no longer active: {tool.name} not added")
         unregister = tools.register(_declared(tool).name, tool, owner=Owner(record.name))
-        record.tools.append(tool.name)
+        added = record.added["register_tools"]
+        added.append(tool.name)
 
         def dispose() -> None:  # a plugin may take one tool back early
             # only while this registration stands: a later activation's tool of the
             # same name (after a reload) is not this one's to forget
-            if unregister() and tool.name in record.tools:
-                record.tools.remove(tool.name)
+            if unregister() and tool.name in added:
+                added.remove(tool.name)
 
         scope.add(dispose)
         return dispose

@@ -14,7 +14,6 @@ activates the new version beside the running one (``host.plugins.staging``) and 
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -33,7 +32,6 @@ from host.plugins.hookmanager import HookManager, new_hook_manager
 from host.plugins.record import (
     DisposalFailure,
     PluginRecord,
-    RecordSnapshot,
     implemented_hooks,
     requirements,
     service_names,
@@ -151,7 +149,7 @@ class PluginLifecycle:
         try:
             self.pm.register(record.obj, name=record.name)
             scope.add(lambda: self.unregister(record.name))
-            self.run_hooks(record, record.obj, self.activation_order, available, self.registrar)
+            self.run_hooks(record, record.obj, self.activation_order, available)
         except Exception as error:
             self._dispose_scope(record)
             record.fail(error)
@@ -165,16 +163,20 @@ class PluginLifecycle:
         obj: Any,
         hooks: Iterable[str],
         available: dict[str, Any],
-        registrar: Callable[[str, PluginRecord, Scope], Callable[..., Any] | None],
+        bind: Callable[[HookEntry, Registrant], Callable[..., Any] | None] = HookEntry.bind,
     ) -> None:
-        """Call ``hooks`` of ``obj`` (registered in pluggy) in order for ``record``, each with
-        its ``register`` from ``registrar(hook, record, scope)``; raises what a hook raised."""
+        """Call ``hooks`` of ``obj`` (registered in pluggy) in order for ``record``; a hook with
+        a ``register`` in the table gets ``bind(entry, registrant)`` (the live callback unless
+        a hot reload stages the object); raises what a hook raised."""
         self.pm.check_plugin(obj)
         implementations = self.pm.implementations(obj)
         for hook in hooks:
             impls = implementations.get(hook)
             if impls:
-                self._call(record, impls, available, registrar(hook, record, available["scope"]))
+                entry, register = self.table.get(hook), None
+                if entry is not None:
+                    register = bind(entry, Registrant(self, record, available["scope"]))
+                self._call(record, impls, available, register)
 
     def _refresh_dependents(self, record: PluginRecord) -> None:
         """Restart (deactivate now; reconcile activates again) the plugins that would keep
@@ -194,13 +196,6 @@ class PluginLifecycle:
             if other.state == "active":
                 self._deactivate(other, "inactive")
         self._dirty = self._dirty or bool(restart)
-
-    def registrar(self, hook: str, record: PluginRecord, scope: Scope) -> Callable[..., Any] | None:
-        """The live ``register`` callback of ``hook`` for ``record`` (None: the hook has none)."""
-        entry = self.table.get(hook)
-        if entry is None or entry.register is None:
-            return None
-        return functools.partial(entry.register, Registrant(self, record, scope))
 
     def hand_over(self, record: PluginRecord) -> Any:
         """Call the running version's ``hand_over_state``: what its successor starts from."""
@@ -341,11 +336,16 @@ class PluginLifecycle:
         self.reconcile()
 
     def swap_in(
-        self, record: PluginRecord, staged: RecordSnapshot, staged_as: str, add: Callable[[], None]
+        self,
+        record: PluginRecord,
+        staged: PluginRecord,
+        staged_as: str,
+        adds: Iterable[Callable[[], None]],
     ) -> ExceptionGroup[Exception] | None:
-        """Replace ``record``'s activation by ``staged`` (a hot reload's new version, in pluggy
-        as ``staged_as``) in one step, then ``add`` what it registered; returns what the old
-        activation's disposers raised. When adding raises, the plugin is left ``failed``."""
+        """Replace ``record``'s activation by that of ``staged`` (a hot reload's new version,
+        in pluggy as ``staged_as``) in one step, then make each of ``adds`` (what it registered,
+        held until now); returns what the old activation's disposers raised. When adding
+        raises, the plugin is left ``failed``."""
         with self.paused():
             retired = self._retire(record)
             record.restore(staged)
@@ -353,7 +353,8 @@ class PluginLifecycle:
                 self.unregister(staged_as)
                 if self.pm.get_plugin(record.name) is None:
                     self.pm.register(record.obj, name=record.name)
-                add()
+                for add in adds:
+                    add()
             except Exception as error:
                 self._retire(record)
                 record.fail(error)

@@ -70,8 +70,9 @@ class DisposalFailure:
 
 @attrs.frozen
 class RecordSnapshot:
-    """A record's plugin object, what adopting it set, and its activation: what a hot reload's
-    swap installs and what ``PluginRecord.restore`` puts back (``PluginRecord.snapshot``)."""
+    """A record's plugin object, what adopting it set, and its activation (``PluginRecord.
+    snapshot``): what ``PluginRecord.restore`` puts back, as a hot reload's swap installs those
+    of the staged version's record."""
 
     obj: Any
     requires: tuple[str, ...]
@@ -155,11 +156,12 @@ class PluginRecord:
 
     def snapshot(self) -> RecordSnapshot:
         """The plugin object, what came with it and its activation, to put back with
-        ``restore`` (or to install in another record: a hot reload's swap)."""
+        ``restore``."""
         return RecordSnapshot(*_snapshot_of(self))
 
-    def restore(self, snapshot: RecordSnapshot) -> None:
-        """Make ``snapshot`` this record's plugin object and activation."""
+    def restore(self, snapshot: RecordSnapshot | PluginRecord) -> None:
+        """Make the plugin object and activation of ``snapshot`` (or of another record: a hot
+        reload's staged version, at the swap) this record's."""
         for name in _SNAPSHOT:
             setattr(self, name, getattr(snapshot, name))
 

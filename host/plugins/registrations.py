@@ -14,6 +14,7 @@ The plugin system's own entries are here (``register_services``, ``activate``,
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from types import ModuleType
@@ -65,6 +66,10 @@ class HookEntry:
     specs: ModuleType | type | None = None
     requires: str | None = None
 
+    def bind(self, registrant: Registrant) -> Callable[..., Any] | None:
+        """The live ``register`` callback handed to ``registrant``'s hook (None: it has none)."""
+        return None if self.register is None else functools.partial(self.register, registrant)
+
 
 def _register_service(registrant: Registrant, name: str, service: Any) -> None:
     record, services = registrant.record, registrant.lifecycle.services
@@ -72,7 +77,7 @@ def _register_service(registrant: Registrant, name: str, service: Any) -> None:
     if not builtin and services.displaces_default(name):
         record.added["displaced"].append(name)
     registrant.scope.add(services.register(name, service, owner=record.name, default=builtin))
-    record.services.append(name)
+    record.added["register_services"].append(name)
 
 
 def _check_service(stage: Stage, name: str, service: Any) -> Apply:

@@ -36,6 +36,7 @@ from host.disposal import Scope, roll_back
 from host.naming import DuplicateNameError, NamedRegistry, Owner
 from host.plugins.handles import PluginHandle
 from host.plugins.record import PluginRecord
+from host.plugins.registrations import HookEntry, Registrant
 from host.services import Lazy, Services, checked
 
 if TYPE_CHECKING:
@@ -176,7 +177,7 @@ class Stage:
             hooks: tuple[str, ...] = lifecycle.activation_order if only is None else (only,)
             if state is not NOTHING:
                 hooks = ("take_over_state", *hooks)
-            lifecycle.run_hooks(self.shadow, obj, hooks, available, self._registrar)
+            lifecycle.run_hooks(self.shadow, obj, hooks, available, self._bind)
         except Exception as error:
             undone = self.abandon(handed_back=state is not NOTHING and state is not None)
             roll_back(
@@ -203,29 +204,19 @@ class Stage:
         version's disposers raised (its scope is abandoned, the new version installed)."""
         staged_as, self._pluggy_name = self._pluggy_name, self.record.name
         try:
-            return self.lifecycle.swap_in(
-                self.record, self.shadow.snapshot(), staged_as, self._add_held
-            )
+            # what it registered, then its own lookups answered by the live services
+            adds = [*(held.add for held in self._held), self.ctx.settle]
+            return self.lifecycle.swap_in(self.record, self.shadow, staged_as, adds)
         finally:
             self.ctx.settle()
 
     # -- held registrations ----------------------------------------------------------------
 
-    def _add_held(self) -> None:
-        try:
-            for held in self._held:
-                held.add()
-        finally:
-            self.ctx.settle()
-
-    def _registrar(
-        self, hook: str, shadow: PluginRecord, scope: Scope
-    ) -> Callable[..., Any] | None:
-        """The staged ``register`` of ``hook``: check now, hold the live call for the swap."""
-        live = self.lifecycle.registrar(hook, shadow, scope)
-        entry = self.lifecycle.table.get(hook)
-        if live is None or entry is None or entry.check is None:
+    def _bind(self, entry: HookEntry, registrant: Registrant) -> Callable[..., Any] | None:
+        """The staged ``register`` of ``entry``: check now, hold the live call for the swap."""
+        if entry.register is None or entry.check is None:
             return None
+        live = functools.partial(entry.register, registrant)
         check = functools.partial(entry.check, self)
 
         def register(*args: Any, **kwargs: Any) -> Callable[[], None]:
