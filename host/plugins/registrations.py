@@ -3,10 +3,11 @@
 An entry (``HookEntry``) says all the host does with its hook: the pluggy spec (when a layer
 above the plugin system brings it, e.g. ``register_profiles``), its place (the table's order is
 the activation order), the service its implementations imply, the live ``register`` callback
-(it adds, records a disposer in the activation's scope and the names in the plugin's record)
-and the staged ``check`` a hot reload runs instead (it raises as ``register`` would and adds
-nothing; the live call is held until the swap). Activation, staging and reload read the same
-table, so adding a hook is one entry plus its documentation.
+(it adds, records in the activation's scope the disposer that takes it back, and notes the
+names under its hook in the record's ``added``, which goes with the activation) and the
+staged ``check`` a hot reload runs instead (it raises as ``register`` would and adds nothing;
+the live call is held until the swap). Activation, staging and reload read the same table,
+so adding a hook is one entry plus its documentation.
 
 The plugin system's own entries are here (``register_services``, ``activate``,
 ``register_plugins``); the host adds its own (``host.hooks``).
