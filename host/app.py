@@ -12,14 +12,13 @@ import attrs
 from host.builtins import builtin_candidates
 from host.disposal import adispose_reversed
 from host.errors import ConfigError
+from host.hooks import hook_table
 from host.naming import NamedRegistry, Owner
 from host.plugins.config import CONFIG_FILE, plugin_tables, read_config_file
 from host.plugins.discovery import PluginCandidate, discover
-from host.plugins.lifecycle import PluginManager, PluginStates
+from host.plugins.lifecycle import PluginLifecycle, PluginStates
 from host.plugins.record import DisposalFailure
-from host.plugins.registrars import Registrars
 from host.plugins.selection import Selection
-from host.profiles.hookspecs import profile_hook
 from host.profiles.library import ProfileLibrary
 from host.services import Services
 from host.tools.tool import Tool
@@ -88,16 +87,9 @@ class Host:
         self.services.register("profiles", self.profiles, owner="host")
         self.tool_workers = ToolWorkers()
         self.services.register(TOOL_WORKERS, self.tool_workers, owner="host")
-        registrars = Registrars(
+        self.plugins = PluginLifecycle(
             self.services,
-            self.tools,
-            self.prompt_sections,
-            prompt_section,
-            [profile_hook(self.profiles)],  # the profile library's hook: register_profiles
-        )
-        self.plugins = PluginManager(
-            self.services,
-            registrars,
+            hook_table(self.tools, self.prompt_sections, self.profiles),
             selection=selection,
             config_tables=plugin_tables(dict(config or {})),
         )
@@ -178,13 +170,6 @@ class Host:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def prompt_section(name: str, text: str, order: int) -> PromptSection:
-    """The section a ``register_prompt_sections`` call adds (its module loads with the first)."""
-    from host.agents.prompt import PromptSection
-
-    return PromptSection(name, text, order)
 
 
 def tool_row(tool: Tool, owner: Owner | str | None) -> dict[str, Any]:

@@ -38,12 +38,13 @@ class AgentExistsError(HostError):
 
 @attrs.frozen
 class AgentSetup:
-    """What a setup step may touch: the unpublished agent, its own scopes, session and config."""
+    """What a setup step may touch: the unpublished agent, its own scopes, its session, and the
+    ``descriptor`` its creator describes it by (a continuable child's descriptor), if any."""
 
     agent: Agent
     tools: NamedRegistry[Tool]
     sections: NamedRegistry[PromptSection]
-    config: Any = None
+    descriptor: Any = None
     resumed: bool = False
 
     @property
@@ -75,7 +76,7 @@ class AgentOptions:
     tool_filter: ToolFilter = attrs.field(factory=ToolFilter)
     setup: Sequence[SetupStep] = ()
     commit: CommitCheck | None = None
-    config: Any = None
+    descriptor: Any = None
     max_steps: int = DEFAULT_MAX_STEPS
 
 
@@ -130,7 +131,7 @@ class AgentRegistry:
         tool_filter: ToolFilter | None = None,
         setup: Sequence[SetupStep] = (),
         commit: CommitCheck | None = None,
-        config: Any = None,
+        descriptor: Any = None,
         max_steps: int = DEFAULT_MAX_STEPS,
     ) -> Agent:
         """Create, set up, commit, publish and register a new agent (all or nothing).
@@ -140,7 +141,7 @@ class AgentRegistry:
         ``tool_filter`` limits the global tools.
         """
         opts = AgentOptions(
-            label, model, tool_filter or ToolFilter(), setup, commit, config, max_steps
+            label, model, tool_filter or ToolFilter(), setup, commit, descriptor, max_steps
         )
         self._receive_remote()
         header = header if header is not None else SessionHeader(new_id("agent_"), label=label)
@@ -161,7 +162,7 @@ class AgentRegistry:
         tool_filter: ToolFilter | None = None,
         setup: Sequence[SetupStep] = (),
         commit: CommitCheck | None = None,
-        config: Any = None,
+        descriptor: Any = None,
         max_steps: int = DEFAULT_MAX_STEPS,
     ) -> Agent:
         """Resume a stored session as a live agent: same setup path, then replay its inbox.
@@ -173,7 +174,7 @@ class AgentRegistry:
         approval still pending is asked again).
         """
         opts = AgentOptions(
-            label, model, tool_filter or ToolFilter(), setup, commit, config, max_steps
+            label, model, tool_filter or ToolFilter(), setup, commit, descriptor, max_steps
         )
         self._receive_remote()
         if session_id in self._agents:
@@ -228,7 +229,7 @@ class AgentRegistry:
         self, agent: Agent, opts: AgentOptions, publish: Callable[[], None], *, resumed: bool
     ) -> None:
         """Setup steps, commit check, publish, register; roll everything back on failure."""
-        setup = AgentSetup(agent, agent.tools.own, agent.sections.own, opts.config, resumed)
+        setup = AgentSetup(agent, agent.tools.own, agent.sections.own, opts.descriptor, resumed)
         installed: list[Disposer] = []
         if resumed:
             installed.append(lambda: self.store.release(agent.id))

@@ -41,6 +41,22 @@ class PluginCandidate:
     parent: str | None = None
     """The plugin that contributed this one (``register_plugins``), or None."""
 
+    module: str = attrs.field(init=False)
+    """The module of its entry point (``module:attribute``)."""
+    package: str | None = attrs.field(init=False)
+    """The top-level package holding its code (``host`` for a built-in); None for an object
+    handed over in code."""
+
+    @module.default
+    def _module(self) -> str:
+        return self.entry_point.split(":")[0].strip()
+
+    @package.default
+    def _package(self) -> str | None:
+        if self.distribution is None or not self.module:
+            return None
+        return self.module.split(".")[0]
+
 
 def discover(group: str = GROUP) -> list[PluginCandidate]:
     """Every entry point of ``group`` installed on ``sys.path``, sorted by name."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from host.plugins.lifecycle import PluginManager
+    from host.plugins.lifecycle import PluginLifecycle
 
 
 class PluginHandle:
@@ -17,8 +17,8 @@ class PluginHandle:
     leave that state alone.
     """
 
-    def __init__(self, manager: PluginManager, name: str) -> None:
-        self._manager = manager
+    def __init__(self, lifecycle: PluginLifecycle, name: str) -> None:
+        self._lifecycle = lifecycle
         self.name = name
         self.handed_over = False
 
@@ -28,18 +28,18 @@ class PluginHandle:
         Only while this activation is the plugin's current one: a late call from a version a
         reload replaced, or from a new version still being staged, never takes it down.
         """
-        record = self._manager.records.get(self.name)
+        record = self._lifecycle.records.get(self.name)
         if record is not None and record.handle is self:
-            self._manager.fail(self.name, error)
+            self._lifecycle.fail(self.name, error)
 
 
     def recover(self) -> None:
         """Activate this plugin again, with the same object, after ``fail`` took it down (say,
         its server came back); only while that failure is this activation's (host thread only).
         """
-        record = self._manager.records.get(self.name)
+        record = self._lifecycle.records.get(self.name)
         if record is not None and record.handle is self:
-            self._manager.recover(self.name)
+            self._lifecycle.recover(self.name)
 
 
 class PluginStates:
@@ -49,17 +49,17 @@ class PluginStates:
     profile's MCP servers are connected) asks ``is_active`` instead of guessing from tools.
     """
 
-    def __init__(self, manager: PluginManager) -> None:
-        self._manager = manager
+    def __init__(self, lifecycle: PluginLifecycle) -> None:
+        self._lifecycle = lifecycle
 
     def state(self, name: str) -> str | None:
         """``active``, ``inactive``, ``failed`` or ``blocked``; None for an unknown plugin."""
-        record = self._manager.records.get(name)
+        record = self._lifecycle.records.get(name)
         return record.state if record is not None else None
 
     def lost_tool(self, tool: str) -> str | None:
         """The error of the failed plugin that offered ``tool`` when it failed, else None."""
-        for record in self._manager.records.values():
+        for record in self._lifecycle.records.values():
             if record.state == "failed" and tool in record.lost_tools:
                 return record.error
         return None

@@ -130,6 +130,17 @@ class HookManager(pluggy.PluginManager):
             if getattr(impl, option)
         ]
 
+    def check_plugin(self, plugin: Any) -> None:
+        """Refuse a registered plugin implementing a hook nobody specified, or using an
+        ``@hookimpl`` option the host does not honour."""
+        unknown = self.unknown_hooks(plugin)
+        if unknown:
+            specified = [c.name for c in vars(self.hook).values() if c.spec is not None]
+            hint = did_you_mean(unknown[0], specified)
+            raise AttributeError(f'unknown hook "{unknown[0]}"{hint}')
+        for hook, option in self.unhonoured_options(plugin):
+            raise ValueError(f"hook {hook!r}: {option} is not supported (hooks run per plugin)")
+
     def implementations(self, plugin: Any) -> Mapping[str, Sequence[pluggy.HookImpl]]:
         """The hooks ``plugin`` registered implementations of, each with those in calling
         order (empty when it is not registered)."""

@@ -96,8 +96,8 @@ def activate(ctx: ServiceContext, scope: Scope, config: Any, plugin: PluginHandl
     """Do anything else on activation; record a disposer for it with ``scope.add(disposer)``."""
 
 
-# Order in which the host calls the hooks of one plugin on activation; a hook that a layer above
-# adds (``host.plugins.registrars.AddedHook``) takes the place it names in it.
+# Order in which the host calls the hooks of one plugin on activation; the registration table
+# (``host.plugins.registrations``) keeps it, with the hooks a layer above adds in between.
 ACTIVATION_ORDER = (
     "register_services",
     "register_models",

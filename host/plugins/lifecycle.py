@@ -1,12 +1,11 @@
 """Plugin lifecycle: load, activate while required services exist, deactivate, fail in isolation.
 
 A plugin activates when every service in its ``requires`` is present and deactivates (all it
-registered disposed, dependents first) when one goes away. Activation is all-or-nothing: if an
+registered disposed, dependents first) when one goes away; its hooks run in the order of the
+registration table (``host.plugins.registrations``). Activation is all-or-nothing: if an
 import, a hook or the activation raises, whatever it registered is disposed and the plugin is
-``failed`` with a one-line error; the host and every other plugin keep working.
-
-Sub-plugins that a plugin registers (``register_plugins``) are added as plugins of their own,
-named ``<parent>.<name>``, and removed when the parent deactivates.
+``failed`` with a one-line error; the host and every other plugin keep working. Sub-plugins
+(``register_plugins``) are plugins of their own, ``<parent>.<name>``, removed with the parent.
 
 A disposer that raises never escapes a deactivation: the plugin is ``failed`` with the error,
 and ``close`` returns every such failure (``DisposalFailure``) instead of raising. A hot reload
@@ -15,7 +14,7 @@ activates the new version beside the running one (``host.plugins.staging``) and 
 
 from __future__ import annotations
 
-import re
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -23,71 +22,45 @@ from typing import Any
 import pluggy
 
 from host.disposal import Scope
-from host.naming import Owner, did_you_mean
+from host.naming import Owner
 from host.plugins import hookspecs
 from host.plugins.config import structure_config
 from host.plugins.discovery import PluginCandidate
 from host.plugins.handles import PluginHandle as PluginHandle
 from host.plugins.handles import PluginStates as PluginStates
 from host.plugins.hookmanager import HookManager, new_hook_manager
-from host.plugins.record import DisposalFailure, PluginRecord
+from host.plugins.record import (
+    DisposalFailure,
+    PluginRecord,
+    implemented_hooks,
+    requirements,
+    service_names,
+)
 from host.plugins.record import describe_error as describe_error
-from host.plugins.registrars import Registrars, activation_order
+from host.plugins.registrations import HookEntry, Registrant
 from host.plugins.selection import Selection
 from host.services import Services
 
-SUB_PLUGIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
-"""What a sub-plugin's own name (after ``<parent>.``) may be."""
 
-
-def implemented_hooks(obj: Any, hooks: Iterable[str]) -> frozenset[str]:
-    """The hooks (of ``hooks``) that ``obj`` implements."""
-    return frozenset(
-        hook for hook in hooks if hasattr(getattr(obj, hook, None), hookspecs.IMPL_MARKER)
-    )
-
-
-def check_sub_plugin(name: str, load: Callable[[], Any]) -> None:
-    """Refuse a sub-plugin registration with a bad name or a ``load`` that is not callable."""
-    if not isinstance(name, str) or not SUB_PLUGIN_NAME.fullmatch(name):
-        raise ValueError(f"sub-plugin name {name!r} is not 1-32 of [A-Za-z0-9_-]")
-    if not callable(load):
-        raise TypeError(f"sub-plugin {name!r}: load must be callable, got {load!r}")
-
-
-def _service_names(obj: Any, attribute: str) -> tuple[str, ...]:
-    """A plugin's ``requires`` or ``uses``: a tuple of service names (default empty)."""
-    names = getattr(obj, attribute, ())
-    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
-        raise TypeError(f"{attribute} must be a tuple of service names")
-    return tuple(names)
-
-
-def _requirements(obj: Any, hooks: frozenset[str]) -> tuple[str, ...]:
-    """The services ``obj`` requires: its ``requires``, plus ``models`` if it registers models."""
-    requires = _service_names(obj, "requires")
-    if "register_models" in hooks and "models" not in requires:
-        requires += ("models",)
-    return requires
-
-
-class PluginManager:
-    """Owns the pluggy manager, one record per plugin, and the activation loop."""
+class PluginLifecycle:
+    """Owns the pluggy manager, one record per plugin, the registration table and the
+    activation loop."""
 
     def __init__(
         self,
         services: Services,
-        registrars: Registrars,
+        table: Sequence[HookEntry],
         *,
         selection: Selection = Selection(),
         config_tables: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.services = services
-        self.registrars = registrars
+        self.table = {entry.name: entry for entry in table}
         self.selection = selection
         self.config_tables = config_tables or {}
-        self.activation_order = activation_order(registrars.added.values())
+        self.activation_order = tuple(self.table)
         """The hooks called on activation, in order: the plugin system's and those added."""
+        self._implied = {e.name: e.requires for e in table if e.requires is not None}
         self._hooks = (*self.activation_order, *hookspecs.HANDOVER_HOOKS)
         self.pm = self._new_hook_manager()
         self.records: dict[str, PluginRecord] = {}
@@ -97,7 +70,7 @@ class PluginManager:
         self._unsubscribe = services.subscribe(self._on_service_change)
 
     def _new_hook_manager(self) -> HookManager:
-        return new_hook_manager(*(hook.specs for hook in self.registrars.added.values()))
+        return new_hook_manager(*(e.specs for e in self.table.values() if e.specs is not None))
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -108,6 +81,7 @@ class PluginManager:
             raise ValueError(f'plugin "{candidate.name}" is already loaded')
         record = PluginRecord(candidate)
         self.records[candidate.name] = record
+        self._dirty = True  # added while a parent activates: reconcile passes again
         reason = blocked or self.selection.blocked_reason(  # a sub-plugin: allowed as its parent
             candidate.name, builtin=candidate.builtin or candidate.parent is not None
         )
@@ -126,7 +100,7 @@ class PluginManager:
         # malformed one fails in adopt)
         record.hooks = implemented_hooks(obj, self._hooks)
         with suppress(Exception):
-            record.requires = _requirements(obj, record.hooks)
+            record.requires = requirements(obj, record.hooks, self._implied)
         self.adopt(record, obj)
 
     def adopt(self, record: PluginRecord, obj: Any) -> None:
@@ -135,8 +109,8 @@ class PluginManager:
         Raises (and changes nothing) when the object is unusable.
         """
         hooks = implemented_hooks(obj, self._hooks)
-        effective = _requirements(obj, hooks)
-        uses = _service_names(obj, "uses")
+        effective = requirements(obj, hooks, self._implied)
+        uses = service_names(obj, "uses")
         table = self.config_tables.get(record.name)
         config = structure_config(record.name, getattr(obj, "Config", None), table)
         record.obj, record.requires, record.uses, record.config = obj, effective, uses, config
@@ -175,26 +149,40 @@ class PluginManager:
         try:
             self.pm.register(record.obj, name=record.name)
             scope.add(lambda: self.unregister(record.name))
-            self.check_hooks(record.obj)
-            implementations = self.pm.implementations(record.obj)
-            for hook in self.activation_order:
-                impls = implementations.get(hook)
-                if impls:
-                    register = self.registrar(hook, record, scope)
-                    self.call(record, impls, available, register)
+            self.run_hooks(record, record.obj, self.activation_order, available)
         except Exception as error:
             self._dispose_scope(record)
             record.fail(error)
             return
         record.activated()
-        self.refresh_dependents(record)
+        self._refresh_dependents(record)
 
-    def refresh_dependents(self, record: PluginRecord) -> None:
+    def run_hooks(
+        self,
+        record: PluginRecord,
+        obj: Any,
+        hooks: Iterable[str],
+        available: dict[str, Any],
+        bind: Callable[[HookEntry, Registrant], Callable[..., Any] | None] = HookEntry.bind,
+    ) -> None:
+        """Call ``hooks`` of ``obj`` (registered in pluggy) in order for ``record``; a hook with
+        a ``register`` in the table gets ``bind(entry, registrant)`` (the live callback unless
+        a hot reload stages the object); raises what a hook raised."""
+        self.pm.check_plugin(obj)
+        implementations = self.pm.implementations(obj)
+        for hook in hooks:
+            impls = implementations.get(hook)
+            if impls:
+                entry, register = self.table.get(hook), None
+                if entry is not None:
+                    register = bind(entry, Registrant(self, record, available["scope"]))
+                self._call(record, impls, available, register)
+
+    def _refresh_dependents(self, record: PluginRecord) -> None:
         """Restart (deactivate now; reconcile activates again) the plugins that would keep
         using something else than what ``record`` just provided: those that ``uses`` one of
         its services, and those that require a service it took over from a built-in."""
-        provided, displaced = set(record.services), set(record.displaced)
-        record.displaced = []
+        provided, displaced = set(record.services), set(record.added.pop("displaced", ()))
         if not provided:
             return
         restart = [
@@ -209,24 +197,13 @@ class PluginManager:
                 self._deactivate(other, "inactive")
         self._dirty = self._dirty or bool(restart)
 
-    def check_hooks(self, obj: Any) -> None:
-        """Refuse a registered plugin object implementing a hook nobody specified, or using an
-        ``@hookimpl`` option the host does not honour."""
-        unknown = self.pm.unknown_hooks(obj)
-        if unknown:
-            specified = [c.name for c in vars(self.pm.hook).values() if c.spec is not None]
-            hint = did_you_mean(unknown[0], specified)
-            raise AttributeError(f'unknown hook "{unknown[0]}"{hint}')
-        for hook, option in self.pm.unhonoured_options(obj):
-            raise ValueError(f"hook {hook!r}: {option} is not supported (hooks run per plugin)")
+    def hand_over(self, record: PluginRecord) -> Any:
+        """Call the running version's ``hand_over_state``: what its successor starts from."""
+        impls = self.pm.implementations(record.obj).get("hand_over_state", ())
+        results = self._call(record, impls, {"ctx": self.services})
+        return results[-1] if results else None
 
-    def registrar(self, hook: str, record: PluginRecord, scope: Scope) -> Callable[..., Any] | None:
-        """The live ``register`` callback of ``hook`` for ``record`` (None: the hook has none)."""
-        if hook == "register_plugins":
-            return self._sub_plugin_registrar(record, scope)
-        return self.registrars.for_hook(hook, record, scope)
-
-    def call(
+    def _call(
         self,
         record: PluginRecord,
         impls: Sequence[pluggy.HookImpl],
@@ -246,33 +223,7 @@ class PluginManager:
             )
         return results
 
-    def _sub_plugin_registrar(
-        self, parent: PluginRecord, scope: Scope
-    ) -> Callable[[str, Callable[[], Any]], None]:
-        """The ``register`` of ``register_plugins``: add ``<parent>.<name>`` as a plugin."""
-
-        def register(name: str, load: Callable[[], Any], *, blocked: str | None = None) -> None:
-            check_sub_plugin(name, load)
-            full = f"{parent.name}.{name}"
-            origin = parent.candidate
-            self.add(
-                PluginCandidate(
-                    name=full,
-                    load=load,
-                    entry_point=f"{origin.entry_point} [{name}]",
-                    distribution=origin.distribution,
-                    version=origin.version,
-                    builtin=origin.builtin,
-                    parent=parent.name,
-                ),
-                blocked=blocked,
-            )
-            scope.add(lambda: self._remove(full))
-            self._dirty = True  # reconcile activates it on its next pass
-
-        return register
-
-    def _remove(self, name: str) -> None:
+    def remove(self, name: str) -> None:
         """Take sub-plugin ``name`` out (dependents first) and forget it."""
         record = self.records.get(name)
         if record is None:
@@ -335,7 +286,7 @@ class PluginManager:
 
     def _deactivate(self, record: PluginRecord, state: str) -> bool:
         """Dispose ``record`` (dependents first); False when a disposer failed."""
-        errors = self.retire(record)
+        errors = self._retire(record)
         if errors is not None:
             record.fail(errors)
             return False
@@ -345,7 +296,7 @@ class PluginManager:
             record.deactivated()
         return True
 
-    def retire(self, record: PluginRecord) -> ExceptionGroup[Exception] | None:
+    def _retire(self, record: PluginRecord) -> ExceptionGroup[Exception] | None:
         """Take ``record``'s activation down, dependents first, leaving it ``inactive``.
 
         Returns (never raises) what its disposers raised: the scope is gone either way.
@@ -367,11 +318,7 @@ class PluginManager:
         return None
 
     def _dispose_scope(self, record: PluginRecord) -> None:
-        scope, record.scope = record.scope, None
-        record.tools.clear()
-        record.services.clear()
-        record.displaced.clear()
-        record.models.clear()
+        scope, record.scope, record.added = record.scope, None, defaultdict(list)
         if scope is not None:
             scope.dispose()
 
@@ -387,6 +334,34 @@ class PluginManager:
         finally:
             self._busy = busy
         self.reconcile()
+
+    def swap_in(
+        self,
+        record: PluginRecord,
+        staged: PluginRecord,
+        staged_as: str,
+        adds: Iterable[Callable[[], None]],
+    ) -> ExceptionGroup[Exception] | None:
+        """Replace ``record``'s activation by that of ``staged`` (a hot reload's new version,
+        in pluggy as ``staged_as``) in one step, then make each of ``adds`` (what it registered,
+        held until now); returns what the old activation's disposers raised. When adding
+        raises, the plugin is left ``failed``."""
+        with self.paused():
+            retired = self._retire(record)
+            record.restore(staged)
+            try:
+                self.unregister(staged_as)
+                if self.pm.get_plugin(record.name) is None:
+                    self.pm.register(record.obj, name=record.name)
+                for add in adds:
+                    add()
+            except Exception as error:
+                self._retire(record)
+                record.fail(error)
+            else:
+                record.activated()
+                self._refresh_dependents(record)
+        return retired
 
     def take_down(self, name: str) -> bool:
         """Deactivate ``name`` (dependents first) to ``inactive``; use inside ``paused()``.

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import functools
+import operator
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from host.disposal import Scope
 from host.errors import HostError
+from host.plugins import hookspecs
 from host.plugins.discovery import PluginCandidate
 from host.plugins.selection import BLOCKED_BY_SELECTION
 
 if TYPE_CHECKING:
-    from host.plugins.lifecycle import PluginHandle
+    from host.plugins.handles import PluginHandle
 
 PluginState = Literal["active", "inactive", "failed", "blocked"]
 
@@ -24,6 +29,31 @@ def describe_error(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     message = text[0] if text else ""
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+def implemented_hooks(obj: Any, hooks: Iterable[str]) -> frozenset[str]:
+    """The hooks (of ``hooks``) that ``obj`` implements."""
+    return frozenset(
+        hook for hook in hooks if hasattr(getattr(obj, hook, None), hookspecs.IMPL_MARKER)
+    )
+
+
+def service_names(obj: Any, attribute: str) -> tuple[str, ...]:
+    """A plugin's ``requires`` or ``uses``: a tuple of service names (default empty)."""
+    names = getattr(obj, attribute, ())
+    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{attribute} must be a tuple of service names")
+    return tuple(names)
+
+
+def requirements(obj: Any, hooks: frozenset[str], implied: Mapping[str, str]) -> tuple[str, ...]:
+    """The services ``obj`` requires: its ``requires``, plus those ``implied`` (hook → service,
+    from the registration table: ``models`` for ``register_models``) by the hooks it has."""
+    requires = service_names(obj, "requires")
+    for hook, service in implied.items():
+        if hook in hooks and service not in requires:
+            requires += (service,)
+    return requires
 
 
 @attrs.frozen
@@ -40,13 +70,22 @@ class DisposalFailure:
 
 @attrs.frozen
 class RecordSnapshot:
-    """A record's plugin object and what adopting it set (``PluginRecord.snapshot``)."""
+    """A record's plugin object, what adopting it set, and its activation (``PluginRecord.
+    snapshot``): what ``PluginRecord.restore`` puts back, as a hot reload's swap installs those
+    of the staged version's record."""
 
     obj: Any
     requires: tuple[str, ...]
     uses: tuple[str, ...]
     config: Any
     hooks: frozenset[str]
+    scope: Scope | None
+    handle: PluginHandle | None
+    added: defaultdict[str, list[str]]
+
+
+_SNAPSHOT = tuple(field.name for field in attrs.fields(RecordSnapshot))
+_snapshot_of = operator.attrgetter(*_SNAPSHOT)
 
 
 @attrs.define
@@ -55,8 +94,9 @@ class PluginRecord:
 
     ``uses`` names services it uses when present (it restarts when their provider changes).
     ``missing`` lists required services that are absent while inactive; ``error`` is a one-line
-    description while failed or blocked; ``tools`` names the global tools it registered,
-    ``services`` the services, and ``displaced`` those a built-in provided until then.
+    description while failed or blocked; ``added`` names, by hook, what its current activation
+    registered (``tools``, ``services`` and ``models`` read it), and under ``displaced`` the
+    services a built-in provided until then.
     ``hooks`` names the hooks its code implements, known from its import on (even when it
     then failed, say on a bad configuration table).
     """
@@ -69,14 +109,10 @@ class PluginRecord:
     config: Any = None
     error: str | None = None
     scope: Scope | None = None
-    tools: list[str] = attrs.field(factory=list)
+    added: defaultdict[str, list[str]] = attrs.field(factory=functools.partial(defaultdict, list))
     lost_tools: list[str] = attrs.field(factory=list)
     """The tools it offered when it was taken down as failed (a call of one answers its error;
     forgotten when it activates again)."""
-    services: list[str] = attrs.field(factory=list)
-    displaced: list[str] = attrs.field(factory=list)
-    models: list[str] = attrs.field(factory=list)
-    """The models it registered (kept for a reload's name check; not in its row)."""
     hooks: frozenset[str] = frozenset()
     exception: BaseException | None = None
     """What made it fail, kept for ``--debug`` (``error`` is its one line)."""
@@ -102,7 +138,7 @@ class PluginRecord:
             return describe_error(error)
         found = obj if obj is not None else self.obj
         module = module_of(found) if found is not None else None
-        module = module or self.candidate.entry_point.split(":")[0].strip()
+        module = module or self.candidate.module
         return describe_error(error) + origin(error, module, whole=self.candidate.builtin)
 
     def activated(self) -> None:
@@ -119,13 +155,30 @@ class PluginRecord:
         self.state, self.error = "blocked", reason
 
     def snapshot(self) -> RecordSnapshot:
-        """What adopting another plugin object changes, to put back with ``restore``."""
-        return RecordSnapshot(self.obj, self.requires, self.uses, self.config, self.hooks)
+        """The plugin object, what came with it and its activation, to put back with
+        ``restore``."""
+        return RecordSnapshot(*_snapshot_of(self))
 
-    def restore(self, snapshot: RecordSnapshot) -> None:
-        """Put back the plugin object (and what came with it) of ``snapshot``."""
-        self.obj, self.requires, self.uses = snapshot.obj, snapshot.requires, snapshot.uses
-        self.config, self.hooks = snapshot.config, snapshot.hooks
+    def restore(self, snapshot: RecordSnapshot | PluginRecord) -> None:
+        """Make the plugin object and activation of ``snapshot`` (or of another record: a hot
+        reload's staged version, at the swap) this record's."""
+        for name in _SNAPSHOT:
+            setattr(self, name, getattr(snapshot, name))
+
+    @property
+    def tools(self) -> list[str]:
+        """The global tools the current activation registered."""
+        return self.added["register_tools"]
+
+    @property
+    def services(self) -> list[str]:
+        """The services the current activation registered."""
+        return self.added["register_services"]
+
+    @property
+    def models(self) -> list[str]:
+        """The models it registered (kept for a reload's name check; not in its row)."""
+        return self.added["register_models"]
 
     @property
     def name(self) -> str:

@@ -36,7 +36,7 @@ from typing import Any
 
 import attrs
 
-from host.plugins.lifecycle import PluginManager, describe_error
+from host.plugins.lifecycle import PluginLifecycle, describe_error
 from host.plugins.record import PluginRecord
 from host.plugins.staging import NOTHING, Stage
 
@@ -81,12 +81,9 @@ def plugin_package(record: PluginRecord) -> str | None:
     for sub-plugins, whose ``load`` is simply called again)."""
     if record.candidate.parent is not None:
         return None
-    module = record.candidate.entry_point.split(":")[0].strip()
     if record.candidate.builtin:
-        return module  # host.builtins.<name>: never the whole host package
-    if record.candidate.distribution is None or not module:
-        return None  # an object handed over in code: nothing to re-import
-    return module.split(".")[0]
+        return record.candidate.module  # host.builtins.<name>: never the whole host package
+    return record.candidate.package
 
 
 def _take_modules(package: str | None) -> dict[str, ModuleType]:
@@ -123,7 +120,7 @@ class ServicesChanged(Exception):
 
 
 def reload_plugin(
-    manager: PluginManager, name: str, *, keep_services: bool = False
+    lifecycle: PluginLifecycle, name: str, *, keep_services: bool = False
 ) -> ReloadOutcome:
     """Reload ``name`` in process; see the module docstring for the guarantees.
 
@@ -133,14 +130,14 @@ def reload_plugin(
     says why a restart is due.
     """
     started = time.perf_counter()
-    record = manager.records[name]
+    record = lifecycle.records[name]
     if record.state == "blocked":
         return ReloadOutcome(name, False, 0.0, record.state, "the plugin is blocked")
     package = plugin_package(record)
     saved = _take_modules(package)
     try:
         fresh = record.candidate.load()
-        stage = Stage(manager, record, fresh)
+        stage = Stage(lifecycle, record, fresh)
     except Exception as error:
         _restore_modules(package, saved)
         return _failed(record, started, record.explain(error))
@@ -148,9 +145,9 @@ def reload_plugin(
     if record.state == "active" and missing:  # the new version could not activate: keep this one
         error_text: str | None = "the new version requires " + ", ".join(missing)
     elif record.state != "active":
-        error_text = _replace(manager, record, fresh)
+        error_text = _replace(lifecycle, record, fresh)
     else:
-        failed_before = _failed_plugins(manager)
+        failed_before = _failed_plugins(lifecycle)
         try:
             error_text, disposal = _swap(stage, keep_services)
         except ServicesChanged as changed:
@@ -160,7 +157,7 @@ def reload_plugin(
         if error_text is None:
             seconds = time.perf_counter() - started
             kept = stage.record.state != "failed"  # or the swap refused a registration
-            dependents = _newly_failed(manager, failed_before | {name})
+            dependents = _newly_failed(lifecycle, failed_before | {name})
             return ReloadOutcome(
                 name, kept, seconds, record.state, record.error, disposal, kept, None, dependents
             )
@@ -180,7 +177,7 @@ def _swap(stage: Stage, keep_services: bool) -> tuple[str | None, str | None]:
         if keep_services:
             _same_services(stage)
         if "hand_over_state" in record.hooks:
-            state = stage.hand_over()
+            state = stage.lifecycle.hand_over(record)
         stage.run(state)
     except ServicesChanged:
         raise
@@ -200,7 +197,7 @@ def _same_services(stage: Stage) -> None:
     record = stage.record
     if record.services and "take_over_state" not in stage.shadow.hooks:
         raise ServicesChanged(f"{record.name} provides services and takes over no state")
-    rehearsal = Stage(stage.manager, record, stage.shadow.obj)
+    rehearsal = Stage(stage.lifecycle, record, stage.shadow.obj)
     rehearsal.run(only="register_services")
     old, new = set(record.services), rehearsal.provided()
     rehearsal.abandon()
@@ -210,32 +207,32 @@ def _same_services(stage: Stage) -> None:
         raise ServicesChanged(f"{record.name} now provides {now} (was {was})")
 
 
-def _replace(manager: PluginManager, record: PluginRecord, fresh: Any) -> str | None:
+def _replace(lifecycle: PluginLifecycle, record: PluginRecord, fresh: Any) -> str | None:
     """A plugin that is not active: adopt ``fresh`` and activate it when it can; on failure
     the previous object is put back (it activates again if it can). Returns the error."""
     old = record.snapshot()
-    with manager.paused():
-        if not manager.take_down(record.name):  # its disposer raised: abandon that scope
+    with lifecycle.paused():
+        if not lifecycle.take_down(record.name):  # its disposer raised: abandon that scope
             record.deactivated()
-        manager.adopt(record, fresh)  # checked by the stage already: cannot raise
+        lifecycle.adopt(record, fresh)  # checked by the stage already: cannot raise
     if record.state != "failed":
         return None
     error_text = record.error or "activation failed"
-    with manager.paused():
+    with lifecycle.paused():
         record.restore(old)
         record.deactivated()
     return error_text
 
 
-def _failed_plugins(manager: PluginManager) -> set[str]:
-    return {name for name, record in manager.records.items() if record.state == "failed"}
+def _failed_plugins(lifecycle: PluginLifecycle) -> set[str]:
+    return {name for name, record in lifecycle.records.items() if record.state == "failed"}
 
 
-def _newly_failed(manager: PluginManager, before: set[str]) -> tuple[tuple[str, str], ...]:
+def _newly_failed(lifecycle: PluginLifecycle, before: set[str]) -> tuple[tuple[str, str], ...]:
     """``(name, error)`` of the plugins failed now that were not in ``before``."""
     return tuple(
-        (other, manager.records[other].error or "activation failed")
-        for other in sorted(_failed_plugins(manager) - before)
+        (other, lifecycle.records[other].error or "activation failed")
+        for other in sorted(_failed_plugins(lifecycle) - before)
     )
 
 

@@ -1,13 +1,14 @@
 """Staging: a plugin's new version activates beside the running one, then swaps in at once.
 
 A hot reload (``host.plugins.reload``) stages the new plugin object while the old version
-keeps serving: the object is adopted into a shadow record and its hooks run in the manager's
+keeps serving: the object is adopted into a shadow record and its hooks run in the lifecycle's
 ``activation_order`` (``take_over_state`` first, when the old version handed state over).
 
-* What the hooks register is checked at once, as the host would check it (not a ``Tool``, a
-  name another plugin holds, a bad sub-plugin name, what an added hook's ``check`` refuses
-  raise there) but is *held*: tools, prompt sections, services, models, the items of added
-  hooks and sub-plugins reach the host only at the swap.
+* What the hooks register is checked at once by the ``check`` of the hook's entry in the
+  registration table (``host.plugins.registrations``), as its live ``register`` would check
+  it (not a ``Tool``, a name another plugin holds, a bad sub-plugin name raise there), but
+  is *held*: tools, prompt sections, services, models, profiles and sub-plugins reach the
+  host only at the swap, through that entry's ``register``.
 * The new version's own hooks see its held services: their ``ctx`` is a ``StagedServices``,
   those services over the live ones (and just the live ones once the stage is settled). Its
   tools and prompt sections are not in the registries yet: there, the old ones still serve.
@@ -34,13 +35,12 @@ from typing import TYPE_CHECKING, Any
 from host.disposal import Scope, roll_back
 from host.naming import DuplicateNameError, NamedRegistry, Owner
 from host.plugins.handles import PluginHandle
-from host.plugins.lifecycle import check_sub_plugin
 from host.plugins.record import PluginRecord
+from host.plugins.registrations import HookEntry, Registrant
 from host.services import Lazy, Services, checked
-from host.tools.tool import Tool
 
 if TYPE_CHECKING:
-    from host.plugins.lifecycle import PluginManager
+    from host.plugins.lifecycle import PluginLifecycle
 
 NOTHING: Any = object()
 """``state`` when the old version handed nothing over (it has no ``hand_over_state``)."""
@@ -138,55 +138,46 @@ class _Held:
 class Stage:
     """A plugin's new version, activated beside the running one; see the module docstring.
 
-    ``Stage(manager, record, obj)`` adopts ``obj`` (raising, with nothing changed, when it is
-    unusable); ``run(state)`` calls its hooks; then ``swap()`` or ``abandon()``.
+    ``Stage(lifecycle, record, obj)`` adopts ``obj`` (raising, with nothing changed, when it is
+    unusable); ``run(state)`` calls its hooks; then ``swap()`` or ``abandon()``. What its hooks
+    register goes through the ``check`` of their entry in the registration table
+    (``host.plugins.registrations``), which may ``claim`` names here.
     """
 
-    def __init__(self, manager: PluginManager, record: PluginRecord, obj: Any) -> None:
-        self.manager = manager
+    def __init__(self, lifecycle: PluginLifecycle, record: PluginRecord, obj: Any) -> None:
+        self.lifecycle = lifecycle
         self.record = record
         self.shadow = PluginRecord(record.candidate)
-        manager.adopt(self.shadow, obj)
-        self.scope = Scope(str(Owner(record.name)))
-        self.handle = PluginHandle(manager, record.name)
-        self.ctx = StagedServices(manager.services, record.name)
+        lifecycle.adopt(self.shadow, obj)
+        self.scope = self.shadow.scope = Scope(str(Owner(record.name)))
+        self.handle = self.shadow.handle = PluginHandle(lifecycle, record.name)
+        self.ctx = StagedServices(lifecycle.services, record.name)
         self._held: list[_Held] = []
         self._claimed: dict[str, set[str]] = {}
         self._pluggy_name = f"{record.name} (staged)"
 
     def missing(self) -> list[str]:
         """Services the new version requires that are absent now."""
-        return self.shadow.missing(set(self.manager.services.names()))
+        return self.shadow.missing(set(self.lifecycle.services.names()))
 
     def provided(self) -> set[str]:
         """The service names the staged version registered (held until the swap)."""
         return set(self._claimed.get("service", ()))
 
-    def hand_over(self) -> Any:
-        """Call the running version's ``hand_over_state``: what its successor starts from."""
-        impls = self.manager.pm.implementations(self.record.obj).get("hand_over_state", ())
-        results = self.manager.call(self.record, impls, {"ctx": self.manager.services})
-        return results[-1] if results else None
-
     def run(self, state: Any = NOTHING, only: str | None = None) -> None:
         """Call the new version's hooks (``take_over_state`` first when ``state`` was handed
         over; just the hook ``only`` when given); when one raises, everything it did is undone
         and the error propagates (in a group with whatever the undoing raised, if any)."""
-        manager, obj = self.manager, self.shadow.obj
+        lifecycle, obj = self.lifecycle, self.shadow.obj
         available = {"ctx": self.ctx, "scope": self.scope, "plugin": self.handle, "state": state}
         try:
-            if manager.pm.get_name(obj) is None:  # else: the running object, reloaded as is
-                manager.pm.register(obj, name=self._pluggy_name)
-            self.scope.add(lambda: manager.unregister(self._pluggy_name))
-            manager.check_hooks(obj)
-            implementations = manager.pm.implementations(obj)
-            hooks: tuple[str, ...] = manager.activation_order if only is None else (only,)
+            if lifecycle.pm.get_name(obj) is None:  # else: the running object, reloaded as is
+                lifecycle.pm.register(obj, name=self._pluggy_name)
+            self.scope.add(lambda: lifecycle.unregister(self._pluggy_name))
+            hooks: tuple[str, ...] = lifecycle.activation_order if only is None else (only,)
             if state is not NOTHING:
                 hooks = ("take_over_state", *hooks)
-            for hook in hooks:
-                impls = implementations.get(hook)
-                if impls:
-                    manager.call(self.shadow, impls, available, self._registrar(hook))
+            lifecycle.run_hooks(self.shadow, obj, hooks, available, self._bind)
         except Exception as error:
             undone = self.abandon(handed_back=state is not NOTHING and state is not None)
             roll_back(
@@ -211,63 +202,42 @@ class Stage:
     def swap(self) -> ExceptionGroup[Exception] | None:
         """Replace the running version by the staged one in one step; returns what the old
         version's disposers raised (its scope is abandoned, the new version installed)."""
-        manager, record = self.manager, self.record
-        with manager.paused():
-            retired = manager.retire(record)
-            shadow = self.shadow
-            record.obj, record.requires, record.uses = shadow.obj, shadow.requires, shadow.uses
-            record.config, record.hooks = shadow.config, shadow.hooks
-            record.scope, record.handle = self.scope, self.handle
-            record.tools, record.services = self.shadow.tools, self.shadow.services
-            record.displaced, record.models = self.shadow.displaced, self.shadow.models
-            try:
-                manager.unregister(self._pluggy_name)
-                self._pluggy_name = record.name
-                if manager.pm.get_plugin(record.name) is None:
-                    manager.pm.register(record.obj, name=record.name)
-                for held in self._held:
-                    held.add()
-            except Exception as error:
-                manager.retire(record)
-                record.fail(error)
-            else:
-                record.activated()
-                manager.refresh_dependents(record)
-            finally:
-                self.ctx.settle()
-        return retired
+        staged_as, self._pluggy_name = self._pluggy_name, self.record.name
+        try:
+            # what it registered, then its own lookups answered by the live services
+            adds = [*(held.add for held in self._held), self.ctx.settle]
+            return self.lifecycle.swap_in(self.record, self.shadow, staged_as, adds)
+        finally:
+            self.ctx.settle()
 
     # -- held registrations ----------------------------------------------------------------
 
-    def _registrar(self, hook: str) -> Callable[..., Any] | None:
-        """The staged ``register`` of ``hook``: check now, hold the live call for the swap."""
-        live = self.manager.registrar(hook, self.shadow, self.scope)
-        if live is None:
+    def _bind(self, entry: HookEntry, registrant: Registrant) -> Callable[..., Any] | None:
+        """The staged ``register`` of ``entry``: check now, hold the live call for the swap."""
+        if entry.register is None or entry.check is None:
             return None
-        added = self.manager.registrars.added.get(hook)
-        check: Callable[..., None] = (
-            added.check(self.record.name) if added is not None else getattr(self, f"_check_{hook}")
-        )
+        live = functools.partial(entry.register, registrant)
+        check = functools.partial(entry.check, self)
 
         def register(*args: Any, **kwargs: Any) -> Callable[[], None]:
             if self.scope.disposed:
                 raise RuntimeError(f"{Owner(self.record.name)} is no longer being staged")
-            check(*args, **kwargs)
-            apply: Callable[[], Any] = functools.partial(live, *args, **kwargs)
-            if hook == "register_services":
-                name = args[0] if args else kwargs["name"]
-                apply = functools.partial(self._add_service, live, name)
-            held = _Held(apply)
+            apply = check(*args, **kwargs)
+            held = _Held(
+                functools.partial(apply, live)
+                if apply is not None
+                else functools.partial(live, *args, **kwargs)
+            )
             self._held.append(held)
             return held.dispose
 
         return register
 
-    def _add_service(self, live: Callable[[str, Any], Any], name: str) -> Any:
-        """Register held service ``name`` live: the object a staged lookup built, if any."""
-        return live(name, self.ctx.held(name))
+    def claimed(self, what: str) -> set[str]:
+        """The names of kind ``what`` (``service``, ``tool``, …) this version registered."""
+        return self._claimed.setdefault(what, set())
 
-    def _claim(self, registry: NamedRegistry[Any], name: str) -> None:
+    def claim(self, registry: NamedRegistry[Any], name: str) -> None:
         """Refuse ``name`` when another plugin holds it or this version claimed it already."""
         owner = Owner(self.record.name)
         claimed = self._claimed.setdefault(registry.what, set())
@@ -277,39 +247,3 @@ class Stage:
         if existing is not None and existing != owner:
             raise DuplicateNameError(registry.what, name, owner, existing)
         claimed.add(name)
-
-    def _check_register_services(self, name: str, service: Any) -> None:
-        services, plugin = self.manager.services, self.record.name
-        provider = services.provider(name)
-        claimed = self._claimed.setdefault("service", set())
-        if not self.record.candidate.builtin:  # a built-in's provider steps aside, never clashes
-            if name in claimed:
-                raise DuplicateNameError("service", name, plugin, plugin)
-            if provider not in (None, plugin) and not services.displaces_default(name):
-                raise DuplicateNameError("service", name, plugin, provider or "")
-        claimed.add(name)
-        self.ctx.hold(name, service)
-
-    def _check_register_models(self, name: str, model: Any) -> None:
-        models = self.manager.services.find("models")
-        taken = set(models.names()) - set(self.record.models) if models is not None else set()
-        claimed = self._claimed.setdefault("model", set())
-        if name in claimed or name in taken:
-            owner = Owner(self.record.name)
-            raise DuplicateNameError("model", name, owner, "another plugin")
-        claimed.add(name)
-
-    def _check_register_prompt_sections(self, name: str, text: str, order: int = 0) -> None:
-        self.manager.registrars.make_section(name, text, order)
-        self._claim(self.manager.registrars.sections, name)
-
-    def _check_register_tools(self, tool: Any) -> None:
-        if not isinstance(tool, Tool):
-            raise TypeError(f"register_tools expects host.tools.Tool, got {tool!r}")
-        tool.parameters  # noqa: B018 - as the live registrar: a bad function schema raises here
-        self._claim(self.manager.registrars.tools, tool.name)
-
-    def _check_register_plugins(
-        self, name: str, load: Callable[[], Any], *, blocked: str | None = None
-    ) -> None:
-        check_sub_plugin(name, load)

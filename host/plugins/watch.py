@@ -41,21 +41,16 @@ from typing import Any
 
 import attrs
 
-from host.plugins.lifecycle import PluginManager, describe_error
+from host.plugins.lifecycle import PluginLifecycle, describe_error
 from host.plugins.record import PluginRecord
 from host.plugins.reload import ReloadOutcome
 
 
 def source_roots(record: PluginRecord) -> tuple[Path, ...]:
     """The files/directories holding ``record``'s code, found without importing it."""
-    if record.candidate.builtin:
-        top = "host"
-    elif record.candidate.distribution is None:
-        return ()  # an object handed over in code: no source to watch
-    else:
-        top = record.candidate.entry_point.split(":")[0].strip().split(".")[0]
+    top = record.candidate.package  # for a built-in: host
     if not top:
-        return ()
+        return ()  # an object handed over in code: no source to watch
     try:
         spec = importlib.util.find_spec(top)
     except (ImportError, ValueError):
@@ -117,7 +112,7 @@ class WatchMap:
 
     def __init__(
         self,
-        plugins: PluginManager,
+        plugins: PluginLifecycle,
         *,
         extra: Sequence[Path] = (),
         ignore: Sequence[Path] = (),

@@ -160,7 +160,7 @@ class ContinuationManager(Residency):
                     tool_filter=to_tool_filter(plan.tool_filter),
                     setup=[composition_step(plan.persona, plan.memory), hooks.step],
                     commit=hooks.commit,
-                    config=descriptor,
+                    descriptor=descriptor,
                     max_steps=plan.max_steps,
                 )
             if index is not None:
@@ -337,7 +337,7 @@ class ContinuationManager(Residency):
                     tool_filter=to_tool_filter(descriptor.tool_filter),
                     setup=[composition_step(descriptor.persona, descriptor.memory), hooks.step],
                     commit=hooks.commit,
-                    config=descriptor,
+                    descriptor=descriptor,
                     max_steps=resume_max_steps(descriptor),
                 )
         except PersistenceError as error:

@@ -1,7 +1,7 @@
 """The continuable setup registry: scope-local contributions to continuable children.
 
 A *contribution* is a synchronous callable that receives the unpublished child's
-``AgentSetup`` (its own tool scope, prompt-section scope, config, ...) installs what it wants
+``AgentSetup`` (its own tool scope, prompt-section scope, descriptor, ...) installs what it wants
 there, and returns the disposer of what it installed. The continuation manager applies every
 current contribution, in registration order, on the same path for fresh creation and cold
 resume (docs/subagents.md, "The continuable setup registry").

@@ -1,6 +1,7 @@
 """Every hook a plugin of the host may implement: the plugin system's own
-(``host.plugins.hookspecs``) and those the host adds to it (``AddedHook``, e.g.
-``register_profiles`` from ``host.profiles.hookspecs``), read from a host as built."""
+(``host.plugins.hookspecs``) and those the host adds to it (entries of the registration table
+with their own spec, e.g. ``register_profiles`` from ``host.profiles.hookspecs``), read from a
+host as built."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from host.plugins import hookspecs
 _HOST = Host()
 SPEC_MODULES: tuple[Any, ...] = (
     hookspecs,
-    *(hook.specs for hook in _HOST.plugins.registrars.added.values()),
+    *(entry.specs for entry in _HOST.plugins.table.values() if entry.specs is not None),
 )
 ACTIVATION_ORDER: tuple[str, ...] = _HOST.plugins.activation_order
 """The hooks a host calls on activation, in order."""

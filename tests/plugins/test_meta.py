@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from host.app import Host
 from host.plugins import hookspecs
 from tests.plugins.hooks import ACTIVATION_ORDER, HOOKS, SPECS
 
@@ -31,6 +32,16 @@ def test_the_plugin_system_knows_its_own_hooks_in_the_host_s_order():
         "activate",
         "register_plugins",
     )
+
+
+def test_every_hook_that_registers_is_checked_the_same_way_at_a_reload():
+    host = Host()
+    try:
+        for entry in host.plugins.table.values():
+            assert (entry.register is None) == (entry.check is None), entry.name
+        assert [e.name for e in host.plugins.table.values() if e.register is None] == ["activate"]
+    finally:
+        host.close()
 
 
 @pytest.mark.parametrize("hook", HOOKS)
