@@ -8,8 +8,8 @@ from typing import Any
 import cattrs
 
 from host.errors import HostError
+from host.schema import validate
 from host.serialization import converter
-from host.tools.schema import validate
 from host.tools.tool import Tool, ToolExec, ToolResult
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, overload
 import attrs
 
 from host.cancel import CancelSignal
-from host.tools.schema import JsonSchema, schema_for
+from host.schema import JsonSchema, schema_for
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from host.clients.items import NOTICES, items_of
+from host.schema import validate
 from host.sessions.model import Event, InboxAccepted
-from host.tools.schema import validate
 
 if TYPE_CHECKING:
     from host.agents.agent import Agent
