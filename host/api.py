@@ -10,8 +10,9 @@ a wrong call (``register(42)`` in ``register_tools``, a misspelt service, a wron
     def register_tools(register: RegisterTool, ctx: ServiceContext) -> None:
         ...
 
-The ``register`` callbacks (one per hook, see ``host.plugins.hookspecs``) are Protocols that
-mirror the host's callbacks; ``ServiceContext`` is the service context (``host.services.
+The ``register`` callbacks (one per hook) are Protocols that mirror the host's callbacks,
+defined beside their hooks (``host.plugins.hookspecs``, ``host.profiles.hookspecs``) and
+re-exported here; ``ServiceContext`` is the service context (``host.services.
 Services`` at run time) with the built-in services typed as attributes. None of this changes
 what happens at run time: the services are still looked up by name when an attribute is read.
 The names are also importable from ``host`` (loaded on first use there, so ``import host``
@@ -25,27 +26,31 @@ it is not one).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from host.disposal import Disposer, Scope
-from host.plugins.hookspecs import hookimpl
-from host.plugins.lifecycle import PluginHandle
+from host.plugins.handles import PluginHandle
+from host.plugins.hookspecs import (
+    RegisterModel,
+    RegisterPlugin,
+    RegisterPromptSection,
+    RegisterService,
+    RegisterTool,
+    hookimpl,
+)
+from host.profiles.hookspecs import RegisterProfile
 
 T = TypeVar("T")
 
 if TYPE_CHECKING:  # annotations only: importing this module builds no service
-    import os
-
-    from host.agents.models import Model, ModelFactory, ModelRegistry
+    from host.agents.models import ModelRegistry
     from host.agents.prompt import PromptSection
     from host.agents.registry import AgentRegistry
     from host.app import HostSettings
     from host.approvals.service import ApprovalService
     from host.naming import NamedRegistry
-    from host.plugins.lifecycle import PluginStates
+    from host.plugins.handles import PluginStates
     from host.profiles.library import ProfileLibrary
-    from host.profiles.model import Profile
     from host.sessions.persistence import SessionPersistence
     from host.sessions.projections import Projections
     from host.sessions.store import SessionStore
@@ -66,49 +71,6 @@ __all__ = [
     "ServiceContext",
     "hookimpl",
 ]
-
-
-class RegisterService(Protocol):
-    """``register`` of ``register_services``: provide the service ``name``."""
-
-    def __call__(self, name: str, service: Any) -> None: ...
-
-
-class RegisterModel(Protocol):
-    """``register`` of ``register_models``: a model object, or a zero-argument factory that
-    builds it on first use."""
-
-    def __call__(self, name: str, model: Model | ModelFactory) -> None: ...
-
-
-class RegisterPromptSection(Protocol):
-    """``register`` of ``register_prompt_sections``: a global system-prompt section; lower
-    ``order`` comes first."""
-
-    def __call__(self, name: str, text: str, order: int = 0) -> None: ...
-
-
-class RegisterProfile(Protocol):
-    """``register`` of ``register_profiles``: a Markdown profile file, a directory of them, or
-    a ``Profile`` value."""
-
-    def __call__(self, source: str | os.PathLike[str] | Profile) -> None: ...
-
-
-class RegisterTool(Protocol):
-    """``register`` of ``register_tools``: a global tool; returns the disposer that takes it
-    back early (the plugin's scope takes it back anyway when the plugin goes away)."""
-
-    def __call__(self, tool: Tool) -> Disposer: ...
-
-
-class RegisterPlugin(Protocol):
-    """``register`` of ``register_plugins``: the sub-plugin ``<parent>.<name>``, whose
-    ``load()`` returns the plugin object; ``blocked`` (a reason) lists it as blocked instead."""
-
-    def __call__(
-        self, name: str, load: Callable[[], object], *, blocked: str | None = None
-    ) -> None: ...
 
 
 class ServiceContext(Protocol):
