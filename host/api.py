@@ -46,7 +46,6 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.agents.models import ModelRegistry
     from host.agents.prompt import PromptSection
     from host.agents.registry import AgentRegistry
-    from host.app import HostSettings
     from host.approvals.service import ApprovalService
     from host.naming import NamedRegistry
     from host.plugins.handles import PluginStates
@@ -54,6 +53,7 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.sessions.persistence import SessionPersistence
     from host.sessions.projections import Projections
     from host.sessions.store import SessionStore
+    from host.settings import HostSettings
     from host.subagents.service import SubagentService
     from host.tools.tool import Tool
     from host.tools.workers import ToolWorkers
