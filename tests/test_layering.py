@@ -1,12 +1,17 @@
-"""Layering (DESIGN §2): the generic plugin system imports nothing of profiles or subagents,
-and no module of ``host`` imports itself back at run time (a cycle of module-level imports
-outside ``if TYPE_CHECKING:``)."""
+"""Layering (docs/architecture.md): the generic plugin system imports nothing of profiles or
+subagents, no module of ``host`` imports itself back at run time (a cycle of module-level imports
+outside ``if TYPE_CHECKING:``), ``host.api`` imports nothing at run time that imports it back,
+and, every import counted (module level, inside functions, under ``TYPE_CHECKING``), no circle
+of ``host`` and the first-party plugin packages is longer than two modules but the ones named
+in ``KNOWN_CIRCLES`` (which may only shrink)."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = ROOT / "host"
@@ -19,6 +24,28 @@ def module_name(path: Path) -> str:
 
 MODULES = {module_name(path): path for path in HOST.rglob("*.py")}
 
+PACKAGES = [
+    *sorted(path.parent for path in ROOT.glob("plugins/*/agent_host_*/__init__.py")),
+    ROOT / "tool_subagent_control" / "tool_subagent_control",
+    ROOT / "tool_subagent_report" / "tool_subagent_report",
+]
+"""The first-party plugin packages (their tests aside)."""
+
+
+def _package_modules(package: Path) -> dict[str, Path]:
+    found = {}
+    for path in package.rglob("*.py"):
+        if "tests" not in path.relative_to(package).parts:
+            parts = list(path.relative_to(package.parent).with_suffix("").parts)
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+FIRST_PARTY = {
+    **MODULES,
+    **{name: path for package in PACKAGES for name, path in _package_modules(package).items()},
+}
+
 
 def _type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
@@ -28,7 +55,7 @@ def _type_checking(test: ast.expr) -> bool:
 
 def _imported(node: ast.Import | ast.ImportFrom, module: str, package: bool) -> Iterator[str]:
     """The modules an import statement names (a ``from x import name`` names ``x.name`` when
-    that is a module of ``host``, else ``x``)."""
+    that is a module of ``host`` or a first-party package, else ``x``)."""
     if isinstance(node, ast.Import):
         yield from (alias.name for alias in node.names)
         return
@@ -38,7 +65,22 @@ def _imported(node: ast.Import | ast.ImportFrom, module: str, package: bool) -> 
         parts = parts[: len(parts) - node.level + 1]
         base = ".".join([*parts, base] if base else parts)
     for alias in node.names:
-        yield f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base
+        submodule = f"{base}.{alias.name}"
+        yield submodule if submodule in FIRST_PARTY and not _binds(base, alias.name) else base
+
+
+def _binds(package: str, name: str) -> bool:
+    """Whether ``package``'s ``__init__`` binds ``name`` itself (``host.tools`` binds ``tool``,
+    the decorator, over its submodule ``host.tools.tool``)."""
+    path = FIRST_PARTY.get(package)
+    if path is None or path.name != "__init__.py":
+        return False
+    return any(
+        (alias.asname or alias.name) == name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    )
 
 
 def imports(module: str, *, runtime: bool) -> set[str]:
@@ -67,6 +109,23 @@ def imports(module: str, *, runtime: bool) -> set[str]:
 
     walk(tree.body)
     return {name for name in found if name in MODULES and name != module}
+
+
+def every_import(module: str) -> set[str]:
+    """The first-party modules ``module`` imports anywhere: at module level, inside functions and
+    under ``if TYPE_CHECKING:`` (an import of a name a package re-exports counts as one of the
+    package)."""
+    path = FIRST_PARTY[module]
+    package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for name in _imported(node, module, package):
+                while name and name not in FIRST_PARTY:
+                    name = name.rpartition(".")[0]
+                if name and name != module:
+                    found.add(name)
+    return found
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -153,3 +212,98 @@ def test_front_ends_hear_the_session_logs_only_through_the_feed() -> None:
         )
     }
     assert observing == {"host.clients.feed"}
+
+
+def test_the_api_imports_nothing_at_run_time_that_imports_it_back() -> None:
+    """``host.api`` re-exports what lives below it; a module it loads never loads it again."""
+    seen: set[str] = set()
+    todo = sorted(imports("host.api", runtime=True))
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(imports(module, runtime=True))
+    assert "host.api" not in seen
+    assert {"host.plugins.hookspecs", "host.profiles.hookspecs"} <= seen  # the Register* types
+
+
+def test_the_schema_module_is_below_tools_and_plugins() -> None:
+    """``host.schema`` checks tools' arguments, plugins' configs and the approval policy: it sits
+    below all three, and the plugin system's config reading reaches it without ``host.tools``."""
+    assert imports("host.schema", runtime=False) == set()
+    assert "host.schema" in imports("host.plugins.config", runtime=False)
+    assert not {name for name in imports("host.plugins.config", runtime=False)
+                if name.startswith("host.tools")}
+
+
+KNOWN_CIRCLES = {
+    frozenset({
+        "host.api",
+        "host.plugins.handles",
+        "host.plugins.hookmanager",
+        "host.plugins.hookspecs",
+        "host.plugins.lifecycle",
+        "host.plugins.record",
+        "host.plugins.registrars",
+        "host.profiles.hookspecs",
+    }): "the plugin records, handles and registrars name the lifecycle that holds them; the "
+    "author API re-exports the hooks' callback types, which type their ctx with it",
+    frozenset({"agent_host_openai", "agent_host_openai.model", "agent_host_openai.settings"}):
+    "the OpenAI plugin's settings are spelled in its Config, Settings and model",
+    frozenset({"host.appserver.asking", "host.appserver.connection", "host.appserver.server"}):
+    "the app-server's connection and its asking name each other through the server",
+}
+"""The circles of more than two modules that remain (each may shrink, none may grow), and why.
+The one circle of 37 modules through ``host.api`` was cut by the tool engine's open
+``ToolExec`` and by ``HostSettings`` leaving ``host.app``."""
+
+
+def test_no_import_circle_is_longer_than_two_modules_but_the_known_ones() -> None:
+    graph = {module: every_import(module) for module in FIRST_PARTY}
+    longer = [circle for circle in cycles(graph) if len(circle) > 2]
+    unknown = [circle for circle in longer if not any(set(circle) <= k for k in KNOWN_CIRCLES)]
+    assert unknown == []
+
+
+DOOR = {"host", "host.api", "host.tools"}
+"""What a first-party plugin package imports of the host (its tests may import more)."""
+
+KNOWN_PAST_THE_DOOR = {
+    "agent_host_mcp": {
+        "host.agents.agent", "host.agents.models", "host.agents.registry", "host.app",
+        "host.approvals.policy", "host.approvals.requests", "host.atomic", "host.cancel",
+        "host.clients.commands", "host.clients.events", "host.clients.feed", "host.clients.items",
+        "host.disposal", "host.errors", "host.project_files", "host.schema", "host.serialization",
+        "host.sessions.model", "host.sessions.store", "host.tools.execute", "host.tools.globs",
+        "host.tools.tool",
+    },
+    "agent_host_openai": {
+        "host.agents.models", "host.agents.text_calls", "host.agents.tool_results",
+        "host.cancel", "host.errors", "host.plugins.config", "host.sessions.model",
+    },
+    "agent_host_postgres": {
+        "host.cancel", "host.errors", "host.services", "host.sessions.codec",
+        "host.sessions.model", "host.sessions.persistence", "host.sessions.remote",
+        "host.sessions.workers",
+    },
+    "agent_host_subagent": {
+        "host.errors", "host.profiles.applying", "host.profiles.matching", "host.profiles.model",
+        "host.sessions.model", "host.subagents.children", "host.subagents.descriptors",
+        "host.subagents.types",
+    },
+    "agent_host_workspace": {"host.atomic", "host.profiles.model", "host.project_files"},
+    "tool_subagent_control": {"host.errors", "host.subagents.rows", "host.subagents.types"},
+    "tool_subagent_report": {"host.agents.prompt", "host.disposal", "host.errors", "host.naming"},
+}
+"""What each package still imports past the door (may only shrink)."""
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda package: package.name)
+def test_a_plugin_package_imports_the_host_only_through_its_door(package: Path) -> None:
+    past = {
+        name
+        for module in _package_modules(package)
+        for name in every_import(module)
+        if name.startswith("host") and name not in DOOR
+    }
+    assert past - KNOWN_PAST_THE_DOOR.get(package.name, set()) == set()
