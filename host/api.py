@@ -26,6 +26,7 @@ it is not one).
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from host.disposal import Disposer, Scope
@@ -42,34 +43,133 @@ from host.profiles.hookspecs import RegisterProfile
 
 T = TypeVar("T")
 
+_DEFINED_IN = {
+    "AgentSetup": "host.agents.registry",
+    "ChildRequest": "host.subagents.types",
+    "ConfigError": "host.errors",
+    "Contribution": "host.subagents.setup",
+    "FileRefused": "host.project_files",
+    "HostError": "host.errors",
+    "MessageSource": "host.subagents.types",
+    "Owner": "host.naming",
+    "Profile": "host.profiles.model",
+    "ProfileError": "host.profiles.model",
+    "ProfileSet": "host.profiles.model",
+    "PromptSection": "host.agents.prompt",
+    "RunResult": "host.subagents.types",
+    "SessionHeader": "host.sessions.model",
+    "ToolFilterSpec": "host.subagents.descriptors",
+    "check_model": "host.profiles.applying",
+    "check_servers": "host.profiles.applying",
+    "combine_filters": "host.subagents.children",
+    "dispose_errors": "host.disposal",
+    "entries_of": "host.subagents.rows",
+    "memory_of": "host.profiles.applying",
+    "open_regular": "host.project_files",
+    "own_filter": "host.profiles.applying",
+    "project": "host.subagents.rows",
+    "read_listed": "host.project_files",
+    "read_regular": "host.project_files",
+    "render": "host.subagents.rows",
+    "replace_file": "host.atomic",
+    "resolve": "host.profiles.matching",
+    "roll_back": "host.disposal",
+    "shown": "host.profiles.model",
+}
+"""What first-party plugins use of the host beyond the hooks, by the module that defines it;
+imported from there when first asked for (``__getattr__``), so ``import host.api`` stays cheap."""
+
 if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.agents.models import ModelRegistry
     from host.agents.prompt import PromptSection
     from host.agents.registry import AgentRegistry
+
+    # the names of ``_DEFINED_IN``, for the type checker (at run time: ``__getattr__``)
+    from host.agents.registry import AgentSetup as AgentSetup
     from host.approvals.service import ApprovalService
+    from host.atomic import replace_file as replace_file
+    from host.disposal import dispose_errors as dispose_errors
+    from host.disposal import roll_back as roll_back
+    from host.errors import ConfigError as ConfigError
+    from host.errors import HostError as HostError
     from host.naming import NamedRegistry
+    from host.naming import Owner as Owner
     from host.plugins.handles import PluginStates
+    from host.profiles.applying import check_model as check_model
+    from host.profiles.applying import check_servers as check_servers
+    from host.profiles.applying import memory_of as memory_of
+    from host.profiles.applying import own_filter as own_filter
     from host.profiles.library import ProfileLibrary
+    from host.profiles.matching import resolve as resolve
+    from host.profiles.model import Profile as Profile
+    from host.profiles.model import ProfileError as ProfileError
+    from host.profiles.model import ProfileSet as ProfileSet
+    from host.profiles.model import shown as shown
+    from host.project_files import FileRefused as FileRefused
+    from host.project_files import open_regular as open_regular
+    from host.project_files import read_listed as read_listed
+    from host.project_files import read_regular as read_regular
+    from host.sessions.model import SessionHeader as SessionHeader
     from host.sessions.persistence import SessionPersistence
     from host.sessions.projections import Projections
     from host.sessions.store import SessionStore
     from host.settings import HostSettings
+    from host.subagents.children import combine_filters as combine_filters
+    from host.subagents.descriptors import ToolFilterSpec as ToolFilterSpec
+    from host.subagents.rows import entries_of as entries_of
+    from host.subagents.rows import project as project
+    from host.subagents.rows import render as render
     from host.subagents.service import SubagentService
+    from host.subagents.setup import Contribution as Contribution
+    from host.subagents.types import ChildRequest as ChildRequest
+    from host.subagents.types import MessageSource as MessageSource
+    from host.subagents.types import RunResult as RunResult
     from host.tools.tool import Tool
     from host.tools.workers import ToolWorkers
 
 __all__ = [
+    "AgentSetup",
+    "ChildRequest",
+    "ConfigError",
+    "Contribution",
     "Disposer",
+    "FileRefused",
+    "HostError",
+    "MessageSource",
+    "Owner",
     "PluginHandle",
+    "Profile",
+    "ProfileError",
+    "ProfileSet",
+    "PromptSection",
     "RegisterModel",
     "RegisterPlugin",
     "RegisterProfile",
     "RegisterPromptSection",
     "RegisterService",
     "RegisterTool",
+    "RunResult",
     "Scope",
     "ServiceContext",
+    "SessionHeader",
+    "ToolFilterSpec",
+    "check_model",
+    "check_servers",
+    "combine_filters",
+    "dispose_errors",
+    "entries_of",
     "hookimpl",
+    "memory_of",
+    "open_regular",
+    "own_filter",
+    "project",
+    "read_listed",
+    "read_regular",
+    "render",
+    "replace_file",
+    "resolve",
+    "roll_back",
+    "shown",
 ]
 
 
@@ -184,3 +284,10 @@ class ServiceContext(Protocol):
     def names(self) -> list[str]:
         """Registered service names in registration order."""
         ...
+
+
+def __getattr__(name: str) -> Any:
+    """A name of ``_DEFINED_IN``, imported from its module on first use."""
+    if name not in _DEFINED_IN:
+        raise AttributeError(f"module 'host.api' has no attribute {name!r}")
+    return getattr(import_module(_DEFINED_IN[name]), name)
