@@ -45,29 +45,62 @@ T = TypeVar("T")
 
 _DEFINED_IN = {
     "AgentSetup": "host.agents.registry",
+    "CancelSignal": "host.cancel",
     "ChildRequest": "host.subagents.types",
+    "CodecError": "host.sessions.codec",
     "ConfigError": "host.errors",
     "Contribution": "host.subagents.setup",
+    "Event": "host.sessions.model",
     "FileRefused": "host.project_files",
     "HostError": "host.errors",
+    "INTERRUPTED_TOOL_TEXT": "host.agents.tool_results",
+    "InboxAccepted": "host.sessions.model",
+    "Lazy": "host.services",
+    "MessageEvent": "host.sessions.model",
     "MessageSource": "host.subagents.types",
+    "ModelDelta": "host.agents.models",
+    "ModelRequest": "host.agents.models",
+    "ModelResponse": "host.agents.models",
     "Owner": "host.naming",
+    "PREFIX_CHARS": "host.agents.text_calls",
+    "PersistenceError": "host.sessions.persistence",
     "Profile": "host.profiles.model",
     "ProfileError": "host.profiles.model",
     "ProfileSet": "host.profiles.model",
     "PromptSection": "host.agents.prompt",
+    "QUEUED_PREFIX": "host.sessions.remote",
+    "RemoteMessage": "host.sessions.remote",
+    "Resumed": "host.sessions.persistence",
     "RunResult": "host.subagents.types",
     "SessionHeader": "host.sessions.model",
+    "StoredSession": "host.sessions.persistence",
+    "StreamEvent": "host.agents.models",
+    "TextDelta": "host.agents.models",
+    "ToolCall": "host.sessions.model",
+    "ToolCallDelta": "host.agents.models",
     "ToolFilterSpec": "host.subagents.descriptors",
+    "ToolSpec": "host.agents.models",
+    "TurnEnd": "host.sessions.model",
+    "TurnStart": "host.sessions.model",
+    "Usage": "host.agents.models",
+    "Voice": "host.sessions.persistence",
     "check_model": "host.profiles.applying",
     "check_servers": "host.profiles.applying",
     "combine_filters": "host.subagents.children",
+    "could_be_call": "host.agents.text_calls",
+    "decode_event": "host.sessions.codec",
+    "decode_header": "host.sessions.codec",
     "dispose_errors": "host.disposal",
+    "encode_append": "host.sessions.persistence",
+    "encode_event": "host.sessions.codec",
+    "encode_header": "host.sessions.codec",
     "entries_of": "host.subagents.rows",
     "memory_of": "host.profiles.applying",
     "open_regular": "host.project_files",
     "own_filter": "host.profiles.applying",
+    "prepare_decoding": "host.sessions.codec",
     "project": "host.subagents.rows",
+    "raise_if_cancelled": "host.cancel",
     "read_listed": "host.project_files",
     "read_regular": "host.project_files",
     "render": "host.subagents.rows",
@@ -75,25 +108,45 @@ _DEFINED_IN = {
     "resolve": "host.profiles.matching",
     "roll_back": "host.disposal",
     "shown": "host.profiles.model",
+    "structure_config": "host.plugins.config",
+    "validate_session_id": "host.sessions.model",
 }
 """What first-party plugins use of the host beyond the hooks, by the module that defines it;
 imported from there when first asked for (``__getattr__``), so ``import host.api`` stays cheap."""
 
-if TYPE_CHECKING:  # annotations only: importing this module builds no service
-    from host.agents.models import ModelRegistry
-    from host.agents.prompt import PromptSection
-    from host.agents.registry import AgentRegistry
+_MODULES = {"text_calls": "host.agents.text_calls", "workers": "host.sessions.workers"}
+"""Modules first-party plugins use whole, imported the same way: ``text_calls`` (a model's
+tool calls written as text) and ``workers`` (the session store's worker threads)."""
 
-    # the names of ``_DEFINED_IN``, for the type checker (at run time: ``__getattr__``)
+if TYPE_CHECKING:  # annotations only: importing this module builds no service
+    # the services' types; and the names of ``_DEFINED_IN`` and ``_MODULES`` (``__getattr__``)
+    from host.agents import text_calls as text_calls
+    from host.agents.models import ModelDelta as ModelDelta
+    from host.agents.models import ModelRegistry
+    from host.agents.models import ModelRequest as ModelRequest
+    from host.agents.models import ModelResponse as ModelResponse
+    from host.agents.models import StreamEvent as StreamEvent
+    from host.agents.models import TextDelta as TextDelta
+    from host.agents.models import ToolCallDelta as ToolCallDelta
+    from host.agents.models import ToolSpec as ToolSpec
+    from host.agents.models import Usage as Usage
+    from host.agents.prompt import PromptSection as PromptSection
+    from host.agents.registry import AgentRegistry
     from host.agents.registry import AgentSetup as AgentSetup
+    from host.agents.text_calls import PREFIX_CHARS as PREFIX_CHARS
+    from host.agents.text_calls import could_be_call as could_be_call
+    from host.agents.tool_results import INTERRUPTED_TOOL_TEXT as INTERRUPTED_TOOL_TEXT
     from host.approvals.service import ApprovalService
     from host.atomic import replace_file as replace_file
+    from host.cancel import CancelSignal as CancelSignal
+    from host.cancel import raise_if_cancelled as raise_if_cancelled
     from host.disposal import dispose_errors as dispose_errors
     from host.disposal import roll_back as roll_back
     from host.errors import ConfigError as ConfigError
     from host.errors import HostError as HostError
     from host.naming import NamedRegistry
     from host.naming import Owner as Owner
+    from host.plugins.config import structure_config as structure_config
     from host.plugins.handles import PluginStates
     from host.profiles.applying import check_model as check_model
     from host.profiles.applying import check_servers as check_servers
@@ -109,9 +162,31 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.project_files import open_regular as open_regular
     from host.project_files import read_listed as read_listed
     from host.project_files import read_regular as read_regular
+    from host.services import Lazy as Lazy
+    from host.sessions import workers as workers
+    from host.sessions.codec import CodecError as CodecError
+    from host.sessions.codec import decode_event as decode_event
+    from host.sessions.codec import decode_header as decode_header
+    from host.sessions.codec import encode_event as encode_event
+    from host.sessions.codec import encode_header as encode_header
+    from host.sessions.codec import prepare_decoding as prepare_decoding
+    from host.sessions.model import Event as Event
+    from host.sessions.model import InboxAccepted as InboxAccepted
+    from host.sessions.model import MessageEvent as MessageEvent
     from host.sessions.model import SessionHeader as SessionHeader
+    from host.sessions.model import ToolCall as ToolCall
+    from host.sessions.model import TurnEnd as TurnEnd
+    from host.sessions.model import TurnStart as TurnStart
+    from host.sessions.model import validate_session_id as validate_session_id
+    from host.sessions.persistence import PersistenceError as PersistenceError
+    from host.sessions.persistence import Resumed as Resumed
     from host.sessions.persistence import SessionPersistence
+    from host.sessions.persistence import StoredSession as StoredSession
+    from host.sessions.persistence import Voice as Voice
+    from host.sessions.persistence import encode_append as encode_append
     from host.sessions.projections import Projections
+    from host.sessions.remote import QUEUED_PREFIX as QUEUED_PREFIX
+    from host.sessions.remote import RemoteMessage as RemoteMessage
     from host.sessions.store import SessionStore
     from host.settings import HostSettings
     from host.subagents.children import combine_filters as combine_filters
@@ -128,15 +203,28 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.tools.workers import ToolWorkers
 
 __all__ = [
+    "INTERRUPTED_TOOL_TEXT",
+    "PREFIX_CHARS",
+    "QUEUED_PREFIX",
     "AgentSetup",
+    "CancelSignal",
     "ChildRequest",
+    "CodecError",
     "ConfigError",
     "Contribution",
     "Disposer",
+    "Event",
     "FileRefused",
     "HostError",
+    "InboxAccepted",
+    "Lazy",
+    "MessageEvent",
     "MessageSource",
+    "ModelDelta",
+    "ModelRequest",
+    "ModelResponse",
     "Owner",
+    "PersistenceError",
     "PluginHandle",
     "Profile",
     "ProfileError",
@@ -148,21 +236,41 @@ __all__ = [
     "RegisterPromptSection",
     "RegisterService",
     "RegisterTool",
+    "RemoteMessage",
+    "Resumed",
     "RunResult",
     "Scope",
     "ServiceContext",
     "SessionHeader",
+    "StoredSession",
+    "StreamEvent",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallDelta",
     "ToolFilterSpec",
+    "ToolSpec",
+    "TurnEnd",
+    "TurnStart",
+    "Usage",
+    "Voice",
     "check_model",
     "check_servers",
     "combine_filters",
+    "could_be_call",
+    "decode_event",
+    "decode_header",
     "dispose_errors",
+    "encode_append",
+    "encode_event",
+    "encode_header",
     "entries_of",
     "hookimpl",
     "memory_of",
     "open_regular",
     "own_filter",
+    "prepare_decoding",
     "project",
+    "raise_if_cancelled",
     "read_listed",
     "read_regular",
     "render",
@@ -170,6 +278,10 @@ __all__ = [
     "resolve",
     "roll_back",
     "shown",
+    "structure_config",
+    "text_calls",
+    "validate_session_id",
+    "workers",
 ]
 
 
@@ -287,7 +399,9 @@ class ServiceContext(Protocol):
 
 
 def __getattr__(name: str) -> Any:
-    """A name of ``_DEFINED_IN``, imported from its module on first use."""
+    """A name of ``_DEFINED_IN`` or ``_MODULES``, imported on first use."""
+    if name in _MODULES:
+        return import_module(_MODULES[name])
     if name not in _DEFINED_IN:
         raise AttributeError(f"module 'host.api' has no attribute {name!r}")
     return getattr(import_module(_DEFINED_IN[name]), name)

@@ -277,15 +277,6 @@ KNOWN_PAST_THE_DOOR = {
         "host.sessions.model", "host.sessions.store", "host.tools.execute", "host.tools.globs",
         "host.tools.tool",
     },
-    "agent_host_openai": {
-        "host.agents.models", "host.agents.text_calls", "host.agents.tool_results",
-        "host.cancel", "host.errors", "host.plugins.config", "host.sessions.model",
-    },
-    "agent_host_postgres": {
-        "host.cancel", "host.errors", "host.services", "host.sessions.codec",
-        "host.sessions.model", "host.sessions.persistence", "host.sessions.remote",
-        "host.sessions.workers",
-    },
     "tool_subagent_control": {"host.subagents.rows"},  # its Scope, a name host.api has taken
 }
 """What each package still imports past the door (may only shrink)."""

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from host import hookimpl
-from host.errors import ConfigError
+from host.api import ConfigError
 
 if TYPE_CHECKING:
     from agent_host_openai.convert import MALFORMED_ARGUMENTS_KEY
@@ -138,7 +138,7 @@ class Config:
         own ``base_url`` (another server gets no key it was not given: None); a
         ``ConfigError`` naming the table for an unknown key, a bad value or a name already
         taken."""
-        from host.plugins.config import structure_config
+        from host.api import structure_config
 
         inherited = {
             field.name: getattr(self, field.name)

@@ -34,7 +34,7 @@ from agent_host_openai.failures import (
     parse_retry_after,
 )
 from agent_host_openai.served import served_ids
-from host.agents.models import ModelResponse
+from host.api import ModelResponse
 
 Sleep = Callable[[float], Awaitable[None]]
 
