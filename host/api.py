@@ -44,9 +44,14 @@ from host.profiles.hookspecs import RegisterProfile
 T = TypeVar("T")
 
 _DEFINED_IN = {
+    "Agent": "host.agents.agent",
+    "AgentRegistry": "host.agents.registry",
     "AgentSetup": "host.agents.registry",
+    "Answer": "host.approvals.requests",
+    "ApprovalRequest": "host.approvals.requests",
     "CancelSignal": "host.cancel",
     "ChildRequest": "host.subagents.types",
+    "ClientEvent": "host.clients.events",
     "CodecError": "host.sessions.codec",
     "ConfigError": "host.errors",
     "Contribution": "host.subagents.setup",
@@ -61,6 +66,7 @@ _DEFINED_IN = {
     "ModelDelta": "host.agents.models",
     "ModelRequest": "host.agents.models",
     "ModelResponse": "host.agents.models",
+    "NOTICES": "host.clients.items",
     "Owner": "host.naming",
     "PREFIX_CHARS": "host.agents.text_calls",
     "PersistenceError": "host.sessions.persistence",
@@ -72,9 +78,14 @@ _DEFINED_IN = {
     "RemoteMessage": "host.sessions.remote",
     "Resumed": "host.sessions.persistence",
     "RunResult": "host.subagents.types",
+    "SESSION_ID_PATTERN": "host.sessions.model",
+    "Session": "host.sessions.store",
     "SessionHeader": "host.sessions.model",
+    "SessionStore": "host.sessions.store",
     "StoredSession": "host.sessions.persistence",
     "StreamEvent": "host.agents.models",
+    "SubagentStarted": "host.clients.events",
+    "SubagentStatus": "host.clients.events",
     "TextDelta": "host.agents.models",
     "ToolCall": "host.sessions.model",
     "ToolCallDelta": "host.agents.models",
@@ -95,7 +106,11 @@ _DEFINED_IN = {
     "encode_event": "host.sessions.codec",
     "encode_header": "host.sessions.codec",
     "entries_of": "host.subagents.rows",
+    "items_of": "host.clients.items",
+    "matches": "host.tools.globs",
     "memory_of": "host.profiles.applying",
+    "new_id": "host.sessions.model",
+    "no_terminal": "host.approvals.requests",
     "open_regular": "host.project_files",
     "own_filter": "host.profiles.applying",
     "prepare_decoding": "host.sessions.codec",
@@ -107,12 +122,17 @@ _DEFINED_IN = {
     "replace_file": "host.atomic",
     "resolve": "host.profiles.matching",
     "roll_back": "host.disposal",
+    "run_tool": "host.tools.execute",
     "shown": "host.profiles.model",
     "structure_config": "host.plugins.config",
+    "unstructure": "host.serialization",
+    "user_config_file": "host.approvals.policy",
+    "validate": "host.schema",
     "validate_session_id": "host.sessions.model",
 }
-"""What first-party plugins use of the host beyond the hooks, by the module that defines it;
-imported from there when first asked for (``__getattr__``), so ``import host.api`` stays cheap."""
+"""What first-party plugins use of the host beyond the hooks (``__all__``, which ``host``
+re-exports), by the module that defines it; imported from there when first asked for
+(``__getattr__``), so ``import host.api`` stays cheap."""
 
 _MODULES = {"text_calls": "host.agents.text_calls", "workers": "host.sessions.workers"}
 """Modules first-party plugins use whole, imported the same way: ``text_calls`` (a model's
@@ -121,6 +141,7 @@ tool calls written as text) and ``workers`` (the session store's worker threads)
 if TYPE_CHECKING:  # annotations only: importing this module builds no service
     # the services' types; and the names of ``_DEFINED_IN`` and ``_MODULES`` (``__getattr__``)
     from host.agents import text_calls as text_calls
+    from host.agents.agent import Agent as Agent
     from host.agents.models import ModelDelta as ModelDelta
     from host.agents.models import ModelRegistry
     from host.agents.models import ModelRequest as ModelRequest
@@ -131,15 +152,24 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.agents.models import ToolSpec as ToolSpec
     from host.agents.models import Usage as Usage
     from host.agents.prompt import PromptSection as PromptSection
-    from host.agents.registry import AgentRegistry
+    from host.agents.registry import AgentRegistry as AgentRegistry
     from host.agents.registry import AgentSetup as AgentSetup
     from host.agents.text_calls import PREFIX_CHARS as PREFIX_CHARS
     from host.agents.text_calls import could_be_call as could_be_call
     from host.agents.tool_results import INTERRUPTED_TOOL_TEXT as INTERRUPTED_TOOL_TEXT
+    from host.approvals.policy import user_config_file as user_config_file
+    from host.approvals.requests import Answer as Answer
+    from host.approvals.requests import ApprovalRequest as ApprovalRequest
+    from host.approvals.requests import no_terminal as no_terminal
     from host.approvals.service import ApprovalService
     from host.atomic import replace_file as replace_file
     from host.cancel import CancelSignal as CancelSignal
     from host.cancel import raise_if_cancelled as raise_if_cancelled
+    from host.clients.events import ClientEvent as ClientEvent
+    from host.clients.events import SubagentStarted as SubagentStarted
+    from host.clients.events import SubagentStatus as SubagentStatus
+    from host.clients.items import NOTICES as NOTICES
+    from host.clients.items import items_of as items_of
     from host.disposal import dispose_errors as dispose_errors
     from host.disposal import roll_back as roll_back
     from host.errors import ConfigError as ConfigError
@@ -162,6 +192,8 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.project_files import open_regular as open_regular
     from host.project_files import read_listed as read_listed
     from host.project_files import read_regular as read_regular
+    from host.schema import validate as validate
+    from host.serialization import unstructure as unstructure
     from host.services import Lazy as Lazy
     from host.sessions import workers as workers
     from host.sessions.codec import CodecError as CodecError
@@ -170,6 +202,7 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.sessions.codec import encode_event as encode_event
     from host.sessions.codec import encode_header as encode_header
     from host.sessions.codec import prepare_decoding as prepare_decoding
+    from host.sessions.model import SESSION_ID_PATTERN as SESSION_ID_PATTERN
     from host.sessions.model import Event as Event
     from host.sessions.model import InboxAccepted as InboxAccepted
     from host.sessions.model import MessageEvent as MessageEvent
@@ -177,6 +210,7 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.sessions.model import ToolCall as ToolCall
     from host.sessions.model import TurnEnd as TurnEnd
     from host.sessions.model import TurnStart as TurnStart
+    from host.sessions.model import new_id as new_id
     from host.sessions.model import validate_session_id as validate_session_id
     from host.sessions.persistence import PersistenceError as PersistenceError
     from host.sessions.persistence import Resumed as Resumed
@@ -187,7 +221,8 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.sessions.projections import Projections
     from host.sessions.remote import QUEUED_PREFIX as QUEUED_PREFIX
     from host.sessions.remote import RemoteMessage as RemoteMessage
-    from host.sessions.store import SessionStore
+    from host.sessions.store import Session as Session
+    from host.sessions.store import SessionStore as SessionStore
     from host.settings import HostSettings
     from host.subagents.children import combine_filters as combine_filters
     from host.subagents.descriptors import ToolFilterSpec as ToolFilterSpec
@@ -199,89 +234,23 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.subagents.types import ChildRequest as ChildRequest
     from host.subagents.types import MessageSource as MessageSource
     from host.subagents.types import RunResult as RunResult
+    from host.tools.execute import run_tool as run_tool
+    from host.tools.globs import matches as matches
     from host.tools.tool import Tool
     from host.tools.workers import ToolWorkers
 
 __all__ = [
-    "INTERRUPTED_TOOL_TEXT",
-    "PREFIX_CHARS",
-    "QUEUED_PREFIX",
-    "AgentSetup",
-    "CancelSignal",
-    "ChildRequest",
-    "CodecError",
-    "ConfigError",
-    "Contribution",
     "Disposer",
-    "Event",
-    "FileRefused",
-    "HostError",
-    "InboxAccepted",
-    "Lazy",
-    "MessageEvent",
-    "MessageSource",
-    "ModelDelta",
-    "ModelRequest",
-    "ModelResponse",
-    "Owner",
-    "PersistenceError",
     "PluginHandle",
-    "Profile",
-    "ProfileError",
-    "ProfileSet",
-    "PromptSection",
     "RegisterModel",
     "RegisterPlugin",
     "RegisterProfile",
     "RegisterPromptSection",
     "RegisterService",
     "RegisterTool",
-    "RemoteMessage",
-    "Resumed",
-    "RunResult",
     "Scope",
     "ServiceContext",
-    "SessionHeader",
-    "StoredSession",
-    "StreamEvent",
-    "TextDelta",
-    "ToolCall",
-    "ToolCallDelta",
-    "ToolFilterSpec",
-    "ToolSpec",
-    "TurnEnd",
-    "TurnStart",
-    "Usage",
-    "Voice",
-    "check_model",
-    "check_servers",
-    "combine_filters",
-    "could_be_call",
-    "decode_event",
-    "decode_header",
-    "dispose_errors",
-    "encode_append",
-    "encode_event",
-    "encode_header",
-    "entries_of",
     "hookimpl",
-    "memory_of",
-    "open_regular",
-    "own_filter",
-    "prepare_decoding",
-    "project",
-    "raise_if_cancelled",
-    "read_listed",
-    "read_regular",
-    "render",
-    "replace_file",
-    "resolve",
-    "roll_back",
-    "shown",
-    "structure_config",
-    "text_calls",
-    "validate_session_id",
-    "workers",
 ]
 
 

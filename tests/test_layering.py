@@ -269,14 +269,9 @@ DOOR = {"host", "host.api", "host.tools"}
 """What a first-party plugin package imports of the host (its tests may import more)."""
 
 KNOWN_PAST_THE_DOOR = {
-    "agent_host_mcp": {
-        "host.agents.agent", "host.agents.models", "host.agents.registry", "host.app",
-        "host.approvals.policy", "host.approvals.requests", "host.atomic", "host.cancel",
-        "host.clients.commands", "host.clients.events", "host.clients.feed", "host.clients.items",
-        "host.disposal", "host.errors", "host.project_files", "host.schema", "host.serialization",
-        "host.sessions.model", "host.sessions.store", "host.tools.execute", "host.tools.globs",
-        "host.tools.tool",
-    },
+    # ``Host`` and the client layer's ``Commands`` and ``Feed`` import ``host.app``, whose built-in
+    # plugins import ``host.api``: the API cannot name them without closing a circle
+    "agent_host_mcp": {"host.app", "host.clients.commands", "host.clients.feed"},
     "tool_subagent_control": {"host.subagents.rows"},  # its Scope, a name host.api has taken
 }
 """What each package still imports past the door (may only shrink)."""
