@@ -286,3 +286,24 @@ def test_a_plugin_package_imports_the_host_only_through_its_door(package: Path) 
         if name.startswith("host") and name not in DOOR
     }
     assert past - KNOWN_PAST_THE_DOOR.get(package.name, set()) == set()
+
+
+def test_the_plugin_system_loads_nothing_of_the_tools_layer() -> None:
+    """Nothing of ``host.tools`` at module level in ``host.plugins``; the tool hook's entry
+    (its callback type beside the hookspecs, its ``register`` and staging check) names ``Tool``
+    where it is used."""
+    loading = {
+        module: sorted(
+            name for name in imports(module, runtime=True) if name.startswith("host.tools")
+        )
+        for module in MODULES
+        if module.startswith("host.plugins")
+    }
+    assert {module: names for module, names in loading.items() if names} == {}
+    naming = {
+        module
+        for module in MODULES
+        if module.startswith("host.plugins")
+        and any(name.startswith("host.tools") for name in imports(module, runtime=False))
+    }
+    assert naming <= {"host.plugins.hookspecs", "host.plugins.registrars", "host.plugins.staging"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -18,7 +18,9 @@ from host.naming import NamedRegistry, Owner
 from host.plugins import hookspecs
 from host.plugins.record import PluginRecord
 from host.services import Services
-from host.tools.tool import Tool
+
+if TYPE_CHECKING:
+    from host.tools.tool import Tool
 
 
 @attrs.frozen
@@ -83,6 +85,7 @@ class Registrars:
 
             return register_service
         if hook == "register_tools":
+            from host.tools.tool import Tool  # the tool hook's own: the plugin layer loads no tools
 
             def register_tool(tool: Tool) -> Callable[[], None]:
                 if not isinstance(tool, Tool):

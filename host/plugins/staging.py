@@ -37,7 +37,6 @@ from host.plugins.handles import PluginHandle
 from host.plugins.lifecycle import check_sub_plugin
 from host.plugins.record import PluginRecord
 from host.services import Lazy, Services, checked
-from host.tools.tool import Tool
 
 if TYPE_CHECKING:
     from host.plugins.lifecycle import PluginManager
@@ -304,6 +303,8 @@ class Stage:
         self._claim(self.manager.registrars.sections, name)
 
     def _check_register_tools(self, tool: Any) -> None:
+        from host.tools.tool import Tool  # the tool hook's own: the plugin layer loads no tools
+
         if not isinstance(tool, Tool):
             raise TypeError(f"register_tools expects host.tools.Tool, got {tool!r}")
         tool.parameters  # noqa: B018 - as the live registrar: a bad function schema raises here
