@@ -22,6 +22,13 @@ Services a plugin (not the host) provides are reached by name: ``ctx.get("mcp")`
 ``ctx.find("mcp")`` (None when absent); both return ``Any``, or, given the class,
 ``ctx.get("notes", Notebook)`` a ``Notebook`` (checked: ``TypeError`` naming the service when
 it is not one).
+
+This module is also the door through which plugins reach the rest of the host: a plugin imports
+``host``, ``host.api`` and ``host.tools`` only (``tests/test_layering.py``). The values the
+first-party plugins use (``HostError``, ``ChildRequest``, ``Profile``, ``AgentSetup``, the
+session log's events, …) are named in ``_DEFINED_IN`` and imported from their modules on first
+use. It imports nothing at run time that imports it back: the modules below it type their
+arguments with it only under ``TYPE_CHECKING``.
 """
 
 from __future__ import annotations
