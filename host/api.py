@@ -46,7 +46,7 @@ from host.plugins.hookspecs import (
     RegisterTool,
     hookimpl,
 )
-from host.profiles.hookspecs import RegisterProfile
+from host.profiles.library import RegisterProfile
 
 T = TypeVar("T")
 

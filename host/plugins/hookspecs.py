@@ -25,7 +25,7 @@ A plugin is a module or object carrying these implementations (marked ``@hookimp
 an attrs ``Config`` class filled from ``[plugins.<name>]`` in ``agent-host.toml``.
 
 The ``register`` callbacks' types (``RegisterTool``, …) are defined here, beside their hooks
-(``RegisterProfile`` beside ``register_profiles`` in ``host.profiles.hookspecs``); ``host.api``
+(``RegisterProfile`` beside ``ProfileLibrary.register`` in ``host.profiles.library``); ``host.api``
 re-exports them with ``ServiceContext``; a plugin imports them from there and annotates its
 implementations with them so that ``mypy --strict`` checks its calls. The guide, with an
 example per hook, is ``docs/plugin-guide.md``.

@@ -10,25 +10,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from host.plugins.hookspecs import hookspec
 from host.plugins.registrars import AddedHook
 
 if TYPE_CHECKING:  # the author API (``host.api``) types the arguments; nothing at run time
-    import os
-
     from host.api import ServiceContext
     from host.disposal import Scope
-    from host.profiles.library import ProfileLibrary
-    from host.profiles.model import Profile
-
-
-class RegisterProfile(Protocol):
-    """``register`` of ``register_profiles``: a Markdown profile file, a directory of them, or
-    a ``Profile`` value."""
-
-    def __call__(self, source: str | os.PathLike[str] | Profile) -> None: ...
+    from host.profiles.library import ProfileLibrary, RegisterProfile
 
 
 @hookspec
