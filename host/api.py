@@ -10,8 +10,9 @@ a wrong call (``register(42)`` in ``register_tools``, a misspelt service, a wron
     def register_tools(register: RegisterTool, ctx: ServiceContext) -> None:
         ...
 
-The ``register`` callbacks (one per hook, see ``host.plugins.hookspecs``) are Protocols that
-mirror the host's callbacks; ``ServiceContext`` is the service context (``host.services.
+The ``register`` callbacks (one per hook) are Protocols that mirror the host's callbacks,
+defined beside their hooks (``host.plugins.hookspecs``, ``host.profiles.hookspecs``) and
+re-exported here; ``ServiceContext`` is the service context (``host.services.
 Services`` at run time) with the built-in services typed as attributes. None of this changes
 what happens at run time: the services are still looked up by name when an attribute is read.
 The names are also importable from ``host`` (loaded on first use there, so ``import host``
@@ -21,35 +22,227 @@ Services a plugin (not the host) provides are reached by name: ``ctx.get("mcp")`
 ``ctx.find("mcp")`` (None when absent); both return ``Any``, or, given the class,
 ``ctx.get("notes", Notebook)`` a ``Notebook`` (checked: ``TypeError`` naming the service when
 it is not one).
+
+This module is also the door through which plugins reach the rest of the host: a plugin imports
+``host``, ``host.api`` and ``host.tools`` only (``tests/test_layering.py``). The values the
+first-party plugins use (``HostError``, ``ChildRequest``, ``Profile``, ``AgentSetup``, the
+session log's events, …) are named in ``_DEFINED_IN`` and imported from their modules on first
+use. It imports nothing at run time that imports it back: the modules below it type their
+arguments with it only under ``TYPE_CHECKING``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from host.disposal import Disposer, Scope
-from host.plugins.hookspecs import hookimpl
-from host.plugins.lifecycle import PluginHandle
+from host.lazy import lazy_attributes
+from host.plugins.handles import PluginHandle
+from host.plugins.hookspecs import (
+    RegisterModel,
+    RegisterPlugin,
+    RegisterPromptSection,
+    RegisterService,
+    RegisterTool,
+    hookimpl,
+)
+from host.profiles.library import RegisterProfile
 
 T = TypeVar("T")
 
-if TYPE_CHECKING:  # annotations only: importing this module builds no service
-    import os
+_DEFINED_IN = {
+    "Agent": "host.agents.agent",
+    "AgentRegistry": "host.agents.registry",
+    "AgentSetup": "host.agents.registry",
+    "Answer": "host.approvals.requests",
+    "ApprovalRequest": "host.approvals.requests",
+    "CancelSignal": "host.cancel",
+    "ChildRequest": "host.subagents.types",
+    "ClientEvent": "host.clients.events",
+    "CodecError": "host.sessions.codec",
+    "ConfigError": "host.errors",
+    "Contribution": "host.subagents.setup",
+    "Event": "host.sessions.model",
+    "FileRefused": "host.project_files",
+    "HostError": "host.errors",
+    "INTERRUPTED_TOOL_TEXT": "host.agents.tool_results",
+    "InboxAccepted": "host.sessions.model",
+    "Lazy": "host.services",
+    "MessageEvent": "host.sessions.model",
+    "MessageSource": "host.subagents.types",
+    "ModelDelta": "host.agents.models",
+    "ModelRequest": "host.agents.models",
+    "ModelResponse": "host.agents.models",
+    "NOTICES": "host.clients.items",
+    "Owner": "host.naming",
+    "PREFIX_CHARS": "host.agents.text_calls",
+    "PersistenceError": "host.sessions.persistence",
+    "Profile": "host.profiles.model",
+    "ProfileError": "host.profiles.model",
+    "ProfileSet": "host.profiles.model",
+    "PromptSection": "host.agents.prompt",
+    "QUEUED_PREFIX": "host.sessions.remote",
+    "RemoteMessage": "host.sessions.remote",
+    "Resumed": "host.sessions.persistence",
+    "RunResult": "host.subagents.types",
+    "SESSION_ID_PATTERN": "host.sessions.model",
+    "Session": "host.sessions.store",
+    "SessionHeader": "host.sessions.model",
+    "SessionStore": "host.sessions.store",
+    "StoredSession": "host.sessions.persistence",
+    "StreamEvent": "host.agents.models",
+    "SubagentStarted": "host.clients.events",
+    "SubagentStatus": "host.clients.events",
+    "TextDelta": "host.agents.models",
+    "ToolCall": "host.sessions.model",
+    "ToolCallDelta": "host.agents.models",
+    "ToolFilterSpec": "host.subagents.descriptors",
+    "ToolSpec": "host.agents.models",
+    "TurnEnd": "host.sessions.model",
+    "TurnStart": "host.sessions.model",
+    "Usage": "host.agents.models",
+    "Voice": "host.sessions.persistence",
+    "check_model": "host.profiles.applying",
+    "check_servers": "host.profiles.applying",
+    "combine_filters": "host.subagents.children",
+    "could_be_call": "host.agents.text_calls",
+    "decode_event": "host.sessions.codec",
+    "decode_header": "host.sessions.codec",
+    "dispose_errors": "host.disposal",
+    "encode_append": "host.sessions.persistence",
+    "encode_event": "host.sessions.codec",
+    "encode_header": "host.sessions.codec",
+    "entries_of": "host.subagents.rows",
+    "items_of": "host.clients.items",
+    "matches": "host.tools.globs",
+    "memory_of": "host.profiles.applying",
+    "new_id": "host.sessions.model",
+    "no_terminal": "host.approvals.requests",
+    "open_regular": "host.project_files",
+    "own_filter": "host.profiles.applying",
+    "prepare_decoding": "host.sessions.codec",
+    "project": "host.subagents.rows",
+    "raise_if_cancelled": "host.cancel",
+    "read_listed": "host.project_files",
+    "read_regular": "host.project_files",
+    "render": "host.subagents.rows",
+    "replace_file": "host.atomic",
+    "resolve": "host.profiles.matching",
+    "roll_back": "host.disposal",
+    "run_tool": "host.tools.execute",
+    "shown": "host.profiles.model",
+    "structure_config": "host.plugins.config",
+    "unstructure": "host.serialization",
+    "user_config_file": "host.approvals.policy",
+    "validate": "host.schema",
+    "validate_session_id": "host.sessions.model",
+}
+"""What first-party plugins use of the host beyond the hooks (``__all__``, which ``host``
+re-exports), by the module that defines it; imported from there when first asked for
+(``__getattr__``), so ``import host.api`` stays cheap."""
 
-    from host.agents.models import Model, ModelFactory, ModelRegistry
-    from host.agents.prompt import PromptSection
-    from host.agents.registry import AgentRegistry
-    from host.app import HostSettings
+_MODULES = {"text_calls": "host.agents.text_calls", "workers": "host.sessions.workers"}
+"""Modules first-party plugins use whole, imported the same way: ``text_calls`` (a model's
+tool calls written as text) and ``workers`` (the session store's worker threads)."""
+
+if TYPE_CHECKING:  # annotations only: importing this module builds no service
+    # the services' types; and the names of ``_DEFINED_IN`` and ``_MODULES`` (``__getattr__``)
+    from host.agents import text_calls as text_calls
+    from host.agents.agent import Agent as Agent
+    from host.agents.models import ModelDelta as ModelDelta
+    from host.agents.models import ModelRegistry
+    from host.agents.models import ModelRequest as ModelRequest
+    from host.agents.models import ModelResponse as ModelResponse
+    from host.agents.models import StreamEvent as StreamEvent
+    from host.agents.models import TextDelta as TextDelta
+    from host.agents.models import ToolCallDelta as ToolCallDelta
+    from host.agents.models import ToolSpec as ToolSpec
+    from host.agents.models import Usage as Usage
+    from host.agents.prompt import PromptSection as PromptSection
+    from host.agents.registry import AgentRegistry as AgentRegistry
+    from host.agents.registry import AgentSetup as AgentSetup
+    from host.agents.text_calls import PREFIX_CHARS as PREFIX_CHARS
+    from host.agents.text_calls import could_be_call as could_be_call
+    from host.agents.tool_results import INTERRUPTED_TOOL_TEXT as INTERRUPTED_TOOL_TEXT
+    from host.approvals.policy import user_config_file as user_config_file
+    from host.approvals.requests import Answer as Answer
+    from host.approvals.requests import ApprovalRequest as ApprovalRequest
+    from host.approvals.requests import no_terminal as no_terminal
     from host.approvals.service import ApprovalService
+    from host.atomic import replace_file as replace_file
+    from host.cancel import CancelSignal as CancelSignal
+    from host.cancel import raise_if_cancelled as raise_if_cancelled
+    from host.clients.events import ClientEvent as ClientEvent
+    from host.clients.events import SubagentStarted as SubagentStarted
+    from host.clients.events import SubagentStatus as SubagentStatus
+    from host.clients.items import NOTICES as NOTICES
+    from host.clients.items import items_of as items_of
+    from host.disposal import dispose_errors as dispose_errors
+    from host.disposal import roll_back as roll_back
+    from host.errors import ConfigError as ConfigError
+    from host.errors import HostError as HostError
     from host.naming import NamedRegistry
-    from host.plugins.lifecycle import PluginStates
+    from host.naming import Owner as Owner
+    from host.plugins.config import structure_config as structure_config
+    from host.plugins.handles import PluginStates
+    from host.profiles.applying import check_model as check_model
+    from host.profiles.applying import check_servers as check_servers
+    from host.profiles.applying import memory_of as memory_of
+    from host.profiles.applying import own_filter as own_filter
     from host.profiles.library import ProfileLibrary
-    from host.profiles.model import Profile
+    from host.profiles.matching import resolve as resolve
+    from host.profiles.model import Profile as Profile
+    from host.profiles.model import ProfileError as ProfileError
+    from host.profiles.model import ProfileSet as ProfileSet
+    from host.profiles.model import shown as shown
+    from host.project_files import FileRefused as FileRefused
+    from host.project_files import open_regular as open_regular
+    from host.project_files import read_listed as read_listed
+    from host.project_files import read_regular as read_regular
+    from host.schema import validate as validate
+    from host.serialization import unstructure as unstructure
+    from host.services import Lazy as Lazy
+    from host.sessions import workers as workers
+    from host.sessions.codec import CodecError as CodecError
+    from host.sessions.codec import decode_event as decode_event
+    from host.sessions.codec import decode_header as decode_header
+    from host.sessions.codec import encode_event as encode_event
+    from host.sessions.codec import encode_header as encode_header
+    from host.sessions.codec import prepare_decoding as prepare_decoding
+    from host.sessions.model import SESSION_ID_PATTERN as SESSION_ID_PATTERN
+    from host.sessions.model import Event as Event
+    from host.sessions.model import InboxAccepted as InboxAccepted
+    from host.sessions.model import MessageEvent as MessageEvent
+    from host.sessions.model import SessionHeader as SessionHeader
+    from host.sessions.model import ToolCall as ToolCall
+    from host.sessions.model import TurnEnd as TurnEnd
+    from host.sessions.model import TurnStart as TurnStart
+    from host.sessions.model import new_id as new_id
+    from host.sessions.model import validate_session_id as validate_session_id
+    from host.sessions.persistence import PersistenceError as PersistenceError
+    from host.sessions.persistence import Resumed as Resumed
     from host.sessions.persistence import SessionPersistence
+    from host.sessions.persistence import StoredSession as StoredSession
+    from host.sessions.persistence import Voice as Voice
+    from host.sessions.persistence import encode_append as encode_append
     from host.sessions.projections import Projections
-    from host.sessions.store import SessionStore
+    from host.sessions.remote import QUEUED_PREFIX as QUEUED_PREFIX
+    from host.sessions.remote import RemoteMessage as RemoteMessage
+    from host.sessions.store import Session as Session
+    from host.sessions.store import SessionStore as SessionStore
+    from host.settings import HostSettings
+    from host.subagents.children import combine_filters as combine_filters
+    from host.subagents.descriptors import ToolFilterSpec as ToolFilterSpec
+    from host.subagents.rows import entries_of as entries_of
+    from host.subagents.rows import project as project
+    from host.subagents.rows import render as render
     from host.subagents.service import SubagentService
+    from host.subagents.setup import Contribution as Contribution
+    from host.subagents.types import ChildRequest as ChildRequest
+    from host.subagents.types import MessageSource as MessageSource
+    from host.subagents.types import RunResult as RunResult
+    from host.tools.execute import run_tool as run_tool
+    from host.tools.globs import matches as matches
     from host.tools.tool import Tool
     from host.tools.workers import ToolWorkers
 
@@ -66,49 +259,6 @@ __all__ = [
     "ServiceContext",
     "hookimpl",
 ]
-
-
-class RegisterService(Protocol):
-    """``register`` of ``register_services``: provide the service ``name``."""
-
-    def __call__(self, name: str, service: Any) -> None: ...
-
-
-class RegisterModel(Protocol):
-    """``register`` of ``register_models``: a model object, or a zero-argument factory that
-    builds it on first use."""
-
-    def __call__(self, name: str, model: Model | ModelFactory) -> None: ...
-
-
-class RegisterPromptSection(Protocol):
-    """``register`` of ``register_prompt_sections``: a global system-prompt section; lower
-    ``order`` comes first."""
-
-    def __call__(self, name: str, text: str, order: int = 0) -> None: ...
-
-
-class RegisterProfile(Protocol):
-    """``register`` of ``register_profiles``: a Markdown profile file, a directory of them, or
-    a ``Profile`` value."""
-
-    def __call__(self, source: str | os.PathLike[str] | Profile) -> None: ...
-
-
-class RegisterTool(Protocol):
-    """``register`` of ``register_tools``: a global tool; returns the disposer that takes it
-    back early (the plugin's scope takes it back anyway when the plugin goes away)."""
-
-    def __call__(self, tool: Tool) -> Disposer: ...
-
-
-class RegisterPlugin(Protocol):
-    """``register`` of ``register_plugins``: the sub-plugin ``<parent>.<name>``, whose
-    ``load()`` returns the plugin object; ``blocked`` (a reason) lists it as blocked instead."""
-
-    def __call__(
-        self, name: str, load: Callable[[], object], *, blocked: str | None = None
-    ) -> None: ...
 
 
 class ServiceContext(Protocol):
@@ -222,3 +372,7 @@ class ServiceContext(Protocol):
     def names(self) -> list[str]:
         """Registered service names in registration order."""
         ...
+
+
+__getattr__ = lazy_attributes(__name__, _DEFINED_IN, modules=_MODULES)
+"""A name of ``_DEFINED_IN`` or ``_MODULES``, imported on first use."""

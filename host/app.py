@@ -21,6 +21,7 @@ from host.plugins.record import DisposalFailure
 from host.plugins.selection import Selection
 from host.profiles.library import ProfileLibrary
 from host.services import Services
+from host.settings import DEFAULT_DATA_DIR, HostSettings
 from host.tools.tool import Tool
 from host.tools.workers import SERVICE as TOOL_WORKERS
 from host.tools.workers import ToolWorkers
@@ -29,31 +30,6 @@ if TYPE_CHECKING:  # imported where used: prompt values by the first section, re
     from host.agents.prompt import PromptSection
     from host.approvals.policy import Policy
     from host.plugins.reload import ReloadOutcome
-
-DEFAULT_DATA_DIR = ".agent-host"
-
-
-@attrs.frozen
-class HostSettings:
-    """Where the host keeps its data and reads its configuration (the ``settings`` service).
-
-    ``project_dir`` is the project the host runs in (the CLI's working directory; None for a
-    host built in code), where project files such as ``.mcp.json`` live. ``config_trusted``
-    says whether the configuration came from the user (``--config``, or code) rather than from
-    the project's own ``agent-host.toml``, which a freshly cloned repository may carry.
-    """
-
-    data_dir: Path = Path(DEFAULT_DATA_DIR)
-    config_path: Path | None = None
-    debug: bool = False
-    project_dir: Path | None = None
-    config_trusted: bool = True
-    max_result_chars: int = 100_000
-    """``[tools] max_result_chars``: a tool result's characters a model is given (0: all)."""
-    tools_used: bool = True
-    """False for a command that calls no tool (``sessions``, ``models``, ``profiles``):
-    plugins that start tool servers start none."""
-
 
 class Host:
     """One running host. ``start`` activates what can activate; ``close`` disposes it all.

@@ -8,11 +8,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from host.app import Host, HostSettings
+from host.app import Host
 from host.builtins import builtin_candidates
 from host.plugins.discovery import PluginCandidate, from_object
 from host.plugins.record import DisposalFailure
 from host.plugins.selection import Selection
+from host.settings import HostSettings
 from host.tools.execute import run_tool
 from host.tools.tool import Tool, ToolExec, ToolResult
 

@@ -17,14 +17,22 @@ from typing import Any
 
 
 def lazy_attributes(
-    module: str, sources: Mapping[str, str] | None = None, *, exports_of: str | None = None
+    module: str,
+    sources: Mapping[str, str] | None = None,
+    *,
+    exports_of: str | None = None,
+    modules: Mapping[str, str] | None = None,
 ) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``module``: a name in ``sources`` is imported from the module
-    it maps to, one in ``exports_of``'s ``__all__`` from that module, each when first asked for;
-    any other name is an ``AttributeError``, as for a plain module."""
+    it maps to, one in ``exports_of``'s ``__all__`` from that module, one in ``modules`` is the
+    module it maps to, whole — each when first asked for; any other name is an
+    ``AttributeError``, as for a plain module."""
     table = dict(sources or {})
+    whole = dict(modules or {})
 
     def __getattr__(name: str) -> Any:
+        if name in whole:
+            return importlib.import_module(whole[name])
         source = table.get(name)
         if source is None and exports_of is not None and _may_export(name, exports_of):
             exporter = importlib.import_module(exports_of)

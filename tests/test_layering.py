@@ -1,12 +1,17 @@
 """Layering (docs/architecture.md): the generic plugin system imports nothing of profiles or
-subagents, and no module of ``host`` imports itself back at run time (a cycle of module-level
-imports outside ``if TYPE_CHECKING:``)."""
+subagents, no module of ``host`` imports itself back at run time (a cycle of module-level imports
+outside ``if TYPE_CHECKING:``), ``host.api`` imports nothing at run time that imports it back,
+and, every import counted (module level, inside functions, under ``TYPE_CHECKING``), no circle
+of ``host`` and the first-party plugin packages is longer than two modules but the ones named
+in ``KNOWN_CIRCLES`` (which may only shrink)."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = ROOT / "host"
@@ -19,6 +24,28 @@ def module_name(path: Path) -> str:
 
 MODULES = {module_name(path): path for path in HOST.rglob("*.py")}
 
+PACKAGES = [
+    *sorted(path.parent for path in ROOT.glob("plugins/*/agent_host_*/__init__.py")),
+    ROOT / "tool_subagent_control" / "tool_subagent_control",
+    ROOT / "tool_subagent_report" / "tool_subagent_report",
+]
+"""The first-party plugin packages (their tests aside)."""
+
+
+def _package_modules(package: Path) -> dict[str, Path]:
+    found = {}
+    for path in package.rglob("*.py"):
+        if "tests" not in path.relative_to(package).parts:
+            parts = list(path.relative_to(package.parent).with_suffix("").parts)
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+FIRST_PARTY = {
+    **MODULES,
+    **{name: path for package in PACKAGES for name, path in _package_modules(package).items()},
+}
+
 
 def _type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
@@ -28,7 +55,7 @@ def _type_checking(test: ast.expr) -> bool:
 
 def _imported(node: ast.Import | ast.ImportFrom, module: str, package: bool) -> Iterator[str]:
     """The modules an import statement names (a ``from x import name`` names ``x.name`` when
-    that is a module of ``host``, else ``x``)."""
+    that is a module of ``host`` or a first-party package, else ``x``)."""
     if isinstance(node, ast.Import):
         yield from (alias.name for alias in node.names)
         return
@@ -38,7 +65,22 @@ def _imported(node: ast.Import | ast.ImportFrom, module: str, package: bool) -> 
         parts = parts[: len(parts) - node.level + 1]
         base = ".".join([*parts, base] if base else parts)
     for alias in node.names:
-        yield f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base
+        submodule = f"{base}.{alias.name}"
+        yield submodule if submodule in FIRST_PARTY and not _binds(base, alias.name) else base
+
+
+def _binds(package: str, name: str) -> bool:
+    """Whether ``package``'s ``__init__`` binds ``name`` itself (``host.tools`` binds ``tool``,
+    the decorator, over its submodule ``host.tools.tool``)."""
+    path = FIRST_PARTY.get(package)
+    if path is None or path.name != "__init__.py":
+        return False
+    return any(
+        (alias.asname or alias.name) == name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    )
 
 
 def imports(module: str, *, runtime: bool) -> set[str]:
@@ -67,6 +109,23 @@ def imports(module: str, *, runtime: bool) -> set[str]:
 
     walk(tree.body)
     return {name for name in found if name in MODULES and name != module}
+
+
+def every_import(module: str) -> set[str]:
+    """The first-party modules ``module`` imports anywhere: at module level, inside functions and
+    under ``if TYPE_CHECKING:`` (an import of a name a package re-exports counts as one of the
+    package)."""
+    path = FIRST_PARTY[module]
+    package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for name in _imported(node, module, package):
+                while name and name not in FIRST_PARTY:
+                    name = name.rpartition(".")[0]
+                if name and name != module:
+                    found.add(name)
+    return found
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -153,3 +212,95 @@ def test_front_ends_hear_the_session_logs_only_through_the_feed() -> None:
         )
     }
     assert observing == {"host.clients.feed"}
+
+
+def test_the_api_imports_nothing_at_run_time_that_imports_it_back() -> None:
+    """``host.api`` re-exports what lives below it; a module it loads never loads it again."""
+    seen: set[str] = set()
+    todo = sorted(imports("host.api", runtime=True))
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(imports(module, runtime=True))
+    assert "host.api" not in seen
+    assert {"host.plugins.hookspecs", "host.profiles.library"} <= seen  # the Register* types
+
+
+def test_the_schema_module_is_below_tools_and_plugins() -> None:
+    """``host.schema`` checks tools' arguments, plugins' configs and the approval policy: it sits
+    below all three, and the plugin system's config reading reaches it without ``host.tools``."""
+    assert imports("host.schema", runtime=False) == set()
+    assert "host.schema" in imports("host.plugins.config", runtime=False)
+    assert not {name for name in imports("host.plugins.config", runtime=False)
+                if name.startswith("host.tools")}
+
+
+KNOWN_CIRCLES = {
+    frozenset({
+        "host.api",
+        "host.plugins.handles",
+        "host.plugins.hookspecs",
+        "host.plugins.record",
+    }): "the hookspecs type their ctx with host.api, which names the plugin handle, whose "
+    "lifecycle protocol names the record, which reads the hookspecs",
+    frozenset({"host.plugins.lifecycle", "host.plugins.registrations", "host.plugins.staging"}):
+    "the registration table's entries are typed with the lifecycle and the stage they run in",
+    frozenset({"host.appserver.asking", "host.appserver.connection", "host.appserver.server"}):
+    "the app-server's connection and its asking name each other through the server",
+}
+"""The circles of more than two modules that remain (each may shrink, none may grow), and why.
+The one circle of 37 modules through ``host.api`` was cut by the tool engine's open
+``ToolExec``, by ``HostSettings`` leaving ``host.app`` and by ``RegisterProfile`` living beside
+``ProfileLibrary.register``."""
+
+
+def test_no_import_circle_is_longer_than_two_modules_but_the_known_ones() -> None:
+    graph = {module: every_import(module) for module in FIRST_PARTY}
+    longer = [circle for circle in cycles(graph) if len(circle) > 2]
+    unknown = [circle for circle in longer if not any(set(circle) <= k for k in KNOWN_CIRCLES)]
+    assert unknown == []
+
+
+DOOR = {"host", "host.api", "host.tools"}
+"""What a first-party plugin package imports of the host (its tests may import more)."""
+
+KNOWN_PAST_THE_DOOR = {
+    # ``Host`` and the client layer's ``Commands`` and ``Feed`` import ``host.app``, whose built-in
+    # plugins import ``host.api``: the API cannot name them without closing a circle
+    "agent_host_mcp": {"host.app", "host.clients.commands", "host.clients.feed"},
+    "tool_subagent_control": {"host.subagents.rows"},  # its Scope, a name host.api has taken
+}
+"""What each package still imports past the door (may only shrink)."""
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda package: package.name)
+def test_a_plugin_package_imports_the_host_only_through_its_door(package: Path) -> None:
+    past = {
+        name
+        for module in _package_modules(package)
+        for name in every_import(module)
+        if name.startswith("host") and name not in DOOR
+    }
+    assert past - KNOWN_PAST_THE_DOOR.get(package.name, set()) == set()
+
+
+def test_the_plugin_system_loads_nothing_of_the_tools_layer() -> None:
+    """Nothing of ``host.tools`` at module level in ``host.plugins``; the tool hook's entry
+    (its callback type beside the hookspecs, its ``register`` and staging check) names ``Tool``
+    where it is used."""
+    loading = {
+        module: sorted(
+            name for name in imports(module, runtime=True) if name.startswith("host.tools")
+        )
+        for module in MODULES
+        if module.startswith("host.plugins")
+    }
+    assert {module: names for module, names in loading.items() if names} == {}
+    naming = {
+        module
+        for module in MODULES
+        if module.startswith("host.plugins")
+        and any(name.startswith("host.tools") for name in imports(module, runtime=False))
+    }
+    assert naming <= {"host.plugins.hookspecs", "host.plugins.registrars", "host.plugins.staging"}

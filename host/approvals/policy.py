@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from host.errors import ConfigError
+from host.schema import schema_for, validate
 from host.tools.globs import matches, unmatched
-from host.tools.schema import schema_for, validate
 
 Mode = Literal["ask", "allow", "deny"]
 Verdict = Literal["run", "ask", "deny"]

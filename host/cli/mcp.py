@@ -16,9 +16,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from host.app import Host, HostSettings
+from host.app import Host
 from host.errors import HostError
 from host.plugins.config import CONFIG_FILE, read_config_file
+from host.settings import HostSettings
 
 
 def add_parser(commands: Any) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from host.errors import ConfigError
 from host.project_files import FileRefused, read_regular
-from host.tools.schema import schema_for, validate
+from host.schema import schema_for, validate
 
 CONFIG_FILE = "agent-host.toml"
 CONFIG_BYTES = 1024 * 1024

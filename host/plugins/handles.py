@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from host.plugins.lifecycle import PluginLifecycle
+    from host.plugins.record import PluginRecord
+
+
+class Lifecycle(Protocol):
+    """What handles use of the plugin lifecycle (``host.plugins.lifecycle.PluginLifecycle``,
+    which imports this module): its records, and taking one plugin down or back up."""
+
+    @property
+    def records(self) -> Mapping[str, PluginRecord]:
+        """Every plugin's record by name."""
+        ...
+
+    def fail(self, name: str, error: str) -> None:
+        """Take plugin ``name`` down as failed with ``error``."""
+        ...
+
+    def recover(self, name: str) -> None:
+        """Activate plugin ``name`` again after a failure."""
+        ...
 
 
 class PluginHandle:
@@ -17,7 +36,7 @@ class PluginHandle:
     leave that state alone.
     """
 
-    def __init__(self, lifecycle: PluginLifecycle, name: str) -> None:
+    def __init__(self, lifecycle: Lifecycle, name: str) -> None:
         self._lifecycle = lifecycle
         self.name = name
         self.handed_over = False
@@ -49,7 +68,7 @@ class PluginStates:
     profile's MCP servers are connected) asks ``is_active`` instead of guessing from tools.
     """
 
-    def __init__(self, lifecycle: PluginLifecycle) -> None:
+    def __init__(self, lifecycle: Lifecycle) -> None:
         self._lifecycle = lifecycle
 
     def state(self, name: str) -> str | None:

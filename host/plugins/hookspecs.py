@@ -26,28 +26,26 @@ A plugin is a module or object carrying these implementations (marked ``@hookimp
 of service names it uses when present (it restarts when their provider changes), and
 optionally an attrs ``Config`` class filled from ``[plugins.<name>]`` in ``agent-host.toml``.
 
-The argument types (``RegisterTool``, ``ServiceContext``, …) come from ``host.api``; a plugin
-annotates its implementations with them so that ``mypy --strict`` checks its calls. The guide,
-with an example per hook, is ``docs/plugin-guide.md``.
+The ``register`` callbacks' types (``RegisterTool``, …) are defined here, beside their hooks
+(``RegisterProfile`` beside ``ProfileLibrary.register`` in ``host.profiles.library``); ``host.api``
+re-exports them with ``ServiceContext``; a plugin imports them from there and annotates its
+implementations with them so that ``mypy --strict`` checks its calls. The guide, with an
+example per hook, is ``docs/plugin-guide.md``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 
 if TYPE_CHECKING:  # the author API (``host.api``) types the arguments; nothing at run time
-    from host.api import (
-        RegisterModel,
-        RegisterPlugin,
-        RegisterPromptSection,
-        RegisterService,
-        RegisterTool,
-        ServiceContext,
-    )
-    from host.disposal import Scope
-    from host.plugins.lifecycle import PluginHandle
+    from host.agents.models import Model, ModelFactory
+    from host.api import ServiceContext
+    from host.disposal import Disposer, Scope
+    from host.plugins.handles import PluginHandle
+    from host.tools.tool import Tool
 
 PROJECT = "agent_host"
 
@@ -62,6 +60,42 @@ it directly to list a plugin's hooks without registering it, and a test pins the
 UNHONOURED_OPTIONS = ("tryfirst", "trylast", "wrapper", "hookwrapper")
 """``@hookimpl`` options that order or wrap the calls of several plugins: the host calls each
 plugin's hooks on their own, so a plugin using one is refused rather than silently misread."""
+
+
+class RegisterService(Protocol):
+    """``register`` of ``register_services``: provide the service ``name``."""
+
+    def __call__(self, name: str, service: Any) -> None: ...
+
+
+class RegisterModel(Protocol):
+    """``register`` of ``register_models``: a model object, or a zero-argument factory that
+    builds it on first use."""
+
+    def __call__(self, name: str, model: Model | ModelFactory) -> None: ...
+
+
+class RegisterPromptSection(Protocol):
+    """``register`` of ``register_prompt_sections``: a global system-prompt section; lower
+    ``order`` comes first."""
+
+    def __call__(self, name: str, text: str, order: int = 0) -> None: ...
+
+
+class RegisterTool(Protocol):
+    """``register`` of ``register_tools``: a global tool; returns the disposer that takes it
+    back early (the plugin's scope takes it back anyway when the plugin goes away)."""
+
+    def __call__(self, tool: Tool) -> Disposer: ...
+
+
+class RegisterPlugin(Protocol):
+    """``register`` of ``register_plugins``: the sub-plugin ``<parent>.<name>``, whose
+    ``load()`` returns the plugin object; ``blocked`` (a reason) lists it as blocked instead."""
+
+    def __call__(
+        self, name: str, load: Callable[[], object], *, blocked: str | None = None
+    ) -> None: ...
 
 
 @hookspec

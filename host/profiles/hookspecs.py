@@ -15,9 +15,9 @@ from host.plugins.hookspecs import hookspec
 from host.plugins.registrations import HookEntry, Registrant
 
 if TYPE_CHECKING:  # the author API (``host.api``) types the arguments; nothing at run time
-    from host.api import RegisterProfile, ServiceContext
+    from host.api import ServiceContext
     from host.plugins.staging import Stage
-    from host.profiles.library import ProfileLibrary
+    from host.profiles.library import ProfileLibrary, RegisterProfile
 
 
 @hookspec

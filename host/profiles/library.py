@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from host.naming import NamedRegistry
@@ -24,6 +24,15 @@ HOME_ENV = "AGENT_HOST_HOME"
 DIR_NAME = ".agent-host"
 CLAUDE_DIR = ".claude"
 AGENTS = "agents"
+
+
+class RegisterProfile(Protocol):
+    """``register`` of ``register_profiles`` (``host.profiles.hookspecs``): a Markdown profile
+    file, a directory of them, or a ``Profile`` value; what ``ProfileLibrary.register`` takes.
+    It lives here, not beside that hook, so that ``host.api`` re-exports it without importing
+    the hook's module, which imports ``host.api`` back."""
+
+    def __call__(self, source: str | os.PathLike[str] | Profile) -> None: ...
 
 
 def locations(environ: Mapping[str, str], cwd: Path) -> Locations:

@@ -22,9 +22,9 @@ import cattrs
 
 from host.profiles.frontmatter import FrontMatterError, Value, split
 from host.profiles.model import Diagnostic, Profile, Source
+from host.schema import schema_for, validate
 from host.serialization import converter
 from host.subagents.descriptors import MemoryScope
-from host.tools.schema import schema_for, validate
 
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024

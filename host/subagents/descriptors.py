@@ -22,8 +22,8 @@ from typing import Any, Literal, cast
 import attrs
 import cattrs
 
+from host.schema import schema_for, validate
 from host.serialization import converter
-from host.tools.schema import schema_for, validate
 
 VERSION = 2
 

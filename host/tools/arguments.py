@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Protocol
 
 import attrs
 
-from host.tools.schema import JsonSchema, schema_for, validate
+from host.schema import JsonSchema, schema_for, validate
 
 Check = Callable[[Any], list[str]]
 """Problems with raw arguments (one short line each); empty when they are valid."""

@@ -3,7 +3,7 @@
 ``@tool`` on ``async def note_add(text: str, tags: list[str] | None = None) -> str`` makes a
 tool named ``note_add``. The docstring's text before its first section is the description;
 its ``Args:`` section (Google style: ``name: text``, continued on deeper-indented lines) gives
-the parameters' descriptions. The schema comes from the annotations (``host.tools.schema``)
+the parameters' descriptions. The schema comes from the annotations (``host.schema``)
 and the annotations are resolved and checked when the tool is registered (never at import);
 the schema with the docstring's descriptions is made on first use. A parameter
 annotated ``ToolExec`` receives the call's execution context and is not in the schema.
@@ -30,8 +30,8 @@ from typing import Any
 
 import attrs
 
+from host.schema import JsonSchema, Property, UnsupportedType, object_schema, validate
 from host.tools.arguments import ObjectArguments
-from host.tools.schema import JsonSchema, Property, UnsupportedType, object_schema, validate
 from host.tools.tool import ToolExec
 
 _ARGUMENT_SECTIONS = {"Args", "Arguments", "Parameters"}

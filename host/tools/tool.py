@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Generic, overload
 
 import attrs
+from typing_extensions import TypeVar
 
 from host.cancel import CancelSignal
+from host.schema import JsonSchema
 from host.tools.arguments import Arguments, Check, ParamsArguments, SchemaArguments
-from host.tools.schema import JsonSchema
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # only for annotations: keeps the session model off start-up
-    from host.api import ServiceContext
     from host.sessions.model import SessionHeader
     from host.tools.signature import FunctionSignature
 
@@ -45,18 +45,26 @@ class ToolProgress:
     total: float | None = None
 
 
+AgentT = TypeVar("AgentT", default=Any)
+ContextT = TypeVar("ContextT", default=Any)
+
+
 @attrs.frozen
-class ToolExec:
+class ToolExec(Generic[AgentT, ContextT]):
     """The execution context of one tool call.
 
     ``agent`` is the calling agent (None when a tool runs without one), ``ctx`` the service
-    context (typed as ``host.api.ServiceContext``), ``signal`` the call's cancel token,
-    ``tool_call_id`` the model's id for the call, ``on_progress`` where ``report_progress``
-    sends progress (the agent's stream listeners; None: nowhere).
+    context, ``signal`` the call's cancel token, ``tool_call_id`` the model's id for the call,
+    ``on_progress`` where ``report_progress`` sends progress (the agent's stream listeners;
+    None: nowhere).
+
+    The tool engine, below the agents and services, leaves both types open; a plugin's
+    ``ToolExec`` (from ``host.tools`` or ``host.api``) is this class with ``agent`` typed as
+    ``host.agents.agent.Agent`` and ``ctx`` as ``host.api.ServiceContext``.
     """
 
-    agent: Any
-    ctx: ServiceContext
+    agent: AgentT
+    ctx: ContextT
     signal: CancelSignal = attrs.field(factory=CancelSignal)
     tool_call_id: str = ""
     on_progress: Callable[[ToolProgress], None] | None = None

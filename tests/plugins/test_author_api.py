@@ -16,7 +16,6 @@ import host
 from host import api
 from host.agents.models import ModelRegistry
 from host.agents.registry import AgentRegistry
-from host.app import HostSettings
 from host.approvals.service import ApprovalService
 from host.naming import NamedRegistry
 from host.plugins.hookspecs import hookimpl
@@ -24,6 +23,7 @@ from host.plugins.lifecycle import PluginStates
 from host.profiles.library import ProfileLibrary
 from host.sessions.projections import Projections
 from host.sessions.store import SessionStore
+from host.settings import HostSettings
 from host.subagents.service import SubagentService
 from host.tools import ToolExec, tool
 from host.tools.workers import ToolWorkers

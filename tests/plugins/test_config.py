@@ -8,10 +8,11 @@ import attrs
 import pytest
 
 from host import hookimpl
-from host.app import Host, HostSettings
+from host.app import Host
 from host.errors import ConfigError
 from host.plugins.config import read_config_file
 from host.plugins.discovery import from_object
+from host.settings import HostSettings
 
 
 @attrs.frozen

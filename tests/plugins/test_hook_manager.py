@@ -9,10 +9,11 @@ import pluggy
 import pytest
 
 from host import hookimpl
-from host.app import Host, HostSettings
+from host.app import Host
 from host.plugins import hookspecs
 from host.plugins.discovery import from_object
 from host.plugins.hookmanager import HookManager
+from host.settings import HostSettings
 
 
 @hookimpl

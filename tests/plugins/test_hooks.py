@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from host import hookimpl
-from host.app import Host, HostSettings
+from host.app import Host
 from host.plugins.discovery import from_object
+from host.settings import HostSettings
 
 
 def start(tmp_path, *plugins):

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from host.app import Host, HostSettings
+from host.app import Host
 from host.naming import Owner
 from host.plugins.discovery import discover, from_object
 from host.plugins.selection import Selection
+from host.settings import HostSettings
 from tests.support import plugin_row, without_origin
 
 TOOL_MODULE = """

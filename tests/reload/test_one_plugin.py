@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from host.app import Host, HostSettings
+from host.app import Host
 from host.plugins.discovery import discover, from_object
+from host.settings import HostSettings
 from tests.support import without_origin
 
 VERSIONED = """

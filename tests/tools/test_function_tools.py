@@ -13,8 +13,9 @@ import pytest
 from host import hookimpl
 from host.services import Services
 from host.testing import MakeHost, call_tool
-from host.tools import Tool, ToolExec, ToolResult, tool
+from host.tools import Tool, ToolResult, tool
 from host.tools.execute import run_tool
+from host.tools.tool import ToolExec  # the engine's, which an agentless call builds
 
 
 @attrs.frozen

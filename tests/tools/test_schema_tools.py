@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from host.services import Services
-from host.tools import ToolExec, ToolResult, schema_tool
+from host.tools import ToolResult, schema_tool
 from host.tools.execute import run_tool
+from host.tools.tool import ToolExec  # the engine's, which an agentless call builds
 
 SCHEMA = {
     "type": "object",

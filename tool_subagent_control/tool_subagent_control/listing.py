@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from host import hookimpl
-from host.errors import HostError
-from host.subagents.rows import Scope, entries_of, project, render
+from host.api import HostError, entries_of, project, render
+from host.subagents.rows import Scope
 from host.tools import ToolExec, ToolResult, tool
 
 if TYPE_CHECKING:

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from host import hookimpl
-from host.errors import HostError
-from host.subagents.types import MessageSource
+from host.api import HostError, MessageSource
 from host.tools import ToolExec, ToolResult, tool
 
 if TYPE_CHECKING:

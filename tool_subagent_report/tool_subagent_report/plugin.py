@@ -9,19 +9,16 @@ child at once; re-activation reaches a child only at its next activation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
 from host import hookimpl
-from host.disposal import Disposer, Scope, dispose_errors, roll_back
-from host.errors import HostError
-from host.naming import Owner
+from host.api import Disposer, HostError, Owner, Scope, dispose_errors, roll_back
 from host.tools import Tool, ToolExec, ToolResult, tool
 
 if TYPE_CHECKING:
-    from host.api import PluginHandle, ServiceContext
+    from host.api import AgentSetup, Contribution, PluginHandle, ServiceContext
 
 requires = ("subagents",)
 
@@ -87,13 +84,13 @@ def make_report_tool(config: Config) -> Tool:
     return report
 
 
-def make_contribution(config: Config, owner: Owner) -> Callable[[Any], Disposer]:
+def make_contribution(config: Config, owner: Owner) -> Contribution:
     """The setup contribution: install section then tool (both owned by ``owner``, this
     plugin); undo tool then section."""
     report = make_report_tool(config)
 
-    def contribute(setup: Any) -> Disposer:
-        from host.agents.prompt import PromptSection  # with the first child, not at activation
+    def contribute(setup: AgentSetup) -> Disposer:
+        from host.api import PromptSection  # with the first child, not at activation
 
         installed: list[Disposer] = []
         section = PromptSection("subagent_report", GUIDANCE, order=50)

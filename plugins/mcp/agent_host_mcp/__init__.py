@@ -154,7 +154,7 @@ def _starter(spec: ServerSpec, mcp: McpHost) -> Callable[[], Any]:
 
 def _failing(message: str) -> Callable[[], Any]:
     def load() -> Any:
-        from host.errors import ConfigError
+        from host.api import ConfigError
 
         raise ConfigError(message)
 

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from host.project_files import FileRefused, read_regular
+from host.api import FileRefused, read_regular
 
 TOML_SOURCE = "agent-host.toml"
 JSON_SOURCE = ".mcp.json"
@@ -117,7 +117,7 @@ class ServerSpec:
         """Whether the server's tool ``tool_name`` (its MCP name) passes ``allow`` and ``deny``:
         tool globs (``host.tools.globs``), matching that name or the server's plugin
         ``mcp.<name>``."""
-        from host.tools.globs import matches
+        from host.api import matches
 
         plugin = f"mcp.{self.name}"
         if self.allow is not None and not matches(self.allow, tool_name, plugin):

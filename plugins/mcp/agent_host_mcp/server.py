@@ -24,7 +24,7 @@ from agent_host_mcp.connection import CallOutcome, McpError, ServerConnection, T
 from agent_host_mcp.progress import ProgressRelay
 from agent_host_mcp.tools import adapt
 from host import hookimpl
-from host.errors import HostError
+from host.api import HostError
 from host.tools import ToolExec
 
 if TYPE_CHECKING:

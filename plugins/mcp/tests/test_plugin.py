@@ -15,9 +15,10 @@ import agent_host_mcp
 import pytest
 
 from host.agents import ScriptedModel, call, say
-from host.app import Host, HostSettings
+from host.app import Host
 from host.plugins.discovery import from_object
 from host.plugins.selection import Selection
+from host.settings import HostSettings
 from host.tools import ToolProgress
 
 BIN = Path(sys.executable).parent

@@ -21,7 +21,7 @@ import attrs
 
 from agent_host_openai.settings import DEFAULT_MAX_TOKENS, TEXT_TOOL_CALLS, Settings
 from host import hookimpl, lazy_attributes
-from host.errors import ConfigError
+from host.api import ConfigError
 
 if TYPE_CHECKING:
     from agent_host_openai.convert import MALFORMED_ARGUMENTS_KEY
@@ -82,7 +82,7 @@ class Config(Settings):
         own ``base_url`` (another server gets no key it was not given: None); a
         ``ConfigError`` naming the table for an unknown key, a bad value or a name already
         taken."""
-        from host.plugins.config import structure_config
+        from host.api import structure_config
 
         inherited = attrs.asdict(_settings_of(self))
         found: list[tuple[str, Config]] = []

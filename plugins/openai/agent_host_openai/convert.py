@@ -17,10 +17,16 @@ from typing import Any
 
 import attrs
 
-from host.agents import text_calls
-from host.agents.models import ModelRequest, ModelResponse, ToolSpec, Usage
-from host.agents.tool_results import INTERRUPTED_TOOL_TEXT
-from host.sessions.model import MessageEvent, ToolCall
+from host.api import (
+    INTERRUPTED_TOOL_TEXT,
+    MessageEvent,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    text_calls,
+)
 
 MALFORMED_ARGUMENTS_KEY = "_malformed_arguments"
 """The one key of the arguments of a tool call whose arguments were not a JSON object."""

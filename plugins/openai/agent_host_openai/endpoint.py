@@ -35,7 +35,7 @@ from agent_host_openai.failures import (
 )
 from agent_host_openai.served import served_ids
 from agent_host_openai.settings import Settings
-from host.agents.models import ModelResponse
+from host.api import ModelResponse
 
 Sleep = Callable[[float], Awaitable[None]]
 

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from host.errors import HostError
+from host.api import HostError
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 """Statuses retried besides every 5xx (except a 5xx that is a request-validation error)."""

@@ -26,8 +26,7 @@ from agent_host_openai.repeats import asked_again
 from agent_host_openai.served import mismatch
 from agent_host_openai.settings import Settings
 from agent_host_openai.streaming import Holdback, SseDecoder, StreamAssembler
-from host.agents.models import ModelRequest, ModelResponse, StreamEvent, TextDelta
-from host.cancel import CancelSignal
+from host.api import CancelSignal, ModelRequest, ModelResponse, StreamEvent, TextDelta
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,7 @@ import json
 import attrs
 
 from agent_host_openai.convert import new_call_id
-from host.agents import text_calls
-from host.agents.models import ModelRequest, ModelResponse
-from host.sessions.model import MessageEvent, ToolCall
+from host.api import MessageEvent, ModelRequest, ModelResponse, ToolCall, text_calls
 
 NOTE = (
     "{name} was already called with these arguments and {outcome}. Do not call it again; "

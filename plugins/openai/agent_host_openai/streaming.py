@@ -22,9 +22,16 @@ from agent_host_openai.convert import (
     parse_usage,
     stop_reason,
 )
-from host.agents.models import ModelDelta, ModelResponse, TextDelta, ToolCallDelta, Usage
-from host.agents.text_calls import PREFIX_CHARS, could_be_call
-from host.sessions.model import ToolCall
+from host.api import (
+    PREFIX_CHARS,
+    ModelDelta,
+    ModelResponse,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+    could_be_call,
+)
 
 DONE = "[DONE]"
 """The payload that ends an OpenAI event stream."""

@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from host import hookimpl, lazy_attributes
-from host.errors import ConfigError
-from host.services import Lazy
+from host.api import ConfigError, Lazy
 
 if TYPE_CHECKING:
     from agent_host_postgres.persistence import PostgresPersistence

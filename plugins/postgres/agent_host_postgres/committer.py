@@ -32,8 +32,7 @@ from psycopg_pool import PoolClosed, PoolTimeout
 
 from agent_host_postgres import leases
 from agent_host_postgres.writer import PostgresWriter
-from host.sessions.model import Event
-from host.sessions.persistence import PersistenceError
+from host.api import Event, PersistenceError
 
 __all__ = ["Committer", "Lane"]
 

@@ -23,7 +23,7 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from host.sessions.persistence import PersistenceError
+from host.api import PersistenceError
 
 __all__ = ["ONE_LINE", "WARM_UP", "check_connection", "connection", "one_line", "open_pool"]
 

@@ -33,8 +33,7 @@ from typing import Any
 import psycopg
 
 from agent_host_postgres.connections import one_line
-from host.sessions.model import Event, InboxAccepted, TurnEnd, TurnStart
-from host.sessions.remote import QUEUED_PREFIX
+from host.api import QUEUED_PREFIX, Event, InboxAccepted, TurnEnd, TurnStart
 
 log = logging.getLogger(__name__)
 

@@ -38,18 +38,25 @@ from agent_host_postgres import connections, leases, remote
 from agent_host_postgres.committer import Committer
 from agent_host_postgres.schema import check_schema_name, migrate
 from agent_host_postgres.writer import PostgresWriter, encode_bodies
-from host.cancel import CancelSignal, raise_if_cancelled
-from host.sessions import workers
-from host.sessions.codec import (
+from host.api import (
+    CancelSignal,
     CodecError,
+    Event,
+    PersistenceError,
+    RemoteMessage,
+    Resumed,
+    SessionHeader,
+    StoredSession,
+    TurnEnd,
+    Voice,
     decode_event,
     decode_header,
     encode_header,
     prepare_decoding,
+    raise_if_cancelled,
+    validate_session_id,
+    workers,
 )
-from host.sessions.model import Event, SessionHeader, TurnEnd, validate_session_id
-from host.sessions.persistence import PersistenceError, Resumed, StoredSession, Voice
-from host.sessions.remote import RemoteMessage
 
 __all__ = ["PostgresPersistence", "PostgresWriter"]
 

@@ -27,8 +27,7 @@ from typing import Any
 import psycopg
 
 from agent_host_postgres.connections import one_line
-from host.sessions.persistence import PersistenceError, Voice
-from host.sessions.remote import RemoteMessage
+from host.api import PersistenceError, RemoteMessage, Voice
 
 log = logging.getLogger(__name__)
 

@@ -25,9 +25,7 @@ import psycopg
 
 from agent_host_postgres import leases
 from agent_host_postgres.leases import LeaseHolder
-from host.sessions.codec import encode_event
-from host.sessions.model import Event
-from host.sessions.persistence import PersistenceError, Voice, encode_append
+from host.api import Event, PersistenceError, Voice, encode_append, encode_event
 
 if TYPE_CHECKING:
     from agent_host_postgres.committer import Lane

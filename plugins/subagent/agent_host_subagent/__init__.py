@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from host import hookimpl
-from host.errors import HostError
+from host.api import HostError
 from host.tools import Tool, ToolExec, ToolResult, tool
 
 
@@ -37,17 +37,22 @@ def _combine_filters(
 ) -> ToolFilterSpec | None:
     """``host.subagents.children.combine_filters``, imported at first use: that module loads
     the agent runtime, which listing plugins must not pay for at start-up."""
-    from host.subagents.children import combine_filters
+    from host.api import combine_filters
 
     return combine_filters(first, second)
 
 
 if TYPE_CHECKING:  # the subagent values are imported where they are built, not at load
-    from host.api import RegisterTool, ServiceContext
-    from host.profiles.model import Profile, ProfileSet
-    from host.sessions.model import SessionHeader
-    from host.subagents.descriptors import ToolFilterSpec
-    from host.subagents.types import ChildRequest, RunResult
+    from host.api import (
+        ChildRequest,
+        Profile,
+        ProfileSet,
+        RegisterTool,
+        RunResult,
+        ServiceContext,
+        SessionHeader,
+        ToolFilterSpec,
+    )
 
 requires = ("subagents",)
 
@@ -86,7 +91,7 @@ class ToolInstance:
         """The filter every child of this tool is cut down to (None: no restriction)."""
         if self.allow is None and not self.deny:
             return None
-        from host.subagents.descriptors import ToolFilterSpec
+        from host.api import ToolFilterSpec
 
         return ToolFilterSpec(allow=self.allow, deny=list(self.deny) or None)
 
@@ -167,7 +172,7 @@ def load_profiles(ctx: ServiceContext, deployment: ToolFilterSpec | None) -> Pro
     ``profiles`` service)."""
     library = ctx.find("profiles")
     if library is None:
-        from host.profiles.model import ProfileSet
+        from host.api import ProfileSet
 
         return ProfileSet()
     loaded: ProfileSet = library.load(deployment)
@@ -184,8 +189,7 @@ def child_request(
     """What to ask the subagent service for: the task, plus the profile cut to ``deployment``
     (its persona as a child of that mode, with ``report`` or not, gets it:
     ``Profile.persona_for``)."""
-    from host.profiles.applying import memory_of, own_filter
-    from host.subagents.types import ChildRequest
+    from host.api import ChildRequest, memory_of, own_filter
 
     if profile is None:
         return ChildRequest(prompt=args.prompt, label=args.description, tool_filter=deployment)
@@ -237,9 +241,7 @@ def resolve_profile(
     tool_name: str, ctx: ServiceContext, deployment: ToolFilterSpec | None, name: str
 ) -> Profile | ToolResult:
     """The profile ``name`` asks for, or the error result the model gets instead."""
-    from host.profiles.applying import check_model, check_servers
-    from host.profiles.matching import resolve
-    from host.profiles.model import ProfileError
+    from host.api import ProfileError, check_model, check_servers, resolve
 
     loaded = load_profiles(ctx, deployment)
     try:

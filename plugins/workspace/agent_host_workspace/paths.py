@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 
 from agent_host_workspace.base import Refused
-from host.profiles.model import shown
+from host.api import shown
 
 
 class Root:

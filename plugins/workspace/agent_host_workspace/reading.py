@@ -14,7 +14,7 @@ from typing import BinaryIO
 from agent_host_workspace.base import Refused
 from agent_host_workspace.paths import Root
 from agent_host_workspace.walk import Stop, compile_glob, walk
-from host.project_files import FileRefused, open_regular
+from host.api import FileRefused, open_regular
 
 MAX_LINE_CHARS = 2000
 MAX_LINE_BYTES = 4 * MAX_LINE_CHARS + 2

@@ -21,7 +21,7 @@ from pathlib import Path
 from agent_host_workspace.base import Refused
 from agent_host_workspace.paths import Root
 from agent_host_workspace.walk import Select, Stop, compile_glob, walk
-from host.project_files import FileRefused, read_listed, read_regular
+from host.api import FileRefused, read_listed, read_regular
 
 MAX_LINES = 250
 MAX_LINE_CHARS = 500

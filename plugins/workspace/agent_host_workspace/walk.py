@@ -19,8 +19,7 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec, RegexPattern
 
 from agent_host_workspace.base import Refused
-from host.profiles.model import shown
-from host.project_files import FileRefused, read_regular
+from host.api import FileRefused, read_regular, shown
 
 IGNORE_FILE = ".gitignore"
 MAX_IGNORE_BYTES = 1 << 20

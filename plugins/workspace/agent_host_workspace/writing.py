@@ -14,8 +14,7 @@ from pathlib import Path
 
 from agent_host_workspace.base import Refused
 from agent_host_workspace.paths import Root
-from host.atomic import replace_file
-from host.project_files import FileRefused, read_regular
+from host.api import FileRefused, read_regular, replace_file
 
 MAX_WRITE_BYTES = 10 * 1024 * 1024
 KEPT_BITS = 0o1777

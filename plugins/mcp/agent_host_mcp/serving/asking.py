@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError, NoBackChannelError
 
-from host.approvals.requests import Answer, ApprovalRequest, no_terminal
+from host.api import Answer, ApprovalRequest, no_terminal
 
 if TYPE_CHECKING:
     from mcp.server.session import ServerSession

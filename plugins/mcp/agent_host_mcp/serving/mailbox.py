@@ -16,13 +16,10 @@ import bisect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from host.clients.items import NOTICES, items_of
-from host.sessions.model import Event, InboxAccepted
-from host.tools.schema import validate
+from host.api import NOTICES, Event, InboxAccepted, items_of, validate
 
 if TYPE_CHECKING:
-    from host.agents.agent import Agent
-    from host.sessions.store import Session, SessionStore
+    from host.api import Agent, Session, SessionStore
 
 NAME = "read_agent_messages"
 MAX_WAIT = 60

@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_host_mcp.serving.root import open_root, root_id
 from agent_host_mcp.serving.server import Served
-from host.atomic import replace_file
-from host.errors import HostError
+from host.api import HostError, replace_file
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -81,7 +80,7 @@ def _bind(port: int) -> socket.socket:
 async def _http(served: Served, listening: socket.socket) -> None:
     import uvicorn
 
-    from host.approvals.policy import user_config_file
+    from host.api import user_config_file
 
     token = secrets.token_urlsafe(32)
     port = listening.getsockname()[1]

@@ -14,15 +14,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from host.agents.models import ModelResponse, TextDelta
-from host.clients.items import items_of
+from host.api import ModelResponse, TextDelta, items_of
 
 if TYPE_CHECKING:
-    from host.agents.agent import Agent
-    from host.agents.registry import AgentRegistry
-    from host.disposal import Disposer
-    from host.sessions.model import Event
-    from host.sessions.store import Session, SessionStore
+    from host.api import Agent, AgentRegistry, Disposer, Event, Session, SessionStore
 
 Report = Callable[[float, str], Awaitable[None]]
 """``report(progress, message)``: one progress notification."""

@@ -19,19 +19,15 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from agent_host_mcp.serving.asking import client_key
+from host.api import ClientEvent, SubagentStarted, SubagentStatus, unstructure
 from host.clients.commands import Commands
-from host.clients.events import ClientEvent, SubagentStarted, SubagentStatus
 from host.clients.feed import Feed
-from host.serialization import unstructure
 
 if TYPE_CHECKING:
     from mcp.server.session import ServerSession
 
-    from host.agents.agent import Agent
+    from host.api import Agent, Disposer, Event, Session
     from host.app import Host
-    from host.disposal import Disposer
-    from host.sessions.model import Event
-    from host.sessions.store import Session
 
 URI = re.compile(r"agent://([A-Za-z0-9][A-Za-z0-9_-]{0,63})/transcript")
 MIME = "application/json"

@@ -14,12 +14,11 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from host.api import SESSION_ID_PATTERN, HostError
 from host.clients.commands import Commands
-from host.errors import HostError
-from host.sessions.model import SESSION_ID_PATTERN
 
 if TYPE_CHECKING:
-    from host.agents.agent import Agent
+    from host.api import Agent
     from host.app import Host
 
 PREFIX = "mcp-"

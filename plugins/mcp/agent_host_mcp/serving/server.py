@@ -25,9 +25,8 @@ from host import __version__
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from host.agents.agent import Agent
+    from host.api import Agent, Disposer
     from host.app import Host
-    from host.disposal import Disposer
 
 INSTRUCTIONS = (
     "Delegate work to agent-host subagents: start one with `subagent` (in the background by "

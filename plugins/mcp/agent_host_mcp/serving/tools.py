@@ -16,13 +16,11 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 
 from agent_host_mcp.serving import mailbox
-from host.cancel import CancelSignal
-from host.sessions.model import new_id
-from host.tools.execute import run_tool
-from host.tools.tool import ToolExec, ToolResult
+from host.api import CancelSignal, new_id, run_tool
+from host.tools import ToolExec, ToolResult
 
 if TYPE_CHECKING:
-    from host.agents.agent import Agent
+    from host.api import Agent
 
 HOST_TOOLS = ("subagent", "send_message", "interrupt_agent", "list_agents")
 """The root's tools served as they are."""

@@ -1,8 +1,10 @@
-"""JSON Schema from Python types, and validation of model-supplied arguments against it.
+"""JSON Schema from Python types, and validation of values against it.
 
-A tool declares its parameters once: as a frozen attrs class whose fields may carry
-``metadata={"description": ...}``, or as a typed function (``host.tools.signature``). The type
-mapping both share:
+The host checks several inputs with it: a tool's model-supplied arguments, a plugin's
+``[plugins.<name>]`` table (``host.plugins.config``), the approval policy
+(``host.approvals.policy``), subagent descriptors and profiles. A tool declares its parameters
+once: as a frozen attrs class whose fields may carry ``metadata={"description": ...}``, or as a
+typed function (``host.tools.signature``). The type mapping both share:
 
 * ``str``, ``int``, ``float``, ``bool`` → ``string``, ``integer``, ``number``, ``boolean``;
 * ``list[T]``, ``tuple[T, ...]``, ``set[T]``, ``frozenset[T]`` → ``array`` of ``T``;
