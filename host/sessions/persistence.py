@@ -107,11 +107,11 @@ class StoredSession:
     """What a stored log holds: the header and the longest valid prefix of events.
 
     ``valid_bytes`` is the size of that prefix in storage and ``ignored_bytes`` what follows it
-    (a torn or garbage tail that ``inspect`` ignored; 0 after a ``load``). ``damaged_middle`` is
+    (a torn or garbage tail that ``inspect`` ignored; 0 after a ``resume``). ``damaged_middle`` is
     true when a well-formed event line sits at or after the damage, i.e. it is not a torn tail
-    (``load`` refuses such a log with ``CORRUPT`` rather than drop events).
-    ``repaired_bytes`` and ``closed_turn`` say what ``load`` repaired:
-    the bytes it truncated, and the id of the turn it closed with ``stop_reason="interrupted"``.
+    (``resume`` refuses such a log with ``CORRUPT`` rather than drop events).
+    ``repaired_bytes`` is what ``resume`` cut off, and ``closed_turn`` the id of the turn the
+    runtime then closed with ``stop_reason="interrupted"`` (``host.sessions.loading``).
 
     Its ``repr`` shows the number of events, not each event: ``asyncio.run`` (CPython 3.11)
     ``repr``s the main task's result when it restores the SIGINT handler, so a full ``repr``
@@ -234,8 +234,8 @@ class VoicedWriter(SessionWriter, Protocol):
 
 @attrs.frozen
 class Resumed:
-    """What ``SessionPersistence.resume`` hands over: the loaded (repaired) session and the
-    writer that holds its lock, taken once before the log was read."""
+    """What ``SessionPersistence.resume`` hands over: the stored session and the writer that
+    holds its lock, taken once before the log was read."""
 
     stored: StoredSession
     writer: SessionWriter
@@ -251,8 +251,8 @@ class SessionPersistence(Protocol):
 
         ``create=True`` stores a new log holding ``header`` and ``events`` atomically (all or
         nothing; ``ALREADY_EXISTS`` if it is stored already). ``create=False`` opens an existing
-        log for appending (call after ``load``; ``NOT_FOUND``, ``CORRUPT`` if its header differs
-        from ``header`` or its tail is torn). Another holder → ``LOCKED``.
+        log for appending (call after a ``resume`` repaired it; ``NOT_FOUND``, ``CORRUPT`` if
+        its header differs from ``header`` or its tail is torn). Another holder → ``LOCKED``.
         """
         ...
 
@@ -272,19 +272,15 @@ class SessionPersistence(Protocol):
         """
         ...
 
-    async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
-        """Like ``inspect``, then repair under the session lock.
-
-        Truncates a torn tail and closes a turn left open with ``TurnEnd(interrupted)``.
-        ``LOCKED`` if a writer holds the session; ``CORRUPT`` for damage before the end.
-        """
-        ...
-
     async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Resumed:
-        """``load`` and ``open_writer(create=False)`` as one operation: the session's lock is
-        taken once, before the log is read, and handed to the returned writer (which continues
-        after the returned events), so no other writer can come between the read and the
-        first append. Same errors as ``load``; a failure or a cancelled caller leaves the lock
-        released.
+        """Take the session's lock, read the log under it and hand both over: the stored
+        session and the writer that keeps the lock (continuing after the returned events), so
+        no other writer can come between the read and the first append.
+
+        Like ``inspect``, repairing storage under the lock (JSONL cuts a torn tail off);
+        nothing else changes: closing a turn left open is the runtime's
+        (``host.sessions.loading``). ``LOCKED`` if a writer holds the session; ``CORRUPT`` for
+        damage before the end; otherwise as ``inspect``. A failure or a cancelled caller
+        leaves the lock released.
         """
         ...

@@ -7,16 +7,15 @@
   server's configuration makes a commit (``synchronous_commit``). ``commit(durable=True)`` has
   nothing left to do. A failed append (encoding, ``seq`` order, database error) writes nothing.
 * **One writer per session, across hosts**: a writer holds the session's fenced lease
-  (``agent_host_postgres.leases``): ``open_writer``, ``resume`` and ``load`` take it or fail with
+  (``agent_host_postgres.leases``): ``open_writer`` and ``resume`` take it or fail with
   ``LOCKED`` while another holder's lease is live (in any process, this one included); every
   append checks the epoch in the same statement, so a holder whose lease was taken over can
   never write again. A heartbeat thread renews this host's leases; ``close`` releases them.
-* **Reads**: ``list``, ``inspect``, ``load``, ``resume`` and ``residency`` run on
+* **Reads**: ``list``, ``inspect``, ``resume`` and ``residency`` run on
   ``host.sessions.workers`` threads, so the event loop never blocks on them. ``inspect`` and
   ``list`` never write and never take a lease; ``list`` decodes only header lines it has not
-  seen before. ``load`` and ``resume`` have no torn tail to repair (a database has none); they
-  close an open turn with ``TurnEnd(interrupted)`` under the lease, which ``resume`` hands to
-  its writer (one acquisition) and ``load`` releases.
+  seen before. ``resume`` has no torn tail to repair (a database has none): it reads the
+  events under the lease it takes and hands that lease to its writer (one acquisition).
 * **Connections** come from a pool (``agent_host_postgres.connections``): a connection that
   broke is replaced on the next use, so the store recovers by itself once the server is
   reachable again; until then calls fail with ``PERSISTENCE_FAILED`` after
@@ -31,7 +30,6 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-import attrs
 import psycopg
 
 from agent_host_postgres import connections, leases, remote
@@ -47,7 +45,7 @@ from host.sessions.codec import (
     encode_header,
     prepare_decoding,
 )
-from host.sessions.model import Event, SessionHeader, TurnEnd, validate_session_id
+from host.sessions.model import Event, SessionHeader, validate_session_id
 from host.sessions.persistence import PersistenceError, Resumed, StoredSession, Voice
 from host.sessions.remote import RemoteMessage
 
@@ -292,31 +290,17 @@ class PostgresPersistence:
             if stored.damaged_middle:
                 raise PersistenceError.corrupt(sid, f"event {len(stored.events)} cannot be decoded")
             raise_if_cancelled(signal, PersistenceError)
-            writer = PostgresWriter(
-                self._holder, self._committer.lane(), sid, epoch, len(stored.events)
-            )
-            turn = stored.open_turn
-            if turn is not None:  # the repair is fenced like any append
-                closing = TurnEnd(turn_id=turn, stop_reason="interrupted")
-                writer.append([Event(len(stored.events), closing)])
-                events = (*stored.events, Event(len(stored.events), closing))
-                stored = attrs.evolve(stored, events=events, closed_turn=turn)
         except BaseException:
             self._holder.release(sid, epoch)
             raise
-        return Resumed(stored, writer)
+        lane = self._committer.lane()
+        return Resumed(stored, PostgresWriter(self._holder, lane, sid, epoch, len(stored.events)))
 
     async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Resumed:
         """See ``SessionPersistence.resume``: one lease acquisition, handed to the writer."""
         sid = validate_session_id(session_id)
         raise_if_cancelled(signal, PersistenceError)
         return await workers.resume(self._resume_sync, sid, signal)
-
-    async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
-        """See ``SessionPersistence.load``: close an open turn, under the session lease."""
-        resumed = await self.resume(session_id, signal=signal)
-        resumed.writer.close()
-        return resumed.stored
 
     def _list_sync(self) -> list[SessionHeader]:
         with self._connection("cannot list sessions") as conn:

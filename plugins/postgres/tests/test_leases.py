@@ -16,11 +16,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from typing import Any
 
 import psycopg
 import pytest
 from agent_host_postgres.persistence import PostgresPersistence
 
+from host.sessions.loading import load, resume
 from host.sessions.model import (
     Event,
     InboxAccepted,
@@ -91,7 +93,7 @@ async def test_a_live_lease_locks_out_other_hosts(hosts) -> None:
             attempt()
         assert err.value.code == "LOCKED"
     with pytest.raises(PersistenceError) as err:
-        await b.load("s1")
+        await load(b, "s1")
     assert err.value.code == "LOCKED"
     writer.close()
     b.open_writer(header, create=False).close()
@@ -102,7 +104,7 @@ async def test_takeover_after_expiry_fences_the_old_holder(hosts, dsn, schema) -
     header = SessionHeader(id="s1")
     old = a.open_writer(header, create=True, events=[message(0, "from a")])
     expire(dsn, schema, "s1")
-    stored = await b.load("s1")
+    stored = await load(b, "s1")
     new = b.open_writer(stored.header, create=False)
     assert new.epoch > old.epoch
     new.append([message(1, "from b")])
@@ -220,7 +222,7 @@ async def test_load_repairs_under_a_lease_and_releases_it(hosts, dsn, schema) ->
     a.open_writer(
         SessionHeader(id="s1"), create=True, events=[Event(0, TurnStart(turn_id="t"))]
     ).close()
-    stored = await b.load("s1")
+    stored = await load(b, "s1")
     assert stored.closed_turn == "t"
     owner, _ = lease_row(dsn, schema, "s1")
     assert owner is None  # load takes the lease only for its repair
@@ -235,7 +237,7 @@ async def test_a_resume_acquires_the_lease_once_and_its_writer_keeps_it(
         SessionHeader(id="s1"), create=True, events=[Event(0, TurnStart(turn_id="t"))]
     ).close()
     assert lease_row(dsn, schema, "s1") == (None, 1)
-    resumed = await b.resume("s1")
+    resumed: Any = await resume(b, "s1")  # the backend's own writer
     assert resumed.stored.closed_turn == "t"
     assert resumed.writer.epoch == 2 and lease_row(dsn, schema, "s1") == (b.host_id, 2)
     resumed.writer.append([message(2, "continues")])
