@@ -29,6 +29,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+import attrs
+
 from host.cancel import CancelSignal, raise_if_cancelled
 from host.project_files import FileRefused, open_regular
 from host.sessions import header_cache_file, workers
@@ -63,7 +65,21 @@ from host.sessions.model import (
 )
 from host.sessions.persistence import PersistenceError, Resumed, StoredSession
 
-__all__ = ["SUFFIX", "FsyncPolicy", "JsonlPersistence", "JsonlWriter"]
+__all__ = ["SUFFIX", "FsyncPolicy", "JsonlPersistence", "JsonlStored", "JsonlWriter"]
+
+
+@attrs.frozen
+class JsonlStored(StoredSession):
+    """A JSONL log as read: the ``StoredSession`` and the byte counts of its file.
+
+    ``valid_bytes`` is the size of the valid prefix (header line included), ``ignored_bytes``
+    what follows it (a torn or garbage tail that ``inspect`` ignored; 0 after a ``resume``),
+    ``repaired_bytes`` the torn tail ``resume`` cut off.
+    """
+
+    valid_bytes: int = 0
+    ignored_bytes: int = 0
+    repaired_bytes: int = 0
 
 
 class JsonlPersistence:
@@ -196,7 +212,7 @@ class JsonlPersistence:
 
     async def inspect(
         self, session_id: str, *, signal: CancelSignal | None = None
-    ) -> StoredSession:
+    ) -> JsonlStored:
         """See ``SessionPersistence.inspect``: read-only, the valid prefix."""
         path = self.path_for(session_id)
         raise_if_cancelled(signal, PersistenceError)
@@ -241,11 +257,9 @@ class JsonlPersistence:
         lock_session(fd, path.stem)
         try:
             parsed = self._parse_fd(fd, path.stem)
-            if parsed.damaged_middle:
-                raise PersistenceError.corrupt(
-                    path.stem,
-                    f"damaged line at byte {parsed.valid_bytes} is followed by valid events",
-                )
+            damage = _damage(parsed)
+            if damage is not None:
+                raise PersistenceError.corrupt(path.stem, damage)
             raise_if_cancelled(signal, PersistenceError)
             stored = self._repair(fd, parsed)
         except BaseException:
@@ -253,7 +267,7 @@ class JsonlPersistence:
             raise
         return Resumed(stored, JsonlWriter(fd, path.stem, self.fsync, len(stored.events)))
 
-    def _repair(self, fd: int, parsed: ParsedLog) -> StoredSession:
+    def _repair(self, fd: int, parsed: ParsedLog) -> JsonlStored:
         """Cut a torn tail off, durably (an open turn is left to the runtime:
         ``host.sessions.loading``)."""
         if parsed.ignored_bytes:
@@ -264,7 +278,7 @@ class JsonlPersistence:
                 raise PersistenceError.failed(
                     f"cannot repair session {parsed.header.id!r}", exc
                 ) from exc
-        return StoredSession(
+        return JsonlStored(
             parsed.header,
             tuple(parsed.events),
             valid_bytes=parsed.valid_bytes,
@@ -343,11 +357,18 @@ def _read_all(fd: int) -> bytes:
         offset += len(chunk)
 
 
-def _stored(parsed: ParsedLog) -> StoredSession:
-    return StoredSession(
+def _stored(parsed: ParsedLog) -> JsonlStored:
+    return JsonlStored(
         parsed.header,
         tuple(parsed.events),
+        damage=_damage(parsed),
         valid_bytes=parsed.valid_bytes,
         ignored_bytes=parsed.ignored_bytes,
-        damaged_middle=parsed.damaged_middle,
     )
+
+
+def _damage(parsed: ParsedLog) -> str | None:
+    """``StoredSession.damage`` of a parsed log."""
+    if not parsed.damaged_middle:
+        return None
+    return f"damaged line at byte {parsed.valid_bytes} is followed by valid events"

@@ -106,12 +106,14 @@ def encode_append(
 class StoredSession:
     """What a stored log holds: the header and the longest valid prefix of events.
 
-    ``valid_bytes`` is the size of that prefix in storage and ``ignored_bytes`` what follows it
-    (a torn or garbage tail that ``inspect`` ignored; 0 after a ``resume``). ``damaged_middle`` is
-    true when a well-formed event line sits at or after the damage, i.e. it is not a torn tail
-    (``resume`` refuses such a log with ``CORRUPT`` rather than drop events).
-    ``repaired_bytes`` is what ``resume`` cut off, and ``closed_turn`` the id of the turn the
-    runtime then closed with ``stop_reason="interrupted"`` (``host.sessions.loading``).
+    ``damage`` says, in the words of ``CORRUPT``, where the log is damaged before its end (not
+    a torn tail: ``resume`` refuses such a log rather than drop events), else None.
+    ``closed_turn`` is the id of the turn the runtime closed with ``stop_reason="interrupted"``
+    after a ``resume`` (``host.sessions.loading``).
+
+    How much of its storage a backend ignored or cut off is the backend's own: one whose
+    writes can tear counts it in a subclass (``host.sessions.jsonl.JsonlStored``); here, for a
+    backend whose writes cannot tear, ``ignored_bytes`` and ``repaired_bytes`` are 0.
 
     Its ``repr`` shows the number of events, not each event: ``asyncio.run`` (CPython 3.11)
     ``repr``s the main task's result when it restores the SIGINT handler, so a full ``repr``
@@ -120,11 +122,23 @@ class StoredSession:
 
     header: SessionHeader
     events: tuple[Event, ...] = attrs.field(repr=lambda events: f"<{len(events)} events>")
-    valid_bytes: int = 0
-    ignored_bytes: int = 0
-    damaged_middle: bool = False
-    repaired_bytes: int = 0
+    damage: str | None = None
     closed_turn: str | None = None
+
+    @property
+    def damaged_middle(self) -> bool:
+        """True when the log is damaged before its end (``damage``)."""
+        return self.damage is not None
+
+    @property
+    def ignored_bytes(self) -> int:
+        """Stored bytes after the valid events that the read ignored (class docstring)."""
+        return 0
+
+    @property
+    def repaired_bytes(self) -> int:
+        """Stored bytes ``resume`` cut off (class docstring)."""
+        return 0
 
     @property
     def open_turn(self) -> str | None:

@@ -241,26 +241,20 @@ class PostgresPersistence:
         ).fetchall()
 
     def _stored(self, sid: str, header_line: str, rows: list[tuple[int, str]]) -> StoredSession:
-        """The stored session from its header line and event rows (damage: ``damaged_middle``)."""
+        """The stored session from its header line and event rows, up to the first row that
+        is not the next event: rows are never torn, so damage anywhere is damage, not a tail."""
         header = self._decode_header(sid, header_line)
         events: list[Event] = []
-        valid = len(header_line) + 1
-        ignored = 0
-        damaged = False
         for index, (seq, body) in enumerate(rows):
             try:
                 event = decode_event(body.encode("utf-8"))
             except CodecError:
                 event = None
             if event is None or seq != index or event.seq != index:
-                ignored = sum(len(b) + 1 for _, b in rows[index:])
-                damaged = True  # rows are never torn: damage anywhere is damage, not a tail
-                break
+                damage = f"event {index} cannot be decoded"
+                return StoredSession(header, tuple(events), damage=damage)
             events.append(event)
-            valid += len(body) + 1
-        return StoredSession(
-            header, tuple(events), valid_bytes=valid, ignored_bytes=ignored, damaged_middle=damaged
-        )
+        return StoredSession(header, tuple(events))
 
     def _inspect_sync(self, sid: str) -> StoredSession:
         with self._connection(f"cannot read session {sid!r}") as conn:
@@ -287,8 +281,8 @@ class PostgresPersistence:
                 raise
         try:
             stored = self._stored(sid, header_line, rows)
-            if stored.damaged_middle:
-                raise PersistenceError.corrupt(sid, f"event {len(stored.events)} cannot be decoded")
+            if stored.damage is not None:
+                raise PersistenceError.corrupt(sid, stored.damage)
             raise_if_cancelled(signal, PersistenceError)
         except BaseException:
             self._holder.release(sid, epoch)
