@@ -11,8 +11,8 @@
   ``LOCKED`` while another holder's lease is live (in any process, this one included); every
   append checks the epoch in the same statement, so a holder whose lease was taken over can
   never write again. A heartbeat thread renews this host's leases; ``close`` releases them.
-* **Reads**: ``list``, ``inspect``, ``resume`` and ``residency`` run on
-  ``host.sessions.workers`` threads, so the event loop never blocks on them. ``inspect`` and
+* **Reads**: ``list``, ``inspect`` and ``resume`` run on ``host.sessions.workers`` threads,
+  so the event loop never blocks on them. ``inspect`` and
   ``list`` never write and never take a lease; ``list`` decodes only header lines it has not
   seen before. ``resume`` has no torn tail to repair (a database has none): it reads the
   events under the lease it takes and hands that lease to its writer (one acquisition).
@@ -21,19 +21,22 @@
   reachable again; until then calls fail with ``PERSISTENCE_FAILED`` after
   ``connect_timeout`` seconds.
 * **Ids**: every entry point validates the session id before any SQL is sent.
+* **Messages between hosts** are not the store's job: its ``inbox``
+  (``agent_host_postgres.inbox.PostgresInbox``) queues them over the same pool, and ``close``
+  closes it.
 """
 
 from __future__ import annotations
 
-import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
 import psycopg
 
-from agent_host_postgres import connections, leases, remote
+from agent_host_postgres import connections, leases
 from agent_host_postgres.committer import Committer
+from agent_host_postgres.inbox import PostgresInbox
 from agent_host_postgres.schema import check_schema_name, migrate
 from agent_host_postgres.writer import PostgresWriter, encode_bodies
 from host.cancel import CancelSignal, raise_if_cancelled
@@ -46,8 +49,7 @@ from host.sessions.codec import (
     prepare_decoding,
 )
 from host.sessions.model import Event, SessionHeader, validate_session_id
-from host.sessions.persistence import PersistenceError, Resumed, StoredSession, Voice
-from host.sessions.remote import RemoteMessage
+from host.sessions.persistence import PersistenceError, Resumed, StoredSession
 
 __all__ = ["PostgresPersistence", "PostgresWriter"]
 
@@ -103,11 +105,17 @@ class PostgresPersistence:
         self._heartbeat = leases.Heartbeat(self._holder.beat, self.lease_ttl / 3)
         self._committer = Committer(self._pool.connection, max(1, append_lanes))
         self._heartbeat.ensure_started()  # now, not in the first request that takes a lease
-        self._listeners: list[remote.Listener] = []
+        self.inbox = PostgresInbox(
+            pool=self._pool,
+            dsn=dsn,
+            schema=self.schema,
+            host_id=self.host_id,
+            poll_interval=min(1.0, self.lease_ttl / 3),
+            connect_timeout=connect_timeout,
+        )
         # The last list's headers by (id, stored header line): a line decodes to the same
         # header wherever and whenever it is read, so only lines not seen before are decoded.
         self._listed: dict[tuple[str, str], SessionHeader | None] = {}
-        self.poll_interval = min(1.0, self.lease_ttl / 3)
         workers.warm(prepare_decoding)
 
     # -- connections ---------------------------------------------------------------------
@@ -321,69 +329,14 @@ class PostgresPersistence:
         raise_if_cancelled(signal, PersistenceError)
         return headers
 
-    def _residency_sync(self, session_ids: Sequence[str]) -> dict[str, str]:
-        with self._connection("cannot read session leases") as conn:
-            return leases.residency(conn, session_ids)
-
-    async def residency(
-        self, session_ids: Sequence[str], *, signal: CancelSignal | None = None
-    ) -> dict[str, str]:
-        """``running``/``idle`` of each given session that some host holds a live lease on.
-
-        One query; sessions absent from the result are held by nobody (``ready``).
-        """
-        ids = [validate_session_id(sid) for sid in session_ids]
-        raise_if_cancelled(signal, PersistenceError)
-        if not ids:
-            return {}
-        return await workers.run(self._residency_sync, ids)
-
-    # -- cross-host delivery (``host.sessions.remote.RemoteInbox``) ---------------------------
-
-    async def send_remote(self, message: RemoteMessage, voice: Voice | None) -> bool:
-        """See ``RemoteInbox.send_remote``: fenced by ``voice``, queued and notified in one
-        statement."""
-        sid = validate_session_id(message.session_id)
-
-        def send() -> bool:
-            with self._connection(f"cannot send a message to session {sid!r}") as conn:
-                return remote.send(
-                    conn, schema=self.schema, me=self.host_id, message=message, voice=voice
-                )
-
-        return await workers.run(send)
-
-    async def pending_remote(self) -> builtins.list[RemoteMessage]:
-        """See ``RemoteInbox.pending_remote``."""
-
-        def read() -> builtins.list[RemoteMessage]:
-            with self._connection("cannot read queued messages") as conn:
-                return remote.pending(conn, self.host_id)
-
-        return await workers.run(read)
-
-    def watch(self, wake: Callable[[], None]) -> Callable[[], None]:
-        """See ``RemoteInbox.watch``: a LISTEN thread, polling every ``poll_interval``."""
-        listener = remote.Listener(
-            self.dsn,
-            self.schema,
-            self.host_id,
-            wake,
-            interval=self.poll_interval,
-            connect_timeout=self.connect_timeout,
-        )
-        self._listeners.append(listener.start())
-        return listener.stop
-
     def close(self) -> None:
-        """Stop the heartbeat and listeners, close the pool; idempotent. Open writers'
+        """Stop the inbox's listeners and the heartbeat, close the pool; idempotent. Open writers'
         leases expire.
 
         The plugin calls it when it deactivates, which the host does after its agents shut
         down (so their final appends and lease releases still reach the database).
         """
-        for listener in self._listeners:
-            listener.stop()
+        self.inbox.close()
         self._committer.stop()
         self._heartbeat.stop()
         self._pool.close()

@@ -207,14 +207,14 @@ async def test_residency_follows_turns_and_releases(hosts) -> None:
     a, b = hosts
     writer = a.open_writer(SessionHeader(id="s1"), create=True)
     b.open_writer(SessionHeader(id="s2"), create=True).close()
-    assert await b.residency(["s1", "s2", "s3"]) == {"s1": "idle"}
+    assert await b.inbox.residency(["s1", "s2", "s3"]) == {"s1": "idle"}
     writer.append([Event(0, TurnStart(turn_id="t"))])
-    assert await b.residency(["s1", "s2"]) == {"s1": "running"}
+    assert await b.inbox.residency(["s1", "s2"]) == {"s1": "running"}
     writer.append([message(1, "x"), Event(2, TurnEnd(turn_id="t", stop_reason="completed"))])
-    assert await b.residency(["s1"]) == {"s1": "idle"}
+    assert await b.inbox.residency(["s1"]) == {"s1": "idle"}
     writer.close()
-    assert await b.residency(["s1"]) == {}
-    assert await b.residency([]) == {}
+    assert await b.inbox.residency(["s1"]) == {}
+    assert await b.inbox.residency([]) == {}
 
 
 async def test_load_repairs_under_a_lease_and_releases_it(hosts, dsn, schema) -> None:
@@ -294,11 +294,11 @@ async def test_a_queued_message_is_accepted_at_most_once(hosts, dsn, schema) -> 
     target = a.open_writer(SessionHeader(id="s1"), create=True)
     b.open_writer(SessionHeader(id="sender"), create=True).close()
     queued = RemoteMessage("rmsg_1", "s1", "followup", "hi", {"kind": "test"}, "sender")
-    assert await b.send_remote(queued, None) is True
-    assert [m.message_id for m in await a.pending_remote()] == ["rmsg_1"]
+    assert await b.inbox.send_remote(queued, None) is True
+    assert [m.message_id for m in await a.inbox.pending_remote()] == ["rmsg_1"]
     accept = Event(0, InboxAccepted("rmsg_1", "followup", "hi", {"kind": "test"}))
     target.append([accept])
-    assert await a.pending_remote() == []
+    assert await a.inbox.pending_remote() == []
     with pytest.raises(PersistenceError) as err:
         target.append([Event(1, InboxAccepted("rmsg_1", "followup", "hi", None))])
     assert err.value.code == "PERSISTENCE_FAILED" and "already delivered" in err.value.message
@@ -313,8 +313,8 @@ async def test_nothing_is_queued_for_a_session_nobody_else_holds(hosts) -> None:
     mine = a.open_writer(SessionHeader(id="s2"), create=True)
     for target in ("s1", "s2"):  # released, and held by the sender itself
         message_ = RemoteMessage(f"rmsg_{target}", target, "followup", "x", None, None)
-        assert await a.send_remote(message_, None) is False
-    assert await b.pending_remote() == [] and await a.pending_remote() == []
+        assert await a.inbox.send_remote(message_, None) is False
+    assert await b.inbox.pending_remote() == [] and await a.inbox.pending_remote() == []
     mine.close()
 
 
@@ -336,14 +336,14 @@ async def test_a_queued_message_wakes_only_the_host_holding_its_target(dsn, sche
     try:
         target = a.open_writer(SessionHeader(id="s1"), create=True)
         for host, name in ((a, "a"), (c, "c")):
-            host.poll_interval = 60.0  # no periodic wake during the test
-            host.watch(waker(name))
+            host.inbox.poll_interval = 60.0  # no periodic wake during the test
+            host.inbox.watch(waker(name))
         deadline = time.monotonic() + 10
         while min(wakes.values()) < 1:  # each listener wakes once when it starts listening
             assert time.monotonic() < deadline, "listeners did not start"
             time.sleep(0.01)
         queued = RemoteMessage("rmsg_1", "s1", "followup", "hi", None, None)
-        assert await b.send_remote(queued, None) is True
+        assert await b.inbox.send_remote(queued, None) is True
         assert woken_by_message.wait(10)
         time.sleep(0.5)  # c got the same notification at the same time, had it acted on it
         assert wakes == {"a": 2, "c": 1}
