@@ -31,6 +31,7 @@ from host.sessions.model import (
     TurnStart,
 )
 from host.sessions.persistence import PersistenceError
+from host.sessions.remote import RemoteInbox, SharedPersistence
 from tests.session_logs import as_events, turn_bodies, write_session
 
 from .conftest import Backend
@@ -151,6 +152,24 @@ async def test_open_turn_closed_by_load_only(persistence) -> None:
     again = await load(persistence, "s1")
     assert again.closed_turn is None and again.events == loaded.events
     assert (await persistence.inspect("s1")).events == loaded.events
+
+
+async def test_a_backend_hands_an_open_turn_over_as_stored(persistence) -> None:
+    """Closing a turn left open is the runtime's rule (``host.sessions.loading``), written
+    once above the backends: a backend's ``resume`` hands the log over as stored, with the
+    writer that continues it."""
+    write_session(persistence, "s1", turn_bodies("t9", close=False))
+    resumed = await persistence.resume("s1")
+    assert (resumed.stored.open_turn, resumed.stored.closed_turn) == ("t9", None)
+    assert len(resumed.stored.events) == 3 and resumed.writer.next_seq == 3
+    resumed.writer.close()
+    assert (await persistence.inspect("s1")).open_turn == "t9"
+
+
+async def test_only_a_store_shared_by_hosts_has_an_inbox(backend: Backend, persistence) -> None:
+    """Messages between hosts are an inbox beside the store, not a job of the store itself."""
+    assert isinstance(persistence, SharedPersistence) == (backend.kind == "postgres")
+    assert not isinstance(persistence, RemoteInbox)
 
 
 async def test_lock_in_process(persistence) -> None:
