@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import psycopg
 from agent_host_postgres.persistence import PostgresPersistence
@@ -15,11 +16,20 @@ from .support import percentile
 
 def delivery_api() -> str | None:
     """Where the cross-host delivery API lives, or None when this tree does not have it."""
-    if all(
-        hasattr(PostgresPersistence, attr) for attr in ("send_remote", "pending_remote", "watch")
-    ):
-        return "PostgresPersistence.send_remote/pending_remote/watch"
+    try:
+        from agent_host_postgres.inbox import PostgresInbox
+    except ImportError:
+        owner: type = PostgresPersistence  # trees before the inbox was its own module
+    else:
+        owner = PostgresInbox
+    if all(hasattr(owner, attr) for attr in ("send_remote", "pending_remote", "watch")):
+        return f"{owner.__name__}.send_remote/pending_remote/watch"
     return None
+
+
+def inbox(persistence: PostgresPersistence) -> Any:
+    """The store's cross-host inbox: its ``inbox``, or the store itself in older trees."""
+    return getattr(persistence, "inbox", persistence)
 
 
 def notify_floor(dsn: str, count: int) -> list[float]:
@@ -52,8 +62,9 @@ async def measure_delivery(dsn: str, schema: str, count: int) -> dict[str, list[
     """
     from host.sessions.remote import QUEUED_PREFIX, RemoteMessage
 
-    receiver = PostgresPersistence(dsn, schema=schema)
-    sender = PostgresPersistence(dsn, schema=schema)
+    receiving = PostgresPersistence(dsn, schema=schema)
+    sending = PostgresPersistence(dsn, schema=schema)
+    receiver, sender = inbox(receiving), inbox(sending)
     loop = asyncio.get_running_loop()
     woken = asyncio.Event()
 
@@ -62,7 +73,7 @@ async def measure_delivery(dsn: str, schema: str, count: int) -> dict[str, list[
 
     stop = receiver.watch(wake_up)
     header = SessionHeader(id="delivery-target", created_at=1)
-    writer = receiver.open_writer(header, create=True)
+    writer = receiving.open_writer(header, create=True)
     waiting: dict[str, asyncio.Future[tuple[float, float]]] = {}
 
     async def receive() -> None:
@@ -113,8 +124,8 @@ async def measure_delivery(dsn: str, schema: str, count: int) -> dict[str, list[
     finally:
         stop()
         writer.close()
-        receiver.close()
-        sender.close()
+        receiving.close()
+        sending.close()
     return out
 
 

@@ -96,7 +96,8 @@ async def listing_one(
         lambda: listing_over(persistence, IdentityIndex(index_path)).list_children(PARENT),
         args.runs,
     )
-    residency = getattr(persistence, "residency", None)
+    inbox = getattr(persistence, "inbox", persistence)  # older trees: the store itself
+    residency = getattr(inbox, "residency", None)
     if residency is not None:
         out["residency"] = await timed(lambda: residency(ids), args.runs)
     return out

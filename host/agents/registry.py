@@ -23,7 +23,7 @@ from host.disposal import Disposer, adispose_reversed, dispose_errors, roll_back
 from host.errors import HostError
 from host.naming import NamedRegistry
 from host.sessions.model import EventBody, SessionHeader, new_id
-from host.sessions.remote import RemoteInbox
+from host.sessions.remote import SharedPersistence
 from host.sessions.store import Session, SessionStore
 from host.tools.scope import ToolFilter, ToolView, tool_registry
 from host.tools.tool import Tool
@@ -99,7 +99,9 @@ class AgentRegistry:
         self._agents: dict[str, Agent] = {}
         persistence = getattr(store, "persistence", None)
         self.remote = (
-            RemoteReceiver(self, persistence) if isinstance(persistence, RemoteInbox) else None
+            RemoteReceiver(self, persistence.inbox)
+            if isinstance(persistence, SharedPersistence)
+            else None
         )
 
     def get(self, agent_id: str) -> Agent | None:

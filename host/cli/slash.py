@@ -206,9 +206,8 @@ async def _show(commands: SlashCommands, arg: str) -> Reply:
             stored = await persistence.inspect(found)
         except HostError as error:
             return mistake(f"cannot show {found}: {error.message}")
-        if stored.damaged_middle:  # events past the damage would be missing without a word
-            damage = f"damaged line at byte {stored.valid_bytes} is followed by valid events"
-            return mistake(f"cannot show {found}: corrupt ({damage})")
+        if stored.damage is not None:  # events past it would be missing without a word
+            return mistake(f"cannot show {found}: corrupt ({stored.damage})")
         events = stored.events
     names = {row["id"]: row.get("label") or row["id"] for row in rows.values()}
     names[commands.root.id] = "you"

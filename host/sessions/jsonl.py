@@ -13,10 +13,10 @@ Session creation writes the header and initial events to a hidden temporary file
 other than ``"never"`` the file and directory are synced first.
 
 Locking: a writer holds ``flock(LOCK_EX)`` on the log file for its lifetime (taken without
-blocking: a holder in any process, including this one, makes it ``LOCKED``). ``load`` takes
-the same lock for its repair and releases it; ``resume`` takes it once and keeps it for the
-writer it returns; ``inspect`` and ``list`` never lock, ``inspect`` never writes, and ``list``
-writes nothing but its derived header cache, ``.index/headers`` (``host.sessions.header_cache``).
+blocking: a holder in any process, including this one, makes it ``LOCKED``). ``resume`` takes
+it once, cuts a torn tail off under it and keeps it for the writer it returns; ``inspect`` and
+``list`` never lock, ``inspect`` never writes, and ``list`` writes nothing but its derived
+header cache, ``.index/headers`` (``host.sessions.header_cache``).
 Nothing is ever written outside ``data_dir``; hostile ids are refused first. Logs larger than
 ``INLINE_READ_BYTES`` are read on ``host.sessions.workers`` threads.
 """
@@ -28,6 +28,8 @@ import fcntl
 import os
 from collections.abc import Sequence
 from pathlib import Path
+
+import attrs
 
 from host.cancel import CancelSignal, raise_if_cancelled
 from host.project_files import FileRefused, open_regular
@@ -58,13 +60,26 @@ from host.sessions.model import (
     SESSION_ID_PATTERN,
     Event,
     SessionHeader,
-    TurnEnd,
     new_id,
     validate_session_id,
 )
-from host.sessions.persistence import PersistenceError, Resumed, StoredSession, open_turn
+from host.sessions.persistence import PersistenceError, Resumed, StoredSession
 
-__all__ = ["SUFFIX", "FsyncPolicy", "JsonlPersistence", "JsonlWriter"]
+__all__ = ["SUFFIX", "FsyncPolicy", "JsonlPersistence", "JsonlStored", "JsonlWriter"]
+
+
+@attrs.frozen
+class JsonlStored(StoredSession):
+    """A JSONL log as read: the ``StoredSession`` and the byte counts of its file.
+
+    ``valid_bytes`` is the size of the valid prefix (header line included), ``ignored_bytes``
+    what follows it (a torn or garbage tail that ``inspect`` ignored; 0 after a ``resume``),
+    ``repaired_bytes`` the torn tail ``resume`` cut off.
+    """
+
+    valid_bytes: int = 0
+    ignored_bytes: int = 0
+    repaired_bytes: int = 0
 
 
 class JsonlPersistence:
@@ -197,7 +212,7 @@ class JsonlPersistence:
 
     async def inspect(
         self, session_id: str, *, signal: CancelSignal | None = None
-    ) -> StoredSession:
+    ) -> JsonlStored:
         """See ``SessionPersistence.inspect``: read-only, the valid prefix."""
         path = self.path_for(session_id)
         raise_if_cancelled(signal, PersistenceError)
@@ -228,14 +243,9 @@ class JsonlPersistence:
             raise PersistenceError.corrupt(session_id, f"header names session {parsed.header.id!r}")
         return parsed
 
-    async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
-        """See ``SessionPersistence.load``: repair a torn tail and an open turn, under the lock."""
-        resumed = await self.resume(session_id, signal=signal)
-        resumed.writer.close()
-        return resumed.stored
-
     async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Resumed:
-        """See ``SessionPersistence.resume``: ``load``, keeping the lock for the writer."""
+        """See ``SessionPersistence.resume``: a torn tail is cut off under the lock, which the
+        writer keeps."""
         path = self.path_for(session_id)
         raise_if_cancelled(signal, PersistenceError)
         if _is_small(path):
@@ -247,11 +257,9 @@ class JsonlPersistence:
         lock_session(fd, path.stem)
         try:
             parsed = self._parse_fd(fd, path.stem)
-            if parsed.damaged_middle:
-                raise PersistenceError.corrupt(
-                    path.stem,
-                    f"damaged line at byte {parsed.valid_bytes} is followed by valid events",
-                )
+            damage = _damage(parsed)
+            if damage is not None:
+                raise PersistenceError.corrupt(path.stem, damage)
             raise_if_cancelled(signal, PersistenceError)
             stored = self._repair(fd, parsed)
         except BaseException:
@@ -259,28 +267,22 @@ class JsonlPersistence:
             raise
         return Resumed(stored, JsonlWriter(fd, path.stem, self.fsync, len(stored.events)))
 
-    def _repair(self, fd: int, parsed: ParsedLog) -> StoredSession:
-        events = parsed.events
-        sid = parsed.header.id
-        try:
-            if parsed.ignored_bytes:
+    def _repair(self, fd: int, parsed: ParsedLog) -> JsonlStored:
+        """Cut a torn tail off, durably (an open turn is left to the runtime:
+        ``host.sessions.loading``)."""
+        if parsed.ignored_bytes:
+            try:
                 os.ftruncate(fd, parsed.valid_bytes)
-            turn = open_turn(events)
-            if turn is not None:
-                writer = JsonlWriter(fd, sid, "never", len(events))
-                closing = Event(len(events), TurnEnd(turn_id=turn, stop_reason="interrupted"))
-                writer.append([closing])
-                events = [*events, closing]
-            if parsed.ignored_bytes or turn is not None:
                 sync_fd(fd)
-        except OSError as exc:
-            raise PersistenceError.failed(f"cannot repair session {sid!r}", exc) from exc
-        return StoredSession(
+            except OSError as exc:
+                raise PersistenceError.failed(
+                    f"cannot repair session {parsed.header.id!r}", exc
+                ) from exc
+        return JsonlStored(
             parsed.header,
-            tuple(events),
-            valid_bytes=os.fstat(fd).st_size,
+            tuple(parsed.events),
+            valid_bytes=parsed.valid_bytes,
             repaired_bytes=parsed.ignored_bytes,
-            closed_turn=turn,
         )
 
     def _list_sync(self, signal: CancelSignal | None) -> list[SessionHeader]:
@@ -355,11 +357,18 @@ def _read_all(fd: int) -> bytes:
         offset += len(chunk)
 
 
-def _stored(parsed: ParsedLog) -> StoredSession:
-    return StoredSession(
+def _stored(parsed: ParsedLog) -> JsonlStored:
+    return JsonlStored(
         parsed.header,
         tuple(parsed.events),
+        damage=_damage(parsed),
         valid_bytes=parsed.valid_bytes,
         ignored_bytes=parsed.ignored_bytes,
-        damaged_middle=parsed.damaged_middle,
     )
+
+
+def _damage(parsed: ParsedLog) -> str | None:
+    """``StoredSession.damage`` of a parsed log."""
+    if not parsed.damaged_middle:
+        return None
+    return f"damaged line at byte {parsed.valid_bytes} is followed by valid events"

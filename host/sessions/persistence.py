@@ -106,12 +106,14 @@ def encode_append(
 class StoredSession:
     """What a stored log holds: the header and the longest valid prefix of events.
 
-    ``valid_bytes`` is the size of that prefix in storage and ``ignored_bytes`` what follows it
-    (a torn or garbage tail that ``inspect`` ignored; 0 after a ``load``). ``damaged_middle`` is
-    true when a well-formed event line sits at or after the damage, i.e. it is not a torn tail
-    (``load`` refuses such a log with ``CORRUPT`` rather than drop events).
-    ``repaired_bytes`` and ``closed_turn`` say what ``load`` repaired:
-    the bytes it truncated, and the id of the turn it closed with ``stop_reason="interrupted"``.
+    ``damage`` says, in the words of ``CORRUPT``, where the log is damaged before its end (not
+    a torn tail: ``resume`` refuses such a log rather than drop events), else None.
+    ``closed_turn`` is the id of the turn the runtime closed with ``stop_reason="interrupted"``
+    after a ``resume`` (``host.sessions.loading``).
+
+    How much of its storage a backend ignored or cut off is the backend's own: one whose
+    writes can tear counts it in a subclass (``host.sessions.jsonl.JsonlStored``); here, for a
+    backend whose writes cannot tear, ``ignored_bytes`` and ``repaired_bytes`` are 0.
 
     Its ``repr`` shows the number of events, not each event: ``asyncio.run`` (CPython 3.11)
     ``repr``s the main task's result when it restores the SIGINT handler, so a full ``repr``
@@ -120,11 +122,23 @@ class StoredSession:
 
     header: SessionHeader
     events: tuple[Event, ...] = attrs.field(repr=lambda events: f"<{len(events)} events>")
-    valid_bytes: int = 0
-    ignored_bytes: int = 0
-    damaged_middle: bool = False
-    repaired_bytes: int = 0
+    damage: str | None = None
     closed_turn: str | None = None
+
+    @property
+    def damaged_middle(self) -> bool:
+        """True when the log is damaged before its end (``damage``)."""
+        return self.damage is not None
+
+    @property
+    def ignored_bytes(self) -> int:
+        """Stored bytes after the valid events that the read ignored (class docstring)."""
+        return 0
+
+    @property
+    def repaired_bytes(self) -> int:
+        """Stored bytes ``resume`` cut off (class docstring)."""
+        return 0
 
     @property
     def open_turn(self) -> str | None:
@@ -234,8 +248,8 @@ class VoicedWriter(SessionWriter, Protocol):
 
 @attrs.frozen
 class Resumed:
-    """What ``SessionPersistence.resume`` hands over: the loaded (repaired) session and the
-    writer that holds its lock, taken once before the log was read."""
+    """What ``SessionPersistence.resume`` hands over: the stored session and the writer that
+    holds its lock, taken once before the log was read."""
 
     stored: StoredSession
     writer: SessionWriter
@@ -251,8 +265,8 @@ class SessionPersistence(Protocol):
 
         ``create=True`` stores a new log holding ``header`` and ``events`` atomically (all or
         nothing; ``ALREADY_EXISTS`` if it is stored already). ``create=False`` opens an existing
-        log for appending (call after ``load``; ``NOT_FOUND``, ``CORRUPT`` if its header differs
-        from ``header`` or its tail is torn). Another holder → ``LOCKED``.
+        log for appending (call after a ``resume`` repaired it; ``NOT_FOUND``, ``CORRUPT`` if
+        its header differs from ``header`` or its tail is torn). Another holder → ``LOCKED``.
         """
         ...
 
@@ -272,19 +286,15 @@ class SessionPersistence(Protocol):
         """
         ...
 
-    async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
-        """Like ``inspect``, then repair under the session lock.
-
-        Truncates a torn tail and closes a turn left open with ``TurnEnd(interrupted)``.
-        ``LOCKED`` if a writer holds the session; ``CORRUPT`` for damage before the end.
-        """
-        ...
-
     async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Resumed:
-        """``load`` and ``open_writer(create=False)`` as one operation: the session's lock is
-        taken once, before the log is read, and handed to the returned writer (which continues
-        after the returned events), so no other writer can come between the read and the
-        first append. Same errors as ``load``; a failure or a cancelled caller leaves the lock
-        released.
+        """Take the session's lock, read the log under it and hand both over: the stored
+        session and the writer that keeps the lock (continuing after the returned events), so
+        no other writer can come between the read and the first append.
+
+        Like ``inspect``, repairing storage under the lock (JSONL cuts a torn tail off);
+        nothing else changes: closing a turn left open is the runtime's
+        (``host.sessions.loading``). ``LOCKED`` if a writer holds the session; ``CORRUPT`` for
+        damage before the end; otherwise as ``inspect``. A failure or a cancelled caller
+        leaves the lock released.
         """
         ...

@@ -1,12 +1,12 @@
 """Messages between hosts: what a backend shared by several hosts offers for delivery.
 
-A backend that several hosts share (PostgreSQL) may implement ``RemoteInbox`` next to
-``SessionPersistence``. A message for a session that another host holds is queued durably
-(``send``) and wakes that host (``watch``); the holder accepts it into the session's inbox
-with the same ``message_id``, and the backend drops it from the queue in the same write that
-appends the acceptance, so it is delivered exactly once. A message sent on behalf of a session
-is fenced by that session's ``Voice`` in the statement that queues it. Single-host backends
-(JSONL) do not implement it.
+A backend that several hosts share (PostgreSQL) is a ``SharedPersistence``: next to the
+session store it offers an ``inbox`` (``RemoteInbox``), a separate object. A message for a
+session that another host holds is queued durably (``send``) and wakes that host (``watch``);
+the holder accepts it into the session's inbox with the same ``message_id``, and the backend
+drops it from the queue in the same write that appends the acceptance, so it is delivered
+exactly once. A message sent on behalf of a session is fenced by that session's ``Voice`` in
+the statement that queues it. Single-host backends (JSONL) have no inbox.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from host.cancel import CancelSignal
 from host.sessions.model import Delivery
-from host.sessions.persistence import Voice
+from host.sessions.persistence import SessionPersistence, Voice
 
 QUEUED_PREFIX = "rmsg_"
 """Every queued message's id starts with it (local messages' ids start with ``msg_``), so a
@@ -56,8 +57,11 @@ class RemoteInbox(Protocol):
         """
         ...
 
-    async def residency(self, session_ids: Sequence[str]) -> dict[str, str]:
-        """``running``/``idle`` of each given session that some host holds a live lease on."""
+    async def residency(
+        self, session_ids: Sequence[str], *, signal: CancelSignal | None = None
+    ) -> dict[str, str]:
+        """``running``/``idle`` of each given session that some host holds a live lease on
+        (sessions nobody holds are absent)."""
         ...
 
     async def pending_remote(self) -> list[RemoteMessage]:
@@ -68,4 +72,14 @@ class RemoteInbox(Protocol):
     def watch(self, wake: Callable[[], None]) -> Callable[[], None]:
         """Call ``wake()`` (from another thread) whenever messages for this host may be
         waiting, and periodically in case a wake-up was missed; returns ``stop``."""
+        ...
+
+
+@runtime_checkable
+class SharedPersistence(SessionPersistence, Protocol):
+    """A session store several hosts share, with the inbox for messages between them."""
+
+    @property
+    def inbox(self) -> RemoteInbox:
+        """Where messages for sessions other hosts hold are queued (``RemoteInbox``)."""
         ...

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from host.cancel import CancelSignal
-from host.sessions import model
+from host.sessions import loading, model
 from host.sessions.model import Compaction, Event, EventBody, SessionHeader
 from host.sessions.persistence import PersistenceError, SessionPersistence, SessionWriter
 from host.sessions.projections import Projections
@@ -100,8 +100,9 @@ class SessionStore:
         return session
 
     async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Session:
-        """Load a stored session (repairing it) with its writer and publish it: one
-        ``persistence.resume``, so the session's lock is taken once and nobody writes between.
+        """Load a stored session (repairing it: ``host.sessions.loading``) with its writer and
+        publish it: one ``persistence.resume``, so the session's lock is taken once and nobody
+        writes between.
 
         ``ALREADY_LIVE`` if it is live (or being resumed); ``PERSISTENCE_UNAVAILABLE`` without
         persistence; ``PersistenceError`` (``NOT_FOUND``, ``LOCKED``, ``CORRUPT``, ``CANCELLED``).
@@ -116,7 +117,7 @@ class SessionStore:
             )
         self._resuming.add(session_id)
         try:
-            resumed = await self.persistence.resume(session_id, signal=signal)
+            resumed = await loading.resume(self.persistence, session_id, signal=signal)
         finally:
             self._resuming.discard(session_id)
         stored = resumed.stored

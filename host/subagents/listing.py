@@ -45,6 +45,7 @@ from host.cancel import CancelSignal, cancelled
 from host.sessions.model import Event, SessionHeader
 from host.sessions.persistence import PersistenceError, SessionPersistence
 from host.sessions.projections import ProjectionError, ProjectionUnit, fold_events
+from host.sessions.remote import SharedPersistence
 from host.sessions.store import SessionError
 from host.subagents.entries import (
     Activity,
@@ -236,7 +237,10 @@ class SubagentListing:
         A failing query leaves every status unknown (no lease shown); the listing stands.
         """
         _check_cancel(signal)
-        residency = getattr(self.persistence, "residency", None)
+        persistence = self.persistence
+        residency = (
+            persistence.inbox.residency if isinstance(persistence, SharedPersistence) else None
+        )
         ids = [
             h.id
             for h in candidates

@@ -40,7 +40,7 @@ from host.disposal import Disposer
 from host.errors import HostError
 from host.sessions.model import Delivery, Event, SessionHeader
 from host.sessions.persistence import PersistenceError, SessionPersistence
-from host.sessions.remote import RemoteInbox, RemoteMessage
+from host.sessions.remote import RemoteMessage, SharedPersistence
 from host.sessions.store import SessionError
 from host.subagents import texts
 from host.subagents.child_activation import ChildActivation
@@ -108,7 +108,9 @@ class ContinuationManager(Residency):
         self._locks: dict[str, _LockEntry] = {}
         persistence = self.persistence
         self.remote = (
-            RemoteSender(self, persistence) if isinstance(persistence, RemoteInbox) else None
+            RemoteSender(self, persistence.inbox)
+            if isinstance(persistence, SharedPersistence)
+            else None
         )
         self._stop_orphans: Disposer = lambda: None
         if self.remote is not None and agents.remote is not None:

@@ -12,11 +12,14 @@ import sys
 import textwrap
 import threading
 from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 import pytest
 
 from host.cancel import CancelSignal
 from host.errors import HostError
+from host.sessions.loading import load, resume
 from host.sessions.model import (
     Event,
     EventBody,
@@ -28,6 +31,7 @@ from host.sessions.model import (
     TurnStart,
 )
 from host.sessions.persistence import PersistenceError
+from host.sessions.remote import RemoteInbox, SharedPersistence
 from tests.session_logs import as_events, turn_bodies, write_session
 
 from .conftest import Backend
@@ -106,7 +110,7 @@ async def test_append_in_batches_and_reopen(persistence) -> None:
 
 async def test_header_only(persistence) -> None:
     header = write_session(persistence, "s1", [])
-    stored = await persistence.load("s1")
+    stored = await load(persistence, "s1")
     assert (stored.header, stored.events, stored.repaired_bytes) == (header, (), 0)
     assert stored.closed_turn is None
     writer = persistence.open_writer(header, create=False)
@@ -115,7 +119,7 @@ async def test_header_only(persistence) -> None:
 
 
 async def test_missing_session(persistence) -> None:
-    for call in (persistence.inspect, persistence.load):
+    for call in (persistence.inspect, partial(load, persistence)):
         with pytest.raises(PersistenceError) as err:
             await call("nope")
         assert err.value.code == "NOT_FOUND"
@@ -131,7 +135,7 @@ async def test_hostile_ids_are_refused_and_store_nothing(persistence, bad: str) 
     with pytest.raises(SessionIdError):
         await persistence.inspect(bad)
     with pytest.raises(SessionIdError):
-        await persistence.load(bad)
+        await load(persistence, bad)
     with pytest.raises(SessionIdError):
         SessionHeader(id=bad)
     assert [h.id for h in await persistence.list()] == ["keep"]
@@ -142,12 +146,30 @@ async def test_open_turn_closed_by_load_only(persistence) -> None:
     inspected = await persistence.inspect("s1")
     assert inspected.open_turn == "t9" and len(inspected.events) == 3
     assert len((await persistence.inspect("s1")).events) == 3  # inspect never repairs
-    loaded = await persistence.load("s1")
+    loaded = await load(persistence, "s1")
     assert loaded.closed_turn == "t9"
     assert loaded.events[-1] == Event(3, TurnEnd(turn_id="t9", stop_reason="interrupted"))
-    again = await persistence.load("s1")
+    again = await load(persistence, "s1")
     assert again.closed_turn is None and again.events == loaded.events
     assert (await persistence.inspect("s1")).events == loaded.events
+
+
+async def test_a_backend_hands_an_open_turn_over_as_stored(persistence) -> None:
+    """Closing a turn left open is the runtime's rule (``host.sessions.loading``), written
+    once above the backends: a backend's ``resume`` hands the log over as stored, with the
+    writer that continues it."""
+    write_session(persistence, "s1", turn_bodies("t9", close=False))
+    resumed = await persistence.resume("s1")
+    assert (resumed.stored.open_turn, resumed.stored.closed_turn) == ("t9", None)
+    assert len(resumed.stored.events) == 3 and resumed.writer.next_seq == 3
+    resumed.writer.close()
+    assert (await persistence.inspect("s1")).open_turn == "t9"
+
+
+async def test_only_a_store_shared_by_hosts_has_an_inbox(backend: Backend, persistence) -> None:
+    """Messages between hosts are an inbox beside the store, not a job of the store itself."""
+    assert isinstance(persistence, SharedPersistence) == (backend.kind == "postgres")
+    assert not isinstance(persistence, RemoteInbox)
 
 
 async def test_lock_in_process(persistence) -> None:
@@ -158,7 +180,7 @@ async def test_lock_in_process(persistence) -> None:
         persistence.open_writer(header, create=False)
     assert err.value.code == "LOCKED" and "locked" in err.value.message
     with pytest.raises(PersistenceError) as err:
-        await persistence.load("s1")
+        await load(persistence, "s1")
     assert err.value.code == "LOCKED"
     assert len((await persistence.inspect("s1")).events) == 4  # readers never lock
     assert [h.id for h in await persistence.list()] == ["s1"]
@@ -307,7 +329,7 @@ async def test_cancelled(persistence) -> None:
     for call in (
         persistence.list(signal=signal),
         persistence.inspect("s1", signal=signal),
-        persistence.load("s1", signal=signal),
+        load(persistence, "s1", signal=signal),
     ):
         with pytest.raises(PersistenceError) as err:
             await call
@@ -321,12 +343,12 @@ async def test_resume_hands_the_lock_taken_for_the_read_to_the_writer(backend: B
     the session: the lock taken to read (and repair) it is the one the writer holds."""
     here, other = backend.make(), backend.make()
     header = write_session(here, "s1", turn_bodies("t9", close=False))
-    resumed = await here.resume("s1")
+    resumed: Any = await resume(here, "s1")  # the backend's own writer
     assert resumed.stored.header == header and resumed.stored.closed_turn == "t9"
     assert resumed.writer.session_id == "s1" and resumed.writer.next_seq == 4
     for attempt in (
         lambda: other.resume("s1"),
-        lambda: other.load("s1"),
+        lambda: load(other, "s1"),
         lambda: other.resume("s1"),
     ):
         with pytest.raises(PersistenceError) as err:
@@ -337,7 +359,7 @@ async def test_resume_hands_the_lock_taken_for_the_read_to_the_writer(backend: B
     assert err.value.code == "LOCKED"
     resumed.writer.append([Event(4, TurnStart(turn_id="t10"))])
     resumed.writer.close()
-    again = await other.resume("s1")
+    again = await resume(other, "s1")
     assert [e.seq for e in again.stored.events] == list(range(6))
     assert again.stored.closed_turn == "t10"
     again.writer.close()
@@ -351,7 +373,7 @@ async def test_concurrent_resumes_from_two_hosts_never_interleave(backend: Backe
     write_session(hosts[0], "s1", [MessageEvent(role="user", content="x" * 40_000)])
     for round_ in range(8):
         outcomes = await asyncio.gather(
-            *(host.resume("s1") for host in hosts), return_exceptions=True
+            *(resume(host, "s1") for host in hosts), return_exceptions=True
         )
         winners = [o for o in outcomes if not isinstance(o, BaseException)]
         losers = [o for o in outcomes if isinstance(o, BaseException)]

@@ -96,12 +96,6 @@ class Faulty:
             raise fault()
         return await self.inner.inspect(session_id, signal=signal)
 
-    async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
-        if session_id in self.fail_load:
-            self.hits.append(("load", session_id))
-            raise fault()
-        return await self.inner.load(session_id, signal=signal)
-
     async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Resumed:
         if session_id in self.fail_load | self.fail_open:
             self.hits.append(("resume", session_id))

@@ -29,6 +29,7 @@ from host import hookimpl
 from host.agents import call, say
 from host.plugins.discovery import PluginCandidate
 from host.sessions.jsonl import JsonlPersistence
+from host.sessions.loading import load
 from host.sessions.model import Event, InboxAccepted, MessageEvent, SessionHeader
 from host.sessions.persistence import PersistenceError
 from host.tools import Tool, ToolExec, tool
@@ -298,7 +299,7 @@ async def test_a_report_can_arrive_although_its_caller_never_learns_it(tmp_path:
             and (e.body.source or {}).get("kind") == "subagent-report"
         ]
         assert reports == [f"Background subagent {t.id} reported:\nfinding"]
-        child_log = await faulty.inner.load(t.id)  # what a resume sees (repaired, turn closed)
+        child_log = await load(faulty.inner, t.id)  # what a resume sees (repaired, turn closed)
         calls = [
             c.id
             for e in child_log.events

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from host.sessions.jsonl import JsonlPersistence
+from host.sessions.loading import load
 from host.sessions.model import (
     Event,
     EventBody,
@@ -232,7 +233,7 @@ def test_damaged_logs_read_as_a_prefix_and_load_repairs_or_refuses(
         assert len(got) >= intact - 1  # … holding every untouched event line
         assert inspected.valid_bytes + inspected.ignored_bytes == len(data)
         try:
-            loaded = asyncio.run(persistence.load("s1"))
+            loaded = asyncio.run(load(persistence, "s1"))
         except PersistenceError as error:
             assert error.code == PersistenceError.CORRUPT and inspected.damaged_middle
             assert path.read_bytes() == data  # refused: nothing changed

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from host.sessions.jsonl import JsonlPersistence, JsonlWriter
+from host.sessions.loading import load
 from host.sessions.model import (
     Event,
     EventBody,
@@ -42,7 +43,7 @@ def open_session(persistence: JsonlPersistence, session_id: str) -> tuple[JsonlW
     if not persistence.path_for(session_id).exists():
         writer = persistence.open_writer(SessionHeader(id=session_id), create=True)
         return writer, 0
-    stored = asyncio.run(persistence.load(session_id))
+    stored = asyncio.run(load(persistence, session_id))
     return persistence.open_writer(stored.header, create=False), len(stored.events)
 
 
@@ -101,7 +102,7 @@ def main() -> None:
                     header = asyncio.run(persistence.inspect(session_id)).header
                     persistence.open_writer(header, create=False).close()
                 else:
-                    asyncio.run(persistence.load(session_id))
+                    asyncio.run(load(persistence, session_id))
                 say(f"{attempt} OK")
             except PersistenceError as exc:
                 say(f"{attempt} {exc.code}")

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from host.sessions.jsonl import JsonlPersistence
+from host.sessions.loading import load
 from host.sessions.model import Event, InboxAccepted, MessageEvent, TurnEnd, TurnStart
 from tests.profile import scale
 from tests.sessions.crash_child import events
@@ -110,7 +111,7 @@ async def test_sigkill_trials_lose_nothing_acknowledged(tmp_path: Path, crash_se
         assert inspected.events[: len(previous)] == previous  # a prefix of what was written
         assert not inspected.damaged_middle
         check_acknowledged(inspected.events, acked, inbox)
-        loaded = await persistence.load(session_id)
+        loaded = await load(persistence, session_id)
         assert loaded.events[: len(inspected.events)] == inspected.events
         assert loaded.closed_turn == inspected.open_turn
         assert loaded.repaired_bytes == inspected.ignored_bytes

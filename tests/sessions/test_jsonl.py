@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from host.cancel import CancelSignal
 from host.sessions import jsonl_writer
 from host.sessions.codec import encode_event, encode_header
 from host.sessions.jsonl import JsonlPersistence
+from host.sessions.loading import load
 from host.sessions.model import (
     Event,
     MessageEvent,
@@ -60,7 +62,7 @@ async def test_torn_tail_inspect_ignores_load_repairs(persistence: JsonlPersiste
     assert len(stored.events) == 4
     assert stored.ignored_bytes == len(partial) and not stored.damaged_middle
     assert path.read_bytes() == before  # inspect never repairs
-    loaded = await persistence.load("s1")
+    loaded = await load(persistence, "s1")
     assert loaded.repaired_bytes == len(partial) and loaded.closed_turn is None
     assert path.read_bytes() == before[: -len(partial)]
     assert (await persistence.inspect("s1")).ignored_bytes == 0
@@ -73,7 +75,7 @@ async def test_garbage_last_line(persistence: JsonlPersistence) -> None:
         f.write(b"garbage\n")
     stored = await persistence.inspect("s1")
     assert (len(stored.events), stored.ignored_bytes, stored.damaged_middle) == (4, 8, False)
-    loaded = await persistence.load("s1")
+    loaded = await load(persistence, "s1")
     assert loaded.repaired_bytes == 8 and len(loaded.events) == 4
 
 
@@ -83,7 +85,7 @@ async def test_nul_filled_tail_is_a_torn_tail(persistence: JsonlPersistence) -> 
         f.write(b"\x00" * 300 + b"\n" + b"\x00" * 100)
     stored = await persistence.inspect("s1")
     assert (len(stored.events), stored.ignored_bytes, stored.damaged_middle) == (4, 401, False)
-    assert (await persistence.load("s1")).repaired_bytes == 401
+    assert (await load(persistence, "s1")).repaired_bytes == 401
 
 
 async def test_garbage_middle_line_ends_prefix_and_load_refuses(
@@ -99,7 +101,7 @@ async def test_garbage_middle_line_ends_prefix_and_load_refuses(
     assert stored.damaged_middle
     assert stored.valid_bytes == sum(len(x) for x in lines[:3])
     with pytest.raises(PersistenceError) as err:
-        await persistence.load("s1")
+        await load(persistence, "s1")
     assert err.value.code == "CORRUPT"
     assert path.read_bytes() == damaged  # nothing changed
 
@@ -130,7 +132,7 @@ async def test_missing_or_wrong_header_is_corrupt(
     data_dir.mkdir()
     path = data_dir / "s1.jsonl"
     path.write_bytes(content)
-    for call in (persistence.inspect, persistence.load):
+    for call in (persistence.inspect, partial(load, persistence)):
         with pytest.raises(PersistenceError) as err:
             await call("s1")
         assert err.value.code == "CORRUPT"
@@ -146,7 +148,7 @@ async def test_hostile_ids_write_nothing(
     with pytest.raises(SessionIdError):
         await persistence.inspect(bad)
     with pytest.raises(SessionIdError):
-        await persistence.load(bad)
+        await load(persistence, bad)
     with pytest.raises(SessionIdError):
         persistence.path_for(bad)
     with pytest.raises(SessionIdError):
@@ -194,7 +196,7 @@ async def test_reopen_refuses_torn_tail_and_other_header(persistence: JsonlPersi
     with pytest.raises(PersistenceError) as err:
         persistence.open_writer(header, create=False)
     assert err.value.code == "CORRUPT"
-    await persistence.load("s1")
+    await load(persistence, "s1")
     with pytest.raises(PersistenceError) as err:
         persistence.open_writer(SessionHeader(id="s1", created_at=1), create=False)
     assert err.value.code == "CORRUPT"
@@ -277,7 +279,7 @@ async def test_cancelled(persistence: JsonlPersistence) -> None:
     for call in (
         persistence.list(signal=signal),
         persistence.inspect("s1", signal=signal),
-        persistence.load("s1", signal=signal),
+        load(persistence, "s1", signal=signal),
     ):
         with pytest.raises(PersistenceError) as err:
             await call

@@ -55,10 +55,6 @@ class RecordingPersistence:
         self.reads["inspect"] += 1
         return await self.inner.inspect(session_id, signal=signal)
 
-    async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
-        self.reads["load"] += 1
-        return await self.inner.load(session_id, signal=signal)
-
     async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Resumed:
         self.reads["resume"] += 1
         return await self.inner.resume(session_id, signal=signal)

@@ -134,9 +134,6 @@ class Recording:
             raise PersistenceError(PersistenceError.PERSISTENCE_FAILED, "read failed")
         return await self.inner.inspect(session_id, signal=signal)
 
-    async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
-        return await self.inner.load(session_id, signal=signal)
-
     async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Resumed:
         return await self.inner.resume(session_id, signal=signal)
 

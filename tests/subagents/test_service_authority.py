@@ -192,9 +192,10 @@ async def test_another_host_holding_the_lock_is_locked(env: Env) -> None:
     )
     await env.settled(started.child_id, root)
     from host.sessions.jsonl import JsonlPersistence
+    from host.sessions.loading import load
 
     other_host = JsonlPersistence(env.data_dir)
-    stored = await other_host.load(started.child_id)
+    stored = await load(other_host, started.child_id)
     writer = other_host.open_writer(stored.header, create=False)
     try:
         await expect(

@@ -7,35 +7,36 @@
   server's configuration makes a commit (``synchronous_commit``). ``commit(durable=True)`` has
   nothing left to do. A failed append (encoding, ``seq`` order, database error) writes nothing.
 * **One writer per session, across hosts**: a writer holds the session's fenced lease
-  (``agent_host_postgres.leases``): ``open_writer``, ``resume`` and ``load`` take it or fail with
+  (``agent_host_postgres.leases``): ``open_writer`` and ``resume`` take it or fail with
   ``LOCKED`` while another holder's lease is live (in any process, this one included); every
   append checks the epoch in the same statement, so a holder whose lease was taken over can
   never write again. A heartbeat thread renews this host's leases; ``close`` releases them.
-* **Reads**: ``list``, ``inspect``, ``load``, ``resume`` and ``residency`` run on
-  ``host.sessions.workers`` threads, so the event loop never blocks on them. ``inspect`` and
+* **Reads**: ``list``, ``inspect`` and ``resume`` run on ``host.sessions.workers`` threads,
+  so the event loop never blocks on them. ``inspect`` and
   ``list`` never write and never take a lease; ``list`` decodes only header lines it has not
-  seen before. ``load`` and ``resume`` have no torn tail to repair (a database has none); they
-  close an open turn with ``TurnEnd(interrupted)`` under the lease, which ``resume`` hands to
-  its writer (one acquisition) and ``load`` releases.
+  seen before. ``resume`` has no torn tail to repair (a database has none): it reads the
+  events under the lease it takes and hands that lease to its writer (one acquisition).
 * **Connections** come from a pool (``agent_host_postgres.connections``): a connection that
   broke is replaced on the next use, so the store recovers by itself once the server is
   reachable again; until then calls fail with ``PERSISTENCE_FAILED`` after
   ``connect_timeout`` seconds.
 * **Ids**: every entry point validates the session id before any SQL is sent.
+* **Messages between hosts** are not the store's job: its ``inbox``
+  (``agent_host_postgres.inbox.PostgresInbox``) queues them over the same pool, and ``close``
+  closes it.
 """
 
 from __future__ import annotations
 
-import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-import attrs
 import psycopg
 
-from agent_host_postgres import connections, leases, remote
+from agent_host_postgres import connections, leases
 from agent_host_postgres.committer import Committer
+from agent_host_postgres.inbox import PostgresInbox
 from agent_host_postgres.schema import check_schema_name, migrate
 from agent_host_postgres.writer import PostgresWriter, encode_bodies
 from host.api import (
@@ -43,12 +44,9 @@ from host.api import (
     CodecError,
     Event,
     PersistenceError,
-    RemoteMessage,
     Resumed,
     SessionHeader,
     StoredSession,
-    TurnEnd,
-    Voice,
     decode_event,
     decode_header,
     encode_header,
@@ -112,11 +110,17 @@ class PostgresPersistence:
         self._heartbeat = leases.Heartbeat(self._holder.beat, self.lease_ttl / 3)
         self._committer = Committer(self._pool.connection, max(1, append_lanes))
         self._heartbeat.ensure_started()  # now, not in the first request that takes a lease
-        self._listeners: list[remote.Listener] = []
+        self.inbox = PostgresInbox(
+            pool=self._pool,
+            dsn=dsn,
+            schema=self.schema,
+            host_id=self.host_id,
+            poll_interval=min(1.0, self.lease_ttl / 3),
+            connect_timeout=connect_timeout,
+        )
         # The last list's headers by (id, stored header line): a line decodes to the same
         # header wherever and whenever it is read, so only lines not seen before are decoded.
         self._listed: dict[tuple[str, str], SessionHeader | None] = {}
-        self.poll_interval = min(1.0, self.lease_ttl / 3)
         workers.warm(prepare_decoding)
 
     # -- connections ---------------------------------------------------------------------
@@ -250,26 +254,20 @@ class PostgresPersistence:
         ).fetchall()
 
     def _stored(self, sid: str, header_line: str, rows: list[tuple[int, str]]) -> StoredSession:
-        """The stored session from its header line and event rows (damage: ``damaged_middle``)."""
+        """The stored session from its header line and event rows, up to the first row that
+        is not the next event: rows are never torn, so damage anywhere is damage, not a tail."""
         header = self._decode_header(sid, header_line)
         events: list[Event] = []
-        valid = len(header_line) + 1
-        ignored = 0
-        damaged = False
         for index, (seq, body) in enumerate(rows):
             try:
                 event = decode_event(body.encode("utf-8"))
             except CodecError:
                 event = None
             if event is None or seq != index or event.seq != index:
-                ignored = sum(len(b) + 1 for _, b in rows[index:])
-                damaged = True  # rows are never torn: damage anywhere is damage, not a tail
-                break
+                damage = f"event {index} cannot be decoded"
+                return StoredSession(header, tuple(events), damage=damage)
             events.append(event)
-            valid += len(body) + 1
-        return StoredSession(
-            header, tuple(events), valid_bytes=valid, ignored_bytes=ignored, damaged_middle=damaged
-        )
+        return StoredSession(header, tuple(events))
 
     def _inspect_sync(self, sid: str) -> StoredSession:
         with self._connection(f"cannot read session {sid!r}") as conn:
@@ -296,34 +294,20 @@ class PostgresPersistence:
                 raise
         try:
             stored = self._stored(sid, header_line, rows)
-            if stored.damaged_middle:
-                raise PersistenceError.corrupt(sid, f"event {len(stored.events)} cannot be decoded")
+            if stored.damage is not None:
+                raise PersistenceError.corrupt(sid, stored.damage)
             raise_if_cancelled(signal, PersistenceError)
-            writer = PostgresWriter(
-                self._holder, self._committer.lane(), sid, epoch, len(stored.events)
-            )
-            turn = stored.open_turn
-            if turn is not None:  # the repair is fenced like any append
-                closing = TurnEnd(turn_id=turn, stop_reason="interrupted")
-                writer.append([Event(len(stored.events), closing)])
-                events = (*stored.events, Event(len(stored.events), closing))
-                stored = attrs.evolve(stored, events=events, closed_turn=turn)
         except BaseException:
             self._holder.release(sid, epoch)
             raise
-        return Resumed(stored, writer)
+        lane = self._committer.lane()
+        return Resumed(stored, PostgresWriter(self._holder, lane, sid, epoch, len(stored.events)))
 
     async def resume(self, session_id: str, *, signal: CancelSignal | None = None) -> Resumed:
         """See ``SessionPersistence.resume``: one lease acquisition, handed to the writer."""
         sid = validate_session_id(session_id)
         raise_if_cancelled(signal, PersistenceError)
         return await workers.resume(self._resume_sync, sid, signal)
-
-    async def load(self, session_id: str, *, signal: CancelSignal | None = None) -> StoredSession:
-        """See ``SessionPersistence.load``: close an open turn, under the session lease."""
-        resumed = await self.resume(session_id, signal=signal)
-        resumed.writer.close()
-        return resumed.stored
 
     def _list_sync(self) -> list[SessionHeader]:
         with self._connection("cannot list sessions") as conn:
@@ -350,69 +334,14 @@ class PostgresPersistence:
         raise_if_cancelled(signal, PersistenceError)
         return headers
 
-    def _residency_sync(self, session_ids: Sequence[str]) -> dict[str, str]:
-        with self._connection("cannot read session leases") as conn:
-            return leases.residency(conn, session_ids)
-
-    async def residency(
-        self, session_ids: Sequence[str], *, signal: CancelSignal | None = None
-    ) -> dict[str, str]:
-        """``running``/``idle`` of each given session that some host holds a live lease on.
-
-        One query; sessions absent from the result are held by nobody (``ready``).
-        """
-        ids = [validate_session_id(sid) for sid in session_ids]
-        raise_if_cancelled(signal, PersistenceError)
-        if not ids:
-            return {}
-        return await workers.run(self._residency_sync, ids)
-
-    # -- cross-host delivery (``host.sessions.remote.RemoteInbox``) ---------------------------
-
-    async def send_remote(self, message: RemoteMessage, voice: Voice | None) -> bool:
-        """See ``RemoteInbox.send_remote``: fenced by ``voice``, queued and notified in one
-        statement."""
-        sid = validate_session_id(message.session_id)
-
-        def send() -> bool:
-            with self._connection(f"cannot send a message to session {sid!r}") as conn:
-                return remote.send(
-                    conn, schema=self.schema, me=self.host_id, message=message, voice=voice
-                )
-
-        return await workers.run(send)
-
-    async def pending_remote(self) -> builtins.list[RemoteMessage]:
-        """See ``RemoteInbox.pending_remote``."""
-
-        def read() -> builtins.list[RemoteMessage]:
-            with self._connection("cannot read queued messages") as conn:
-                return remote.pending(conn, self.host_id)
-
-        return await workers.run(read)
-
-    def watch(self, wake: Callable[[], None]) -> Callable[[], None]:
-        """See ``RemoteInbox.watch``: a LISTEN thread, polling every ``poll_interval``."""
-        listener = remote.Listener(
-            self.dsn,
-            self.schema,
-            self.host_id,
-            wake,
-            interval=self.poll_interval,
-            connect_timeout=self.connect_timeout,
-        )
-        self._listeners.append(listener.start())
-        return listener.stop
-
     def close(self) -> None:
-        """Stop the heartbeat and listeners, close the pool; idempotent. Open writers'
+        """Stop the inbox's listeners and the heartbeat, close the pool; idempotent. Open writers'
         leases expire.
 
         The plugin calls it when it deactivates, which the host does after its agents shut
         down (so their final appends and lease releases still reach the database).
         """
-        for listener in self._listeners:
-            listener.stop()
+        self.inbox.close()
         self._committer.stop()
         self._heartbeat.stop()
         self._pool.close()

@@ -15,7 +15,7 @@ Tables (in the configured PostgreSQL schema, ``agent_host`` by default):
 * ``leases`` (version 2): who owns each session, under which epoch, until when; see
   ``agent_host_postgres.leases``.
 * ``remote_inbox`` (version 3): messages sent to a session another host holds, waiting for
-  that host to accept them; see ``agent_host_postgres.remote``.
+  that host to accept them; see ``agent_host_postgres.inbox``.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from agent_host_postgres.writer import encode_bodies
 from psycopg_pool import ConnectionPool
 
 from host.sessions.codec import encode_header
+from host.sessions.loading import load
 from host.sessions.model import Event, InboxAccepted, MessageEvent, SessionHeader
 from host.sessions.persistence import PersistenceError
 from host.sessions.remote import QUEUED_PREFIX
@@ -163,7 +164,7 @@ async def test_an_older_schema_is_migrated_and_its_sessions_stay_usable(dsn, sch
     persistence = PostgresPersistence(dsn, schema=schema)
     try:
         assert persistence.schema_version == LATEST
-        stored = await persistence.load("old")
+        stored = await load(persistence, "old")
         writer = persistence.open_writer(stored.header, create=False)
         writer.append([message(1, "written now")])
         writer.close()

@@ -16,11 +16,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from typing import Any
 
 import psycopg
 import pytest
 from agent_host_postgres.persistence import PostgresPersistence
 
+from host.sessions.loading import load, resume
 from host.sessions.model import (
     Event,
     InboxAccepted,
@@ -91,7 +93,7 @@ async def test_a_live_lease_locks_out_other_hosts(hosts) -> None:
             attempt()
         assert err.value.code == "LOCKED"
     with pytest.raises(PersistenceError) as err:
-        await b.load("s1")
+        await load(b, "s1")
     assert err.value.code == "LOCKED"
     writer.close()
     b.open_writer(header, create=False).close()
@@ -102,7 +104,7 @@ async def test_takeover_after_expiry_fences_the_old_holder(hosts, dsn, schema) -
     header = SessionHeader(id="s1")
     old = a.open_writer(header, create=True, events=[message(0, "from a")])
     expire(dsn, schema, "s1")
-    stored = await b.load("s1")
+    stored = await load(b, "s1")
     new = b.open_writer(stored.header, create=False)
     assert new.epoch > old.epoch
     new.append([message(1, "from b")])
@@ -205,14 +207,14 @@ async def test_residency_follows_turns_and_releases(hosts) -> None:
     a, b = hosts
     writer = a.open_writer(SessionHeader(id="s1"), create=True)
     b.open_writer(SessionHeader(id="s2"), create=True).close()
-    assert await b.residency(["s1", "s2", "s3"]) == {"s1": "idle"}
+    assert await b.inbox.residency(["s1", "s2", "s3"]) == {"s1": "idle"}
     writer.append([Event(0, TurnStart(turn_id="t"))])
-    assert await b.residency(["s1", "s2"]) == {"s1": "running"}
+    assert await b.inbox.residency(["s1", "s2"]) == {"s1": "running"}
     writer.append([message(1, "x"), Event(2, TurnEnd(turn_id="t", stop_reason="completed"))])
-    assert await b.residency(["s1"]) == {"s1": "idle"}
+    assert await b.inbox.residency(["s1"]) == {"s1": "idle"}
     writer.close()
-    assert await b.residency(["s1"]) == {}
-    assert await b.residency([]) == {}
+    assert await b.inbox.residency(["s1"]) == {}
+    assert await b.inbox.residency([]) == {}
 
 
 async def test_load_repairs_under_a_lease_and_releases_it(hosts, dsn, schema) -> None:
@@ -220,7 +222,7 @@ async def test_load_repairs_under_a_lease_and_releases_it(hosts, dsn, schema) ->
     a.open_writer(
         SessionHeader(id="s1"), create=True, events=[Event(0, TurnStart(turn_id="t"))]
     ).close()
-    stored = await b.load("s1")
+    stored = await load(b, "s1")
     assert stored.closed_turn == "t"
     owner, _ = lease_row(dsn, schema, "s1")
     assert owner is None  # load takes the lease only for its repair
@@ -235,7 +237,7 @@ async def test_a_resume_acquires_the_lease_once_and_its_writer_keeps_it(
         SessionHeader(id="s1"), create=True, events=[Event(0, TurnStart(turn_id="t"))]
     ).close()
     assert lease_row(dsn, schema, "s1") == (None, 1)
-    resumed = await b.resume("s1")
+    resumed: Any = await resume(b, "s1")  # the backend's own writer
     assert resumed.stored.closed_turn == "t"
     assert resumed.writer.epoch == 2 and lease_row(dsn, schema, "s1") == (b.host_id, 2)
     resumed.writer.append([message(2, "continues")])
@@ -292,11 +294,11 @@ async def test_a_queued_message_is_accepted_at_most_once(hosts, dsn, schema) -> 
     target = a.open_writer(SessionHeader(id="s1"), create=True)
     b.open_writer(SessionHeader(id="sender"), create=True).close()
     queued = RemoteMessage("rmsg_1", "s1", "followup", "hi", {"kind": "test"}, "sender")
-    assert await b.send_remote(queued, None) is True
-    assert [m.message_id for m in await a.pending_remote()] == ["rmsg_1"]
+    assert await b.inbox.send_remote(queued, None) is True
+    assert [m.message_id for m in await a.inbox.pending_remote()] == ["rmsg_1"]
     accept = Event(0, InboxAccepted("rmsg_1", "followup", "hi", {"kind": "test"}))
     target.append([accept])
-    assert await a.pending_remote() == []
+    assert await a.inbox.pending_remote() == []
     with pytest.raises(PersistenceError) as err:
         target.append([Event(1, InboxAccepted("rmsg_1", "followup", "hi", None))])
     assert err.value.code == "PERSISTENCE_FAILED" and "already delivered" in err.value.message
@@ -311,8 +313,8 @@ async def test_nothing_is_queued_for_a_session_nobody_else_holds(hosts) -> None:
     mine = a.open_writer(SessionHeader(id="s2"), create=True)
     for target in ("s1", "s2"):  # released, and held by the sender itself
         message_ = RemoteMessage(f"rmsg_{target}", target, "followup", "x", None, None)
-        assert await a.send_remote(message_, None) is False
-    assert await b.pending_remote() == [] and await a.pending_remote() == []
+        assert await a.inbox.send_remote(message_, None) is False
+    assert await b.inbox.pending_remote() == [] and await a.inbox.pending_remote() == []
     mine.close()
 
 
@@ -334,14 +336,14 @@ async def test_a_queued_message_wakes_only_the_host_holding_its_target(dsn, sche
     try:
         target = a.open_writer(SessionHeader(id="s1"), create=True)
         for host, name in ((a, "a"), (c, "c")):
-            host.poll_interval = 60.0  # no periodic wake during the test
-            host.watch(waker(name))
+            host.inbox.poll_interval = 60.0  # no periodic wake during the test
+            host.inbox.watch(waker(name))
         deadline = time.monotonic() + 10
         while min(wakes.values()) < 1:  # each listener wakes once when it starts listening
             assert time.monotonic() < deadline, "listeners did not start"
             time.sleep(0.01)
         queued = RemoteMessage("rmsg_1", "s1", "followup", "hi", None, None)
-        assert await b.send_remote(queued, None) is True
+        assert await b.inbox.send_remote(queued, None) is True
         assert woken_by_message.wait(10)
         time.sleep(0.5)  # c got the same notification at the same time, had it acted on it
         assert wakes == {"a": 2, "c": 1}

@@ -11,6 +11,7 @@ from agent_host_postgres.schema import LATEST
 
 from host.agents import say
 from host.sessions.jsonl import JsonlPersistence
+from host.sessions.loading import load
 from host.sessions.model import Event, MessageEvent, SessionHeader, TurnEnd, TurnStart
 from host.sessions.persistence import PersistenceError
 from host.testing import HostHarness
@@ -171,7 +172,7 @@ async def test_a_damaged_event_row_is_seen_by_inspect_and_refused_by_load(
     stored = await persistence.inspect("s1")
     assert [e.seq for e in stored.events] == [0] and stored.damaged_middle
     with pytest.raises(PersistenceError) as err:
-        await persistence.load("s1")
+        await load(persistence, "s1")
     assert err.value.code == "CORRUPT"
 
 

@@ -79,11 +79,11 @@ async def test_a_sender_taken_over_queues_nothing(hosts, dsn, schema, take_over)
     a, _ = hosts
     sender = a.open_writer(SessionHeader(id="sender"), create=True)
     voice = sender.voice()
-    assert await a.send_remote(note("rmsg_1", "sender"), voice) is True
+    assert await a.inbox.send_remote(note("rmsg_1", "sender"), voice) is True
     take_over("sender")
     for _ in range(2):  # open, then closed (its release matches nothing)
         with pytest.raises(PersistenceError) as err:
-            await a.send_remote(note("rmsg_2", "sender"), voice)
+            await a.inbox.send_remote(note("rmsg_2", "sender"), voice)
         assert (err.value.code, err.value.message) == (
             "LOCKED",
             'session "sender" was taken over by another host since this host held it; '
@@ -105,7 +105,7 @@ async def test_a_release_in_order_is_final(hosts, dsn, schema) -> None:
     resumed = await b.resume("sender")  # a later, legitimate acquisition: the next epoch
     resumed.writer.append([Event(0, TurnStart(turn_id="t1"))])
     assert await voice.holds()
-    assert await a.send_remote(note("rmsg_1", "sender"), voice) is True
+    assert await a.inbox.send_remote(note("rmsg_1", "sender"), voice) is True
     assert queued(dsn, schema) == ["rmsg_1"]
     resumed.writer.close()
 

@@ -1,4 +1,5 @@
-"""Cross-host delivery on PostgreSQL: the ``remote_inbox`` queue, NOTIFY and a listener.
+"""Cross-host delivery on PostgreSQL (``PostgresInbox``): the ``remote_inbox`` queue, NOTIFY and
+a listener.
 
 * **Send**: one statement checks that another host holds a live lease on the target (locking
   the lease row, so it cannot be released meanwhile) and that the sender's lease epoch (the
@@ -21,13 +22,24 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
 import psycopg
+from psycopg_pool import ConnectionPool
 
-from agent_host_postgres.connections import one_line
-from host.api import PersistenceError, RemoteMessage, Voice
+from agent_host_postgres import leases
+from agent_host_postgres.connections import connection, one_line
+from host.api import (
+    CancelSignal,
+    PersistenceError,
+    RemoteMessage,
+    Voice,
+    raise_if_cancelled,
+    validate_session_id,
+    workers,
+)
 
 log = logging.getLogger(__name__)
 
@@ -182,3 +194,77 @@ class Listener:
                 if time.monotonic() >= next_poll:
                     self._wake()  # the periodic poll
                     next_poll = time.monotonic() + self._interval
+
+
+@attrs.define(kw_only=True)
+class PostgresInbox:
+    """``host.sessions.remote.RemoteInbox`` on PostgreSQL (module docstring): the cross-host
+    inbox of host ``host_id``, over the session store's connection ``pool``.
+
+    ``PostgresPersistence`` builds it as its ``inbox`` and closes it in its own ``close``.
+    ``poll_interval`` (seconds) is how often a listener wakes its host anyway.
+    """
+
+    pool: ConnectionPool[psycopg.Connection[Any]] = attrs.field(repr=False)
+    dsn: str = attrs.field(repr=False)
+    schema: str
+    host_id: str
+    poll_interval: float
+    connect_timeout: int
+    _listeners: list[Listener] = attrs.field(factory=list, init=False, repr=False)
+
+    async def send_remote(self, message: RemoteMessage, voice: Voice | None) -> bool:
+        """See ``RemoteInbox.send_remote``: fenced by ``voice``, queued and notified in one
+        statement."""
+        sid = validate_session_id(message.session_id)
+
+        def queue() -> bool:
+            with connection(self.pool, f"cannot send a message to session {sid!r}") as conn:
+                return send(
+                    conn, schema=self.schema, me=self.host_id, message=message, voice=voice
+                )
+
+        return await workers.run(queue)
+
+    async def residency(
+        self, session_ids: Sequence[str], *, signal: CancelSignal | None = None
+    ) -> dict[str, str]:
+        """See ``RemoteInbox.residency``: one query; sessions absent from the result are held
+        by nobody (``ready``)."""
+        ids = [validate_session_id(sid) for sid in session_ids]
+        raise_if_cancelled(signal, PersistenceError)
+        if not ids:
+            return {}
+
+        def read() -> dict[str, str]:
+            with connection(self.pool, "cannot read session leases") as conn:
+                return leases.residency(conn, ids)
+
+        return await workers.run(read)
+
+    async def pending_remote(self) -> list[RemoteMessage]:
+        """See ``RemoteInbox.pending_remote``."""
+
+        def read() -> list[RemoteMessage]:
+            with connection(self.pool, "cannot read queued messages") as conn:
+                return pending(conn, self.host_id)
+
+        return await workers.run(read)
+
+    def watch(self, wake: Callable[[], None]) -> Callable[[], None]:
+        """See ``RemoteInbox.watch``: a LISTEN thread, polling every ``poll_interval``."""
+        listener = Listener(
+            self.dsn,
+            self.schema,
+            self.host_id,
+            wake,
+            interval=self.poll_interval,
+            connect_timeout=self.connect_timeout,
+        )
+        self._listeners.append(listener.start())
+        return listener.stop
+
+    def close(self) -> None:
+        """Stop every listener ``watch`` started; idempotent."""
+        for listener in self._listeners:
+            listener.stop()
