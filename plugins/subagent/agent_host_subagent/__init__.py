@@ -220,11 +220,12 @@ def make_tool(
     async def delegate(args: SubagentArgs, exec: ToolExec) -> ToolResult:
         profile = None
         name = args.subagent_type
+        loaded = load_profiles(exec.ctx, deployment)  # once: the default and the lookup agree
         if name is None:
-            default = load_profiles(exec.ctx, deployment).default()
+            default = loaded.default()
             name = default.name if default is not None else None
         if name is not None:
-            resolved = resolve_profile(instance.name, exec.ctx, deployment, name)
+            resolved = resolve_profile(instance.name, exec.ctx, loaded, name)
             if isinstance(resolved, ToolResult):
                 return resolved
             profile = resolved
@@ -234,14 +235,14 @@ def make_tool(
 
 
 def resolve_profile(
-    tool_name: str, ctx: ServiceContext, deployment: ToolFilterSpec | None, name: str
+    tool_name: str, ctx: ServiceContext, loaded: ProfileSet, name: str
 ) -> Profile | ToolResult:
-    """The profile ``name`` asks for, or the error result the model gets instead."""
+    """The profile ``name`` asks for among ``loaded``, or the error result the model gets
+    instead."""
     from host.profiles.applying import check_model, check_servers
     from host.profiles.matching import resolve
     from host.profiles.model import ProfileError
 
-    loaded = load_profiles(ctx, deployment)
     try:
         profile = resolve(name, loaded)
     except ProfileError as error:
