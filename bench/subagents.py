@@ -25,10 +25,12 @@ children are function calls whose writes land in the one checkpoint database, no
 of their own; SQLite syncs its write-ahead log about once per child (``strace -c`` counts
 1,020 ``fdatasync`` for 1,000 children; they happen in C, so this script cannot count them).
 
-Prints ms per child for each and the ratio host ÷ LangGraph (target <= 1 at 5,000), and the
-``fsync``/``fdatasync`` calls the host made per child (counted by wrapping ``os.fsync`` and
-``os.fdatasync`` in this process). ``--profile N`` runs the host side under cProfile and prints
-its N most expensive functions (cumulative) after the figures.
+Prints ms per child for each, wall clock and CPU time (of the whole process, every thread:
+steadier than the wall clock on a shared machine), the ratios host ÷ LangGraph (target <= 1
+at 5,000), and the ``fsync``/``fdatasync`` calls the host made per child (counted by wrapping
+``os.fsync`` and ``os.fdatasync`` in this process). ``--profile N`` runs the host side under
+cProfile and prints its N most expensive functions (cumulative, then own time) after the
+figures.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ async def host_run(children: int, data_dir: Path, fsync: str) -> dict[str, Any]:
         host.services.models.resolve("scripted").answer_unscripted(answer)
         parent = await host.services.agents.create(label="parent")
         SYNCS.clear()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         ids = []
         for index in range(children):
             args = {"description": f"task {index}", "prompt": f"Do task {index}."}
@@ -115,14 +117,14 @@ async def host_run(children: int, data_dir: Path, fsync: str) -> dict[str, Any]:
         while len(notices(parent.session.events)) < children or parent.status != "idle":
             await parent.wait_idle()
             await asyncio.sleep(0)
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         syncs = Counter(SYNCS)
         named = notices(parent.session.events)
         assert sorted(named) == sorted(ids), "a child did not notify its parent exactly once"
         turns = sum(1 for e in parent.session.events if e.kind == "turn/start")
     finally:
         await host.aclose()
-    return {"seconds": elapsed, "syncs": syncs, "parent_turns": turns}
+    return {"seconds": elapsed, "cpu": cpu, "syncs": syncs, "parent_turns": turns}
 
 
 class Fan(TypedDict):
@@ -138,8 +140,8 @@ class Task(TypedDict):
     task: str
 
 
-def langgraph_run(children: int, directory: Path) -> float:
-    """Seconds for the same fan-out through ``Send`` on the SQLite checkpointer."""
+def langgraph_run(children: int, directory: Path) -> tuple[float, float]:
+    """Seconds (wall, CPU) for the same fan-out through ``Send`` on the SQLite checkpointer."""
     def fan_out(state: Fan) -> list[Send]:
         return [Send("child", {"task": task}) for task in state["tasks"]]
 
@@ -153,11 +155,11 @@ def langgraph_run(children: int, directory: Path) -> float:
     tasks = [f"Do task {index}." for index in range(children)]
     with SqliteSaver.from_conn_string(str(directory / "checkpoints.sqlite")) as saver:
         app = graph.compile(checkpointer=saver)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         final = app.invoke({"tasks": tasks, "answers": []}, {"configurable": {"thread_id": "t"}})
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert len(final["answers"]) == children
-    return elapsed
+    return elapsed, cpu
 
 
 def measure(children: int, fsync: str, profiler: cProfile.Profile | None) -> None:
@@ -172,15 +174,17 @@ def measure(children: int, fsync: str, profiler: cProfile.Profile | None) -> Non
         ours = asyncio.run(host_run(children, Path(tmp) / "data", fsync))
         if profiler is not None:
             profiler.disable()
-        base = langgraph_run(children, Path(tmp))
+        base, base_cpu = langgraph_run(children, Path(tmp))
     ms, base_ms = ours["seconds"] / children * 1e3, base / children * 1e3
+    cpu, base_cpu = ours["cpu"] / children * 1e3, base_cpu / children * 1e3
     syncs = ours["syncs"]
     per_child = sum(syncs.values()) / children
     detail = ", ".join(f"{name} {count}" for name, count in sorted(syncs.items()))
     print(
-        f"{children} children, fsync={fsync}: host {ms:.3f} ms/child, LangGraph Send+SQLite "
-        f"{base_ms:.3f} ms/child, ratio {ms / base_ms:.2f} (target <= 1 at 5,000); "
-        f"host syncs {per_child:.2f}/child ({detail}); parent turns {ours['parent_turns']}"
+        f"{children} children, fsync={fsync}: host {ms:.3f} ms/child (CPU {cpu:.3f}), "
+        f"LangGraph Send+SQLite {base_ms:.3f} ms/child (CPU {base_cpu:.3f}), ratio "
+        f"{ms / base_ms:.2f} (CPU {cpu / base_cpu:.2f}; target <= 1 at 5,000); host syncs "
+        f"{per_child:.2f}/child ({detail}); parent turns {ours['parent_turns']}"
     )
 
 
