@@ -1,17 +1,21 @@
 """The ``profiles`` service: profiles shipped by plugins, and loading every source on demand.
 
-Loading (``load``) re-reads the user and project directories each time it is asked (the
+Loading (``load``) checks the user and project directories each time it is asked (the
 delegation tool asks at every start and whenever it describes itself), so a changed file
 affects the next start and never a child already running; an unchanged set of files is served
-from a cache keyed on the files' metadata. This module stays import-light (it is on the host's
-start-up path); parsing, and the profile values (``host.profiles.model``), are imported on
-first use.
+from a cache keyed on the files' metadata. Checking is one ``stat`` per directory and per file
+found in it: a directory's entries are listed again (discovered) only when its own metadata
+changed, which adding, removing or renaming a file does. This module stays import-light (it is
+on the host's start-up path); parsing, and the profile values (``host.profiles.model``), are
+imported on first use.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+import stat
+import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -24,6 +28,9 @@ HOME_ENV = "AGENT_HOST_HOME"
 DIR_NAME = ".agent-host"
 CLAUDE_DIR = ".claude"
 AGENTS = "agents"
+RECENT_NS = 2_000_000_000
+"""Metadata changed less than this long ago (ns) is not cached on: a rewrite within the file
+system's timestamp granularity could otherwise go unseen."""
 
 
 class RegisterProfile(Protocol):
@@ -88,6 +95,8 @@ class ProfileLibrary:
         self._entries: list[_Entry] = []
         self._generation = 0
         self._cache: dict[Any, tuple[Any, ProfileSet]] = {}
+        self._where: tuple[Any, Locations] | None = None
+        self._files = ProfileFiles()
 
     def register(self, plugin: str, source: Any) -> Callable[[], bool]:
         """Add ``source`` for ``plugin``: a path (``str``/``PathLike``) to a Markdown profile or
@@ -120,16 +129,21 @@ class ProfileLibrary:
         return [(entry.plugin, entry.source) for entry in self._entries]
 
     def locations(self) -> Locations:
-        """The user and project directories as of now."""
+        """The user and project directories as of now (built again only when the variables
+        and the working directory they come from changed)."""
         environ = os.environ if self.environ is None else self.environ
-        return locations(environ, self.cwd if self.cwd is not None else Path.cwd())
+        cwd = os.fspath(self.cwd) if self.cwd is not None else os.getcwd()
+        key = (environ.get("HOME"), environ.get(HOME_ENV), cwd)
+        if self._where is None or self._where[0] != key:
+            self._where = (key, locations(environ, Path(cwd)))
+        return self._where[1]
 
     def load(self, deployment: ToolFilterSpec | None = None) -> ProfileSet:
         """Every profile in effect now; project profiles naming tools ``deployment`` does not
         admit are diagnostics instead (the repository cannot grant itself more). The cache is
         keyed on the metadata of the profile files and of the paths the result depends on
         (``ProfileSet.watched``: memory directories, the user-level configuration)."""
-        from host.profiles.sources import file_signature, load_all
+        from host.profiles.sources import load_all
 
         where = self.locations()
         entries = self.entries()
@@ -138,12 +152,13 @@ class ProfileLibrary:
         files = [path for path in paths if path is not None]
         plugins = self._tool_plugins()
         key = (where, self._generation, _filter_key(deployment), tuple(plugins.items()))
-        before, cacheable = file_signature(files)  # taken first: a change meanwhile shows
+        signature = self._files.signature
+        before, cacheable = signature(files)  # taken first: a change meanwhile shows
         cached = self._cache.get(key)
-        if cached is not None and cached[0] == before + _watched(cached[1])[0]:
+        if cached is not None and cached[0] == before + _watched(signature, cached[1])[0]:
             return cached[1]
         loaded = load_all(where, entries, deployment, plugins)
-        watched, settled = _watched(loaded)
+        watched, settled = _watched(signature, loaded)
         signature = before + watched
         if cacheable and settled:
             if len(self._cache) > 16:
@@ -160,12 +175,63 @@ class ProfileLibrary:
         return plugins_by_tool(self.tools)
 
 
-def _watched(loaded: ProfileSet) -> tuple[Any, bool]:
+class ProfileFiles:
+    """The metadata of profile paths, each directory's entries listed only when it changed."""
+
+    def __init__(self) -> None:
+        self._listed: dict[str, tuple[Any, list[str]]] = {}
+
+    def signature(self, paths: Iterable[Path | str], *, entries: bool = True) -> tuple[Any, bool]:
+        """Metadata of ``paths`` and (``entries``) of the entries of those that are
+        directories, and whether it is safe to cache on it (nothing modified within
+        ``RECENT_NS``)."""
+        since = time.time_ns() - RECENT_NS
+        parts: list[Any] = []
+        settled = True
+        for path in paths:
+            text = os.fspath(path)
+            info, recent = _stat(text, since)
+            settled = settled and not recent
+            parts.append((text, info))
+            if entries and info[0] != "missing" and stat.S_ISDIR(info[4]):
+                for name in self._names(text, info, recent):
+                    entry, recent = _stat(os.path.join(text, name), since)
+                    settled = settled and not recent
+                    parts.append((name, entry))
+        return tuple(parts), settled
+
+    def _names(self, directory: str, info: Any, recent: bool) -> list[str]:
+        """The entries of ``directory`` (metadata ``info``): listed again unless the last
+        listing saw the same, settled metadata."""
+        listed = self._listed.get(directory)
+        if listed is not None and listed[0] == info:
+            return listed[1]
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            return []
+        if not recent:
+            if len(self._listed) > 64:
+                self._listed.clear()
+            self._listed[directory] = (info, names)
+        return names
+
+
+def _stat(path: str, since: int) -> tuple[Any, bool]:
+    """``path``'s metadata (inode, times, size, mode; or why it is missing) and whether it was
+    modified after ``since``."""
+    try:
+        info = os.stat(path)
+    except OSError as error:
+        return ("missing", error.errno), False
+    key = (info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_mode)
+    return key, info.st_mtime_ns > since
+
+
+def _watched(signature: Callable[..., tuple[Any, bool]], loaded: ProfileSet) -> tuple[Any, bool]:
     """The metadata of the paths ``loaded`` depends on besides the profile files (their own,
     not their entries: a memory directory's files do not matter to loading)."""
-    from host.profiles.sources import file_signature
-
-    return file_signature([Path(path) for path in loaded.watched], entries=False)
+    return signature(loaded.watched, entries=False)
 
 
 def _filter_key(spec: ToolFilterSpec | None) -> Any:

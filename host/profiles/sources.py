@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import errno
 import os
-import time
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -47,7 +45,6 @@ SUFFIXES = (".md", ".markdown")
 MAX_FILE_BYTES = 256 * 1024
 CLAUDE_SOURCES: tuple[Source, ...] = ("claude-user", "claude-project")
 OUR_FILES: tuple[Source, ...] = ("user", "project")
-RECENT_NS = 2_000_000_000
 _MISSING = f"cannot be read: {os.strerror(errno.ENOENT)}"
 
 GENERAL_PURPOSE_PERSONA = (
@@ -360,33 +357,3 @@ def _same_directory(first: Path, second: Path) -> bool:
         return first.resolve() == second.resolve()
     except OSError:
         return False
-
-
-def file_signature(paths: list[Path], *, entries: bool = True) -> tuple[Any, bool]:
-    """Metadata of ``paths`` and (``entries``) of the entries of those that are directories,
-    and whether it is safe to cache on it (nothing modified in the last two seconds: a rewrite
-    within the file system's timestamp granularity could otherwise go unseen)."""
-    now = time.time_ns()
-    cacheable = True
-    parts: list[Any] = []
-
-    def stat(path: str) -> Any:
-        nonlocal cacheable
-        try:
-            info = os.stat(path)
-        except OSError as error:
-            return ("missing", error.errno)
-        if info.st_mtime_ns > now - RECENT_NS:
-            cacheable = False
-        return (info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_mode)
-
-    for path in paths:
-        text = str(path)
-        parts.append((text, stat(text)))
-        try:
-            names = sorted(os.listdir(text)) if entries and os.path.isdir(text) else []
-        except OSError:
-            names = []
-        for name in names:
-            parts.append((name, stat(os.path.join(text, name))))
-    return tuple(parts), cacheable

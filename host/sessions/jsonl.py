@@ -5,7 +5,9 @@ Durability policy (``fsync``):
 * An append is **acknowledged** when ``SessionWriter.append`` returns: its lines were handed to
   the kernel with one ``os.write`` (no user-space buffer), so they survive a killed process.
 * ``"turn"`` (default): ``commit(durable=True)`` — which the agent calls at every turn end —
-  ``fdatasync``s the file, so completed turns survive a machine crash.
+  ``fdatasync``s the file, so completed turns survive a machine crash (a durable commit with
+  nothing written since the last sync does not sync again; docs/reliability.md lists a child's
+  durable points).
 * ``"always"``: every append is ``fdatasync``ed before it returns.
 * ``"never"``: the OS decides when data reaches the disk.
 Session creation writes the header and initial events to a hidden temporary file in

@@ -34,6 +34,7 @@ class JsonlWriter:
         self._policy = policy
         self._next_seq = next_seq
         self._size = os.fstat(fd).st_size
+        self._synced = -1  # the size at the last sync (-1: none yet)
         self._broken: str | None = None
 
     @property
@@ -75,9 +76,10 @@ class JsonlWriter:
         self._size += len(data)
 
     def commit(self, durable: bool = False) -> None:
-        """With ``durable`` and policy ``"turn"``, fdatasync; otherwise nothing to do."""
+        """With ``durable`` and policy ``"turn"``, fdatasync — unless nothing was written since
+        this writer's last sync (a settling child checkpoints again after its turn end)."""
         self._check_usable()
-        if durable and self._policy == "turn":
+        if durable and self._policy == "turn" and self._synced != self._size:
             self._fsync()
 
     def _fsync(self) -> None:
@@ -86,6 +88,7 @@ class JsonlWriter:
         except OSError as exc:
             self._broken = f"fsync failed ({exc})"
             raise PersistenceError.failed(f"cannot sync session {self._session_id!r}", exc) from exc
+        self._synced = self._size
 
     def _check_usable(self) -> None:
         if self._fd < 0:

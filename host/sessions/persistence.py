@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar
 
 import attrs
 
@@ -183,7 +183,6 @@ class SessionWriter(Protocol):
         ...
 
 
-@runtime_checkable
 class QueuedWriter(SessionWriter, Protocol):
     """A writer whose appends a background committer writes, in submission order.
 
@@ -237,7 +236,6 @@ class Voice:
         return await workers.run(self.read)
 
 
-@runtime_checkable
 class VoicedWriter(SessionWriter, Protocol):
     """A writer that gives a ``Voice`` (the JSONL and PostgreSQL writers do)."""
 

@@ -17,7 +17,7 @@ import concurrent.futures
 import logging
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from typing import overload
+from typing import cast, overload
 
 from host.errors import HostError
 from host.sessions.model import Compaction, Event, EventBody, MessageEvent, SessionHeader
@@ -314,8 +314,10 @@ class Session:
 
     def _attach(self, writer: SessionWriter | None, observers: Sequence[AppendObserver]) -> None:
         self._writer = writer
-        self._voice = writer.voice() if isinstance(writer, VoicedWriter) else None
-        self._queued = writer if isinstance(writer, QueuedWriter) else None
+        # A writer is a SessionWriter; whether it also gives a voice or queues is one attribute
+        # each (not a Protocol isinstance, which walks every member at each session's start).
+        self._voice = cast(VoicedWriter, writer).voice() if hasattr(writer, "voice") else None
+        self._queued = cast(QueuedWriter, writer) if hasattr(writer, "submit") else None
         self._observers = observers
         self.published = True
 

@@ -224,11 +224,12 @@ def make_tool(
     async def delegate(args: SubagentArgs, exec: ToolExec) -> ToolResult:
         profile = None
         name = args.subagent_type
+        loaded = load_profiles(exec.ctx, deployment)  # once: the default and the lookup agree
         if name is None:
-            default = load_profiles(exec.ctx, deployment).default()
+            default = loaded.default()
             name = default.name if default is not None else None
         if name is not None:
-            resolved = resolve_profile(instance.name, exec.ctx, deployment, name)
+            resolved = resolve_profile(instance.name, exec.ctx, loaded, name)
             if isinstance(resolved, ToolResult):
                 return resolved
             profile = resolved
@@ -238,12 +239,12 @@ def make_tool(
 
 
 def resolve_profile(
-    tool_name: str, ctx: ServiceContext, deployment: ToolFilterSpec | None, name: str
+    tool_name: str, ctx: ServiceContext, loaded: ProfileSet, name: str
 ) -> Profile | ToolResult:
-    """The profile ``name`` asks for, or the error result the model gets instead."""
+    """The profile ``name`` asks for among ``loaded``, or the error result the model gets
+    instead."""
     from host.api import ProfileError, check_model, check_servers, resolve
 
-    loaded = load_profiles(ctx, deployment)
     try:
         profile = resolve(name, loaded)
     except ProfileError as error:

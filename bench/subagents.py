@@ -1,0 +1,220 @@
+"""Background children end to end through one host, against LangGraph's ``Send`` fan-out.
+
+Run from the project root with the project venv and the benchmark's own requirements
+(``.venv/bin/pip install -r bench/requirements.txt``; LangGraph is not a dependency of the
+host)::
+
+    .venv/bin/python bench/subagents.py [--children 1000 5000] [--fsync turn never]
+        [--profile N]
+
+**Host**: a real host (the built-in plugins and the ``subagent`` delegation plugin; JSONL
+persistence in a temporary directory with each fsync policy given: by default ``turn``, the
+deployment default, then ``never``, the cost without the disk; the scripted model). One root
+parent calls the ``subagent`` tool ``N`` times (background, the default), exactly as a turn
+would; each call publishes a child with its own durable session,
+which answers once, settles and notifies the parent (a settlement notice durably accepted in
+the parent's inbox; the parent's model answers the notices in its own turns). The clock runs
+from the first delegation until every notice is in the parent's log and the parent is idle.
+Checked: N children, N notices, each naming its child once.
+
+**Baseline, measured in the same run**: the same fan-out through LangGraph's ``Send`` API —
+one graph whose entry edge sends ``N`` tasks to a ``child`` node that answers once, the
+answers gathered into the parent's state by a reducer — compiled with the SQLite checkpointer
+(``SqliteSaver`` over a file in a temporary directory, one thread), invoked once. LangGraph's
+children are function calls whose writes land in the one checkpoint database, not sessions
+of their own; SQLite syncs its write-ahead log about once per child (``strace -c`` counts
+1,020 ``fdatasync`` for 1,000 children; they happen in C, so this script cannot count them).
+
+Prints ms per child for each, wall clock and CPU time (of the whole process, every thread:
+steadier than the wall clock on a shared machine), the ratios host ÷ LangGraph (target <= 1
+at 5,000), and the ``fsync``/``fdatasync`` calls the host made per child (counted by wrapping
+``os.fsync`` and ``os.fdatasync`` in this process). ``--profile N`` runs the host side under
+cProfile and prints its N most expensive functions (cumulative, then own time) after the
+figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import operator
+import os
+import pstats
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+SYNCS: Counter[str] = Counter()
+
+
+def _counted(name: str) -> None:
+    """Wrap ``os.<name>`` to count its calls in ``SYNCS`` — before the host is imported, so
+    that a module binding it at import (``sync_fd = os.fdatasync``) binds the counter."""
+    real: Callable[[int], None] = getattr(os, name)
+
+    def counted(fd: int) -> None:
+        SYNCS[name] += 1
+        real(fd)
+
+    setattr(os, name, counted)
+
+
+for _name in ("fsync", "fdatasync"):
+    if hasattr(os, _name):
+        _counted(_name)
+
+import agent_host_subagent  # noqa: E402
+from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
+from langgraph.graph import END, START, StateGraph  # noqa: E402
+from langgraph.types import Send  # noqa: E402
+
+from host.agents import ModelRequest, say  # noqa: E402
+from host.sessions.model import InboxAccepted  # noqa: E402
+from host.testing import build_host, call_tool  # noqa: E402
+
+NOTICE = "subagent-settled"
+
+
+def notices(events: Any) -> list[str]:
+    """The children named by the settlement notices accepted in a parent's log."""
+    sources = [e.body.source or {} for e in events if isinstance(e.body, InboxAccepted)]
+    return [source["sender_session_id"] for source in sources if source.get("kind") == NOTICE]
+
+
+async def host_run(children: int, data_dir: Path, fsync: str) -> dict[str, Any]:
+    """``children`` background delegations from one parent; seconds until all notices are in."""
+    config = {"plugins": {"session_persistence": {"fsync": fsync}}}
+    host = build_host(("subagent", agent_host_subagent), data_dir=data_dir, config=config)
+    try:
+
+        def answer(request: ModelRequest) -> Any:
+            return say("done" if request.label != "parent" else "noted")
+
+        host.services.models.resolve("scripted").answer_unscripted(answer)
+        parent = await host.services.agents.create(label="parent")
+        SYNCS.clear()
+        started, cpu = time.perf_counter(), time.process_time()
+        ids = []
+        for index in range(children):
+            args = {"description": f"task {index}", "prompt": f"Do task {index}."}
+            result = await call_tool(
+                host, "subagent", args, agent=parent, tool_call_id=f"call-{index}"
+            )
+            assert not result.is_error, result.text
+            ids.append(result.structured["subagent_id"])
+        manager = host.services.subagents.manager()
+        for child_id in ids:
+            activation = manager.activation(child_id)
+            if activation is not None:
+                await activation.wait_done()
+        while len(notices(parent.session.events)) < children or parent.status != "idle":
+            await parent.wait_idle()
+            await asyncio.sleep(0)
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        syncs = Counter(SYNCS)
+        named = notices(parent.session.events)
+        assert sorted(named) == sorted(ids), "a child did not notify its parent exactly once"
+        turns = sum(1 for e in parent.session.events if e.kind == "turn/start")
+    finally:
+        await host.aclose()
+    return {"seconds": elapsed, "cpu": cpu, "syncs": syncs, "parent_turns": turns}
+
+
+class Fan(TypedDict):
+    """The LangGraph parent's state: the tasks, and the answers gathered by the reducer."""
+
+    tasks: list[str]
+    answers: Annotated[list[str], operator.add]
+
+
+class Task(TypedDict):
+    """What one ``Send`` hands the child node."""
+
+    task: str
+
+
+def langgraph_run(children: int, directory: Path) -> tuple[float, float]:
+    """Seconds (wall, CPU) for the same fan-out through ``Send`` on the SQLite checkpointer."""
+    def fan_out(state: Fan) -> list[Send]:
+        return [Send("child", {"task": task}) for task in state["tasks"]]
+
+    def child(state: Task) -> dict[str, list[str]]:
+        return {"answers": [f"done {state['task']}"]}
+
+    graph = StateGraph(Fan)
+    graph.add_node("child", child)
+    graph.add_conditional_edges(START, fan_out, ["child"])
+    graph.add_edge("child", END)
+    tasks = [f"Do task {index}." for index in range(children)]
+    with SqliteSaver.from_conn_string(str(directory / "checkpoints.sqlite")) as saver:
+        app = graph.compile(checkpointer=saver)
+        started, cpu = time.perf_counter(), time.process_time()
+        final = app.invoke({"tasks": tasks, "answers": []}, {"configurable": {"thread_id": "t"}})
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    assert len(final["answers"]) == children
+    return elapsed, cpu
+
+
+def measure(children: int, fsync: str, profiler: cProfile.Profile | None) -> None:
+    """One row: the host and LangGraph with ``children`` children each, printed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "home"
+        home.mkdir()
+        os.environ["HOME"] = os.environ["AGENT_HOST_HOME"] = str(home)
+        os.chdir(tmp)  # no project profiles but the bench's own (none)
+        if profiler is not None:
+            profiler.enable()
+        ours = asyncio.run(host_run(children, Path(tmp) / "data", fsync))
+        if profiler is not None:
+            profiler.disable()
+        base, base_cpu = langgraph_run(children, Path(tmp))
+    ms, base_ms = ours["seconds"] / children * 1e3, base / children * 1e3
+    cpu, base_cpu = ours["cpu"] / children * 1e3, base_cpu / children * 1e3
+    syncs = ours["syncs"]
+    per_child = sum(syncs.values()) / children
+    detail = ", ".join(f"{name} {count}" for name, count in sorted(syncs.items()))
+    print(
+        f"{children} children, fsync={fsync}: host {ms:.3f} ms/child (CPU {cpu:.3f}), "
+        f"LangGraph Send+SQLite {base_ms:.3f} ms/child (CPU {base_cpu:.3f}), ratio "
+        f"{ms / base_ms:.2f} (CPU {cpu / base_cpu:.2f}; target <= 1 at 5,000); host syncs "
+        f"{per_child:.2f}/child ({detail}); parent turns {ours['parent_turns']}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--children", type=int, nargs="+", default=[1000, 5000])
+    parser.add_argument(
+        "--fsync", choices=["never", "turn", "always"], nargs="+", default=["turn", "never"]
+    )
+    parser.add_argument("--profile", type=int, metavar="N", help="print N top functions")
+    options = parser.parse_args()
+    cwd = os.getcwd()
+    saved = {name: os.environ.get(name) for name in ("HOME", "AGENT_HOST_HOME")}
+    profiler = cProfile.Profile() if options.profile else None
+    try:
+        for children in options.children:
+            for fsync in options.fsync:
+                measure(children, fsync, profiler)
+    finally:
+        os.chdir(cwd)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    if profiler is not None:
+        stats = pstats.Stats(profiler)
+        stats.sort_stats("cumulative").print_stats(options.profile)
+        stats.sort_stats("tottime").print_stats(options.profile)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Work a delegation does not repeat: profile directories are listed once per change (not at
+every delegation and tool description), and no run-time ``Protocol`` check is made per child."""
+
+from __future__ import annotations
+
+import os
+import typing
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import agent_host_subagent
+import pytest
+
+from host.agents.agent import Agent
+from host.agents.scripted import say
+from host.app import Host
+from host.testing import build_host, call_tool
+
+OLD = 1_000_000_000
+PROFILE = "---\nname: {name}\ndescription: The {name} profile.\n---\nYou are {name}.\n"
+
+
+def listings(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Every ``os.listdir`` from now on, by the directory listed."""
+    listed: Counter[str] = Counter()
+    real = os.listdir
+
+    def recording(path: str | os.PathLike[str] = ".") -> list[str]:
+        listed[os.fspath(path)] += 1
+        return real(path)
+
+    monkeypatch.setattr(os, "listdir", recording)
+    return listed
+
+
+def settled_file(directory: Path, name: str) -> None:
+    """A profile file written long ago, in a directory last changed long ago."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.md"
+    path.write_text(PROFILE.format(name=name))
+    os.utime(path, (OLD, OLD))
+    os.utime(directory, (OLD, OLD))
+
+
+@pytest.fixture
+async def host(tmp_path: Path) -> AsyncIterator[Host]:
+    """A host with the delegation tool whose children answer "done" (no fsync: not timed)."""
+    never = {"plugins": {"session_persistence": {"fsync": "never"}}}
+    built = build_host(("subagent", agent_host_subagent), data_dir=tmp_path / "data", config=never)
+    built.services.models.resolve("scripted").answer_unscripted(lambda request: say("done"))
+    yield built
+    await built.aclose()
+
+
+async def delegate(host: Host, root: Agent, times: int, **extra: str) -> None:
+    """``times`` background delegations, each read back to the end of its child."""
+    manager = host.services.subagents.manager()
+    for index in range(times):
+        args = {"description": f"task {index}", "prompt": "p", **extra}
+        result = await call_tool(host, "subagent", args, agent=root)
+        assert not result.is_error, result.text
+        host.tools.get("subagent").describe()  # as every turn of the parent does
+        activation = manager.activation(result.structured["subagent_id"])
+        if activation is not None:
+            await activation.wait_done()
+
+
+async def test_delegations_list_the_profile_directory_once_until_it_changes(
+    host: Host, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = tmp_path / "home" / "agents"
+    host.profiles.environ = {"AGENT_HOST_HOME": str(user.parent), "HOME": str(tmp_path)}
+    host.profiles.cwd = tmp_path / "project"
+    settled_file(user, "alpha")
+    root = await host.services.agents.create(label="root")
+    listed = listings(monkeypatch)
+
+    await delegate(host, root, 1, subagent_type="alpha")
+    once = listed[str(user)]
+    assert once > 0
+    await delegate(host, root, 20, subagent_type="alpha")
+    assert listed[str(user)] == once  # nothing changed: nothing listed again
+
+    (user / "beta.md").write_text(PROFILE.format(name="beta"))  # the directory changes
+    await delegate(host, root, 1, subagent_type="beta")
+    assert "- beta: The beta profile." in host.tools.get("subagent").describe()
+    assert listed[str(user)] > once
+
+
+def protocol_checks(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Every ``isinstance`` against a run-time checkable ``Protocol`` from now on, by name."""
+    checked: Counter[str] = Counter()
+    meta = type(typing.Protocol)
+    real: Any = meta.__instancecheck__
+
+    def counting(cls: type, instance: object) -> bool:
+        if getattr(cls, "_is_runtime_protocol", False):
+            checked[cls.__name__] += 1
+        return bool(real(cls, instance))
+
+    monkeypatch.setattr(meta, "__instancecheck__", counting)
+    return checked
+
+
+async def test_a_child_costs_no_run_time_protocol_check(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = await host.services.agents.create(label="root")
+    await delegate(host, root, 1)  # the host's first child builds what it builds once
+    checked = protocol_checks(monkeypatch)
+    await delegate(host, root, 5)
+    await root.wait_idle()
+    assert checked == Counter()
