@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 import attrs
 
@@ -183,6 +183,7 @@ class SessionWriter(Protocol):
         ...
 
 
+@runtime_checkable
 class QueuedWriter(SessionWriter, Protocol):
     """A writer whose appends a background committer writes, in submission order.
 
