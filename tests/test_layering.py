@@ -246,14 +246,6 @@ def test_no_import_circle_is_longer_than_two_modules() -> None:
 DOOR = {"host", "host.api", "host.tools"}
 """What a first-party plugin package imports of the host (its tests may import more)."""
 
-KNOWN_PAST_THE_DOOR = {
-    # ``Host`` and the client layer's ``Commands`` and ``Feed`` import ``host.app``, whose built-in
-    # plugins import ``host.api``: the API cannot name them without closing a circle
-    "agent_host_mcp": {"host.app", "host.clients.commands", "host.clients.feed"},
-    "tool_subagent_control": {"host.subagents.rows"},  # its Scope, a name host.api has taken
-}
-"""What each package still imports past the door (may only shrink)."""
-
 
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda package: package.name)
 def test_a_plugin_package_imports_the_host_only_through_its_door(package: Path) -> None:
@@ -263,7 +255,7 @@ def test_a_plugin_package_imports_the_host_only_through_its_door(package: Path) 
         for name in every_import(module)
         if name.startswith("host") and name not in DOOR
     }
-    assert past - KNOWN_PAST_THE_DOOR.get(package.name, set()) == set()
+    assert past == set()
 
 
 def test_the_plugin_system_loads_nothing_of_the_tools_layer() -> None:

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from host import hookimpl
-from host.api import HostError, entries_of, project, render
-from host.subagents.rows import Scope
+from host.api import HostError, ListScope, entries_of, project, render
 from host.tools import ToolExec, ToolResult, tool
 
 if TYPE_CHECKING:
@@ -38,7 +37,7 @@ LIST_AGENTS_DESCRIPTION = (
 class ListAgentsArgs:
     """Arguments of ``list_agents``."""
 
-    scope: Scope = attrs.field(
+    scope: ListScope = attrs.field(
         default="children",
         metadata={"description": "children (default): direct subagents; descendants: the tree."},
     )
@@ -49,7 +48,7 @@ class ListSpec:
     """A resolved request: whose subagents, and how far down."""
 
     root_id: str
-    scope: Scope
+    scope: ListScope
 
 
 def resolve(args: ListAgentsArgs, exec: ToolExec) -> ListSpec:
