@@ -59,8 +59,7 @@ def resolve(args: ListAgentsArgs, exec: ToolExec) -> ListSpec:
 def waiting_in(exec: ToolExec) -> set[str]:
     """The agents of the caller's tree blocked on a request to the user (none without an
     ``approvals`` service)."""
-    find = getattr(exec.ctx, "find", None)
-    approvals = find("approvals") if find is not None else None
+    approvals = exec.ctx.find("approvals")
     if approvals is None or exec.agent is None:
         return set()
     waiting: set[str] = approvals.waiting(exec.agent)

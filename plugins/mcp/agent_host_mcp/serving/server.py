@@ -102,7 +102,7 @@ class Served:
         if params.name == mailbox.NAME:
             return await self._read_messages(arguments)
         if params.name != "subagent":
-            return await tools.call_host_tool(self.root, params.name, arguments)
+            return await tools.call_host_tool(self.root, self.host.services, params.name, arguments)
         session = ctx.session
 
         async def report(count: float, message: str) -> None:
@@ -111,7 +111,7 @@ class Served:
         services = self.host.services
         progress = Progress(self.root, services.sessions, services.agents, report)
         try:
-            return await tools.call_host_tool(self.root, params.name, arguments)
+            return await tools.call_host_tool(self.root, self.host.services, params.name, arguments)
         finally:
             await progress.close()
 
