@@ -60,14 +60,17 @@ _DEFINED_IN = {
     "ChildRequest": "host.subagents.types",
     "ClientEvent": "host.clients.events",
     "CodecError": "host.sessions.codec",
+    "Commands": "host.clients.commands",
     "ConfigError": "host.errors",
     "Contribution": "host.subagents.setup",
     "Event": "host.sessions.model",
+    "Feed": "host.clients.feed",
     "FileRefused": "host.project_files",
     "HostError": "host.errors",
     "INTERRUPTED_TOOL_TEXT": "host.agents.tool_results",
     "InboxAccepted": "host.sessions.model",
     "Lazy": "host.services",
+    "ListScope": "host.subagents.rows",
     "MessageEvent": "host.sessions.model",
     "MessageSource": "host.subagents.types",
     "ModelDelta": "host.agents.models",
@@ -84,6 +87,7 @@ _DEFINED_IN = {
     "QUEUED_PREFIX": "host.sessions.remote",
     "RemoteMessage": "host.sessions.remote",
     "Resumed": "host.sessions.persistence",
+    "RunningHost": "host.clients.commands",
     "RunResult": "host.subagents.types",
     "SESSION_ID_PATTERN": "host.sessions.model",
     "Session": "host.sessions.store",
@@ -172,9 +176,12 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.atomic import replace_file as replace_file
     from host.cancel import CancelSignal as CancelSignal
     from host.cancel import raise_if_cancelled as raise_if_cancelled
+    from host.clients.commands import Commands as Commands
+    from host.clients.commands import RunningHost as RunningHost
     from host.clients.events import ClientEvent as ClientEvent
     from host.clients.events import SubagentStarted as SubagentStarted
     from host.clients.events import SubagentStatus as SubagentStatus
+    from host.clients.feed import Feed as Feed
     from host.clients.items import NOTICES as NOTICES
     from host.clients.items import items_of as items_of
     from host.disposal import dispose_errors as dispose_errors
@@ -233,6 +240,7 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.settings import HostSettings
     from host.subagents.children import combine_filters as combine_filters
     from host.subagents.descriptors import ToolFilterSpec as ToolFilterSpec
+    from host.subagents.rows import ListScope as ListScope
     from host.subagents.rows import entries_of as entries_of
     from host.subagents.rows import project as project
     from host.subagents.rows import render as render

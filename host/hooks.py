@@ -12,13 +12,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from host.naming import DuplicateNameError, NamedRegistry, Owner
-from host.plugins.registrations import ACTIVATE, PLUGINS, SERVICES, HookEntry, Registrant
+from host.plugins.registrations import (
+    ACTIVATE,
+    PLUGINS,
+    SERVICES,
+    HookEntry,
+    Registrant,
+    Staged,
+)
 from host.profiles.hookspecs import profile_entry
 from host.tools.tool import Tool
 
 if TYPE_CHECKING:
     from host.agents.prompt import PromptSection
-    from host.plugins.staging import Stage
     from host.profiles.library import ProfileLibrary
 
 MODELS_SERVICE = "models"
@@ -48,7 +54,7 @@ def _register_model(registrant: Registrant, name: str, model: Any) -> None:
     registrant.record.added["register_models"].append(name)
 
 
-def _check_model(stage: Stage, name: str, model: Any) -> None:
+def _check_model(stage: Staged, name: str, model: Any) -> None:
     models = stage.lifecycle.services.find(MODELS_SERVICE)
     taken = set(models.names()) - set(stage.record.models) if models is not None else set()
     claimed = stage.claimed("model")
@@ -70,7 +76,7 @@ def _sections_entry(sections: NamedRegistry[PromptSection]) -> HookEntry:
         owner = Owner(registrant.record.name)
         registrant.scope.add(sections.register(name, section, owner=owner))
 
-    def check_section(stage: Stage, name: str, text: str, order: int = 0) -> None:
+    def check_section(stage: Staged, name: str, text: str, order: int = 0) -> None:
         _section(name, text, order)
         stage.claim(sections, name)
 
@@ -103,7 +109,7 @@ def _tools_entry(tools: NamedRegistry[Tool]) -> HookEntry:
         scope.add(dispose)
         return dispose
 
-    def check_tool(stage: Stage, tool: Tool) -> None:
+    def check_tool(stage: Staged, tool: Tool) -> None:
         stage.claim(tools, _declared(tool).name)
 
     return HookEntry("register_tools", register_tool, check_tool)

@@ -7,7 +7,8 @@ module overrides the ones it needs different by defining a fixture of the same n
 * ``persistence`` / ``store``: real JSONL persistence over ``data_dir`` and a ``SessionStore``;
 * ``model`` / ``models``: a ``ScriptedModel`` registered as ``"scripted"``;
 * ``global_tools`` (``echo``) / ``global_sections``: the global registries;
-* ``agent_ctx``: the service context the agents pass to tools (``{"name": "ctx"}``);
+* ``agent_ctx``: the service context the agents pass to tools (``NoServices``: it finds no
+  service, and compares as ``{"name": "ctx"}``);
 * ``agents``: an ``AgentRegistry`` over all of the above, every agent disposed afterwards.
 """
 
@@ -83,9 +84,18 @@ def global_sections() -> NamedRegistry[PromptSection]:
     return section_registry()
 
 
+class NoServices(dict[str, str]):
+    """A service context with no service in it (the agents' ``ctx`` looks services up with
+    ``find``); a dict, so that a test can tell it from another by its items."""
+
+    def find(self, name: str) -> None:
+        """Nothing, whatever ``name``."""
+        return None
+
+
 @pytest.fixture
 def agent_ctx() -> Any:
-    return {"name": "ctx"}
+    return NoServices(name="ctx")
 
 
 @pytest.fixture

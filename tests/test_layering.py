@@ -2,8 +2,7 @@
 subagents, no module of ``host`` imports itself back at run time (a cycle of module-level imports
 outside ``if TYPE_CHECKING:``), ``host.api`` imports nothing at run time that imports it back,
 and, every import counted (module level, inside functions, under ``TYPE_CHECKING``), no circle
-of ``host`` and the first-party plugin packages is longer than two modules but the ones named
-in ``KNOWN_CIRCLES`` (which may only shrink)."""
+of ``host`` and the first-party plugin packages is longer than two modules."""
 
 from __future__ import annotations
 
@@ -236,42 +235,16 @@ def test_the_schema_module_is_below_tools_and_plugins() -> None:
                 if name.startswith("host.tools")}
 
 
-KNOWN_CIRCLES = {
-    frozenset({
-        "host.api",
-        "host.plugins.handles",
-        "host.plugins.hookspecs",
-        "host.plugins.record",
-    }): "the hookspecs type their ctx with host.api, which names the plugin handle, whose "
-    "lifecycle protocol names the record, which reads the hookspecs",
-    frozenset({"host.plugins.lifecycle", "host.plugins.registrations", "host.plugins.staging"}):
-    "the registration table's entries are typed with the lifecycle and the stage they run in",
-    frozenset({"host.appserver.asking", "host.appserver.connection", "host.appserver.server"}):
-    "the app-server's connection and its asking name each other through the server",
-}
-"""The circles of more than two modules that remain (each may shrink, none may grow), and why.
-The one circle of 37 modules through ``host.api`` was cut by the tool engine's open
-``ToolExec``, by ``HostSettings`` leaving ``host.app`` and by ``RegisterProfile`` living beside
-``ProfileLibrary.register``."""
-
-
-def test_no_import_circle_is_longer_than_two_modules_but_the_known_ones() -> None:
+def test_no_import_circle_is_longer_than_two_modules() -> None:
+    """Where two layers name each other's types, a protocol names what one uses of the other
+    (``host.plugins.handles.Record``, ``host.plugins.registrations.Staged``,
+    ``host.appserver.connection.Server``)."""
     graph = {module: every_import(module) for module in FIRST_PARTY}
-    longer = [circle for circle in cycles(graph) if len(circle) > 2]
-    unknown = [circle for circle in longer if not any(set(circle) <= k for k in KNOWN_CIRCLES)]
-    assert unknown == []
+    assert [circle for circle in cycles(graph) if len(circle) > 2] == []
 
 
 DOOR = {"host", "host.api", "host.tools"}
 """What a first-party plugin package imports of the host (its tests may import more)."""
-
-KNOWN_PAST_THE_DOOR = {
-    # ``Host`` and the client layer's ``Commands`` and ``Feed`` import ``host.app``, whose built-in
-    # plugins import ``host.api``: the API cannot name them without closing a circle
-    "agent_host_mcp": {"host.app", "host.clients.commands", "host.clients.feed"},
-    "tool_subagent_control": {"host.subagents.rows"},  # its Scope, a name host.api has taken
-}
-"""What each package still imports past the door (may only shrink)."""
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda package: package.name)
@@ -282,7 +255,7 @@ def test_a_plugin_package_imports_the_host_only_through_its_door(package: Path) 
         for name in every_import(module)
         if name.startswith("host") and name not in DOOR
     }
-    assert past - KNOWN_PAST_THE_DOOR.get(package.name, set()) == set()
+    assert past == set()
 
 
 def test_the_plugin_system_loads_nothing_of_the_tools_layer() -> None:

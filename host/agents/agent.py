@@ -21,6 +21,7 @@ from host.disposal import Disposer, Scope
 from host.sessions.model import Event, EventBody, MessageEvent, SessionHeader, ToolCall
 from host.sessions.persistence import Voice
 from host.tools.scope import ToolView
+from host.tools.tool import Lookup
 
 DEFAULT_MAX_STEPS = 50
 
@@ -76,7 +77,11 @@ class AgentSession(Protocol):
 
 
 class Agent:
-    """One live agent. ``status`` is ``"running"`` while a turn runs, else ``"idle"``."""
+    """One live agent. ``status`` is ``"running"`` while a turn runs, else ``"idle"``.
+
+    ``ctx`` is the service context its tool calls receive (the host's ``Services``; None for an
+    agent built without services): the host looks its services up there with ``find``.
+    """
 
     def __init__(
         self,
@@ -88,7 +93,7 @@ class Agent:
         inbox: Inbox | None = None,
         label: str | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
-        ctx: Any = None,
+        ctx: Lookup | None = None,
         active: bool = True,
     ) -> None:
         if max_steps < 1:

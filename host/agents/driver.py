@@ -390,8 +390,8 @@ class Driver:
 
     def _sized(self, result: ToolResult) -> ToolResult:
         """``result`` cut to the host's ``max_result_chars`` (``tool_results.sized``)."""
-        find = getattr(self._agent.ctx, "find", None)  # an agent built without services
-        settings = find("settings") if find is not None else None
+        ctx = self._agent.ctx  # None: an agent built without services
+        settings = ctx.find("settings") if ctx is not None else None
         return sized(result, getattr(settings, "max_result_chars", DEFAULT_MAX_RESULT_CHARS))
 
     async def _run_in_order(self, runs: Sequence[tuple[ToolCall, Run]]) -> None:

@@ -26,7 +26,7 @@ from host.sessions.model import EventBody, SessionHeader, new_id
 from host.sessions.remote import SharedPersistence
 from host.sessions.store import Session, SessionStore
 from host.tools.scope import ToolFilter, ToolView, tool_registry
-from host.tools.tool import Tool
+from host.tools.tool import Lookup, Tool
 
 
 class AgentExistsError(HostError):
@@ -89,7 +89,7 @@ class AgentRegistry:
         models: ModelRegistry,
         tools: NamedRegistry[Tool],
         sections: NamedRegistry[PromptSection],
-        ctx: Any = None,
+        ctx: Lookup | None = None,
     ) -> None:
         self.store = store
         self.models = models

@@ -89,8 +89,8 @@ def resume_unfinished(agent: Agent) -> None:
     calls, requests = unfinished(agent.session.events, agent.id)
     if not calls:
         return
-    find = getattr(agent.ctx, "find", None)
-    approvals: ApprovalService | None = find("approvals") if find is not None else None
+    ctx = agent.ctx
+    approvals: ApprovalService | None = ctx.find("approvals") if ctx is not None else None
     if approvals is not None:
         decided = [r.decided for r in requests.values() if r.decided is not None]
         if decided:

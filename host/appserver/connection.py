@@ -15,8 +15,8 @@ import asyncio
 import itertools
 import logging
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import cattrs
 
@@ -34,7 +34,6 @@ from host.serialization import structure, unstructure
 from host.sessions.codec import encode_json
 
 if TYPE_CHECKING:
-    from host.appserver.server import AppServer
     from host.clients.events import ClientEvent
     from host.disposal import Disposer
 
@@ -50,11 +49,28 @@ TOO_SLOW = "a client left over 64 MiB of messages unread"
 
 _ids = itertools.count(1)
 
+Handler = Callable[["Connection", Any], Awaitable[Any]]
+"""A method's handler: the connection that asked, and the method's params structured."""
+
+
+class Server(Protocol):
+    """What a connection uses of its server (``host.appserver.server.AppServer``, which
+    imports this module): the methods it dispatches to, and being told the client left."""
+
+    @property
+    def methods(self) -> Mapping[str, tuple[type, Handler]]:
+        """Each method's params class and handler, by name."""
+        ...
+
+    def gone(self, connection: Connection) -> None:
+        """The client of ``connection`` left."""
+        ...
+
 
 class Connection:
     """One client (module docstring)."""
 
-    def __init__(self, server: AppServer, hangup: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, server: Server, hangup: Callable[[], None] = lambda: None) -> None:
         """``hangup``: how the transport drops a client that overflowed."""
         self.server = server
         self.hangup = hangup

@@ -14,6 +14,7 @@ import attrs
 from host.clients.events import Origin
 from host.clients.items import Item
 from host.serialization import camel_case
+from host.subagents.rows import ListScope
 
 PROTOCOL_VERSION = "1"
 
@@ -226,7 +227,7 @@ class SubagentListParams:
     """``subagent/list``: the root's subagents as ``list_agents`` lists them."""
 
     thread_id: str
-    scope: Literal["children", "descendants"] = "children"
+    scope: ListScope = "children"
 
 
 @camel_case

@@ -8,7 +8,6 @@ method's params class; ``host.appserver.schema`` documents them from the same cl
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from host.appserver import protocol as p
@@ -20,10 +19,8 @@ from host.clients.feed import Feed
 if TYPE_CHECKING:
     from host.agents.agent import Agent
     from host.app import Host
-    from host.appserver.connection import Connection
+    from host.appserver.connection import Connection, Handler
     from host.disposal import Disposer
-
-Handler = Callable[["Connection", Any], Awaitable[Any]]
 
 
 class AppServer:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from host.approvals.policy import PolicyTable
 from host.plugins.hookspecs import hookimpl
 from host.services import Lazy
-from host.tools.tool import ToolExec, ToolResult, tool
+from host.tools import ToolExec
+from host.tools.tool import ToolResult, tool
 
 if TYPE_CHECKING:
     from host.api import RegisterService, RegisterTool, ServiceContext

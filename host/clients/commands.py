@@ -13,7 +13,7 @@ or the subagent service's codes with the texts of its tools (``send_message``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -23,20 +23,35 @@ from host.profiles.applying import check_model, check_servers, root_options
 from host.sessions.activity import last_activity
 from host.sessions.model import Event, SessionHeader, new_id
 from host.sessions.persistence import PersistenceError
-from host.subagents.rows import Scope, entries_of, project, render
+from host.subagents.rows import ListScope, entries_of, project, render
 
 if TYPE_CHECKING:
     from host.agents.agent import Agent
     from host.agents.registry import AgentSetup, SetupStep
-    from host.app import Host
     from host.disposal import Disposer
     from host.profiles.model import Profile
+    from host.services import Services
 
 ROOT_LABEL = "user"
 """The label of a root agent (``--script`` files address it by this name)."""
 
 NOT_DELIVERED = "message was not delivered: "
 """What a failed send says first (as ``send_message`` does)."""
+
+
+class RunningHost(Protocol):
+    """What the client layer uses of a running host (``host.app.Host``, which loads the
+    built-in plugins, and so ``host.api``, which names this layer for plugins that serve
+    clients): its services, and closing it."""
+
+    @property
+    def services(self) -> Services:
+        """The host's services (``agents``, ``sessions``, ``subagents``, …)."""
+        ...
+
+    async def aclose(self) -> Sequence[object]:
+        """Shut the services down and close the host; what plugins' disposal raised."""
+        ...
 
 
 class ClientError(HostError):
@@ -75,7 +90,7 @@ def _hold(setup: AgentSetup) -> Disposer:
 class Commands:
     """What a front end can ask of the host (module docstring)."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: RunningHost) -> None:
         self._host = host
 
     # -- roots -----------------------------------------------------------------------------
@@ -278,7 +293,7 @@ class Commands:
 
     # -- the subagent tree -----------------------------------------------------------------
 
-    async def subagents(self, thread_id: str, scope: Scope) -> tuple[str, list[dict[str, Any]]]:
+    async def subagents(self, thread_id: str, scope: ListScope) -> tuple[str, list[dict[str, Any]]]:
         """The root's subagents as ``list_agents`` shows them: its text and its rows."""
         root = await self.live_root(thread_id)
         entries = await entries_of(self._subagents(), root.id, scope)
@@ -316,7 +331,7 @@ class Commands:
         return service
 
 
-async def inspect(host: Host, session_id: str) -> Any:
+async def inspect(host: RunningHost, session_id: str) -> Any:
     """The stored log of ``session_id`` (``UNKNOWN_THREAD`` when nothing is stored)."""
     persistence: Any = host.services.find("session_persistence")
     if persistence is None:
@@ -329,7 +344,7 @@ async def inspect(host: Host, session_id: str) -> Any:
         raise
 
 
-async def events_of(host: Host, session_id: str) -> Sequence[Event]:
+async def events_of(host: RunningHost, session_id: str) -> Sequence[Event]:
     """The events of a session: the live one's, else the stored log's (``inspect``)."""
     live = host.services.sessions.get(session_id)
     if live is not None:

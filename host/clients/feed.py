@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from host.agents.models import ModelResponse, StreamEvent, TextDelta
-from host.clients.commands import events_of
+from host.clients.commands import RunningHost, events_of
 from host.clients.events import (
     AgentMessageDelta,
     ApprovalDecidedEvent,
@@ -58,7 +58,6 @@ from host.sessions.model import (
 from host.tools.tool import ToolProgress
 
 if TYPE_CHECKING:
-    from host.app import Host
     from host.disposal import Disposer
     from host.sessions.session import Session
 
@@ -210,7 +209,7 @@ class _Thread:
 class Feed:
     """The event feed of every followed thread of one host (module docstring)."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: RunningHost) -> None:
         self._host = host
         self._threads: dict[str, _Thread] = {}
         self._stop = host.services.sessions.observe(self._appended)

@@ -2,11 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from host.plugins.record import PluginRecord
+
+class Record(Protocol):
+    """What handles read of a plugin's record (``host.plugins.record.PluginRecord``, which
+    reads the hookspecs: naming it here would lead ``host.api``, which exports ``PluginHandle``,
+    back to itself): its state, its activation's handle, and what it lost when it failed."""
+
+    @property
+    def state(self) -> str:
+        """``active``, ``inactive``, ``failed`` or ``blocked``."""
+        ...
+
+    @property
+    def handle(self) -> PluginHandle | None:
+        """The ``plugin`` argument of the current activation."""
+        ...
+
+    @property
+    def error(self) -> str | None:
+        """The one-line error while failed or blocked."""
+        ...
+
+    @property
+    def lost_tools(self) -> Sequence[str]:
+        """The tools it offered when it was taken down as failed."""
+        ...
 
 
 class Lifecycle(Protocol):
@@ -14,7 +37,7 @@ class Lifecycle(Protocol):
     which imports this module): its records, and taking one plugin down or back up."""
 
     @property
-    def records(self) -> Mapping[str, PluginRecord]:
+    def records(self) -> Mapping[str, Record]:
         """Every plugin's record by name."""
         ...
 

@@ -10,7 +10,10 @@ the live call is held until the swap). Activation, staging and reload read the s
 so adding a hook is one entry plus its documentation.
 
 The plugin system's own entries are here (``register_services``, ``activate``,
-``register_plugins``); the host adds its own (``host.hooks``).
+``register_plugins``); the host adds its own (``host.hooks``). The table sits below the
+lifecycle and the staging that read it: what its entries use of them is named here, as
+``Plugins`` (the lifecycle: services, adding and removing a sub-plugin) and ``Staged`` (a
+version being staged: its record, held services and claimed names).
 """
 
 from __future__ import annotations
@@ -19,18 +22,15 @@ import functools
 import re
 from collections.abc import Callable
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import attrs
 
 from host.disposal import Scope
-from host.naming import DuplicateNameError
+from host.naming import DuplicateNameError, NamedRegistry
 from host.plugins.discovery import PluginCandidate
 from host.plugins.record import PluginRecord
-
-if TYPE_CHECKING:
-    from host.plugins.lifecycle import PluginLifecycle
-    from host.plugins.staging import Stage
+from host.services import Services
 
 SUB_PLUGIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 """What a sub-plugin's own name (after ``<parent>.``) may be."""
@@ -40,11 +40,72 @@ Apply = Callable[[Callable[..., Any]], Any]
 when it is not a call with the same arguments)."""
 
 
+class Plugins(Protocol):
+    """What the table's entries use of the plugin lifecycle (``host.plugins.lifecycle.
+    PluginLifecycle``, which reads the table): the services, and adding or removing a
+    sub-plugin."""
+
+    @property
+    def services(self) -> Services:
+        """The services plugins register and look up."""
+        ...
+
+    def add(self, candidate: PluginCandidate, *, blocked: str | None = None) -> object:
+        """Load and record a plugin (it activates on the lifecycle's next pass)."""
+        ...
+
+    def remove(self, name: str) -> None:
+        """Take plugin ``name`` down and forget it."""
+        ...
+
+
+class Holding(Protocol):
+    """What a staged check holds its services in (``host.plugins.staging.StagedServices``):
+    the staged version's own hooks find them there until the swap."""
+
+    def hold(self, name: str, service: Any) -> None:
+        """Serve ``service`` as ``name`` to the staged version until the swap."""
+        ...
+
+    def held(self, name: str) -> Any:
+        """What ``name`` is held as now (built, if a lookup built it)."""
+        ...
+
+
+class Staged(Protocol):
+    """What the table's ``check`` callbacks use of a plugin's version being staged
+    (``host.plugins.staging.Stage``, which reads the table): its record, the lifecycle, the
+    services it holds, and the names it claimed."""
+
+    @property
+    def lifecycle(self) -> Plugins:
+        """The plugin lifecycle."""
+        ...
+
+    @property
+    def record(self) -> PluginRecord:
+        """The running version's record."""
+        ...
+
+    @property
+    def ctx(self) -> Holding:
+        """The staged version's services, held ones first."""
+        ...
+
+    def claimed(self, what: str) -> set[str]:
+        """The names of kind ``what`` (``service``, ``model``, …) this version registered."""
+        ...
+
+    def claim(self, registry: NamedRegistry[Any], name: str) -> None:
+        """Refuse ``name`` when another plugin holds it or this version claimed it already."""
+        ...
+
+
 @attrs.frozen
 class Registrant:
     """A plugin activating: its record, the scope of this activation, and the lifecycle."""
 
-    lifecycle: PluginLifecycle
+    lifecycle: Plugins
     record: PluginRecord
     scope: Scope
 
@@ -55,8 +116,8 @@ class HookEntry:
 
     ``register(registrant, *args)`` is the live ``register`` argument of the hook, bound to
     the plugin (None for a hook without one, such as ``activate``); ``check(stage, *args)``
-    its staged twin, returning None when the held call is the live one with the same
-    arguments, else how to make it (``Apply``).
+    its staged twin (``stage``: a ``Staged``), returning None when the held call is the live
+    one with the same arguments, else how to make it (``Apply``).
     ``specs`` holds the ``@hookspec`` of a hook added above the plugin system; ``requires`` is
     a service its implementations imply (``register_models``: ``models``).
     """
@@ -81,7 +142,7 @@ def _register_service(registrant: Registrant, name: str, service: Any) -> None:
     record.added["register_services"].append(name)
 
 
-def _check_service(stage: Stage, name: str, service: Any) -> Apply:
+def _check_service(stage: Staged, name: str, service: Any) -> Apply:
     services, plugin = stage.lifecycle.services, stage.record.name
     provider = services.provider(name)
     claimed = stage.claimed("service")
@@ -129,7 +190,7 @@ def _register_plugin(
 
 
 def _check_plugin(
-    stage: Stage, name: str, load: Callable[[], Any], *, blocked: str | None = None
+    stage: Staged, name: str, load: Callable[[], Any], *, blocked: str | None = None
 ) -> None:
     check_sub_plugin(name, load)
 

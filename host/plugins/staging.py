@@ -36,7 +36,7 @@ from host.disposal import Scope, roll_back
 from host.naming import DuplicateNameError, NamedRegistry, Owner
 from host.plugins.handles import PluginHandle
 from host.plugins.record import PluginRecord
-from host.plugins.registrations import HookEntry, Registrant
+from host.plugins.registrations import HookEntry, Registrant, Staged
 from host.services import Lazy, Services, checked
 
 if TYPE_CHECKING:
@@ -217,7 +217,8 @@ class Stage:
         if entry.register is None or entry.check is None:
             return None
         live = functools.partial(entry.register, registrant)
-        check = functools.partial(entry.check, self)
+        stage: Staged = self  # what the entry's check sees of this stage
+        check = functools.partial(entry.check, stage)
 
         def register(*args: Any, **kwargs: Any) -> Callable[[], None]:
             if self.scope.disposed:

@@ -12,11 +12,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from host.plugins.hookspecs import hookspec
-from host.plugins.registrations import HookEntry, Registrant
+from host.plugins.registrations import HookEntry, Registrant, Staged
 
 if TYPE_CHECKING:  # the author API (``host.api``) types the arguments; nothing at run time
     from host.api import ServiceContext
-    from host.plugins.staging import Stage
     from host.profiles.library import ProfileLibrary, RegisterProfile
 
 
@@ -32,7 +31,7 @@ def profile_entry(library: ProfileLibrary) -> HookEntry:
     def register_profile(registrant: Registrant, source: Any) -> None:
         registrant.scope.add(library.register(registrant.record.name, source))
 
-    def check_profile(stage: Stage, source: Any) -> None:
+    def check_profile(stage: Staged, source: Any) -> None:
         library.register(stage.record.name, source)()
 
     specs = sys.modules[__name__]

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
-Scope = Literal["children", "descendants"]
+ListScope = Literal["children", "descendants"]
+"""How far below the root ``list_agents`` lists (its ``scope``): its children, or every
+descendant."""
 Status = Literal["running", "idle", "ready", "waiting"]
 
 
@@ -30,7 +32,7 @@ def status_of(agents: Any, entry: Any, waiting: Collection[str] = ()) -> Status:
 
 
 async def entries_of(
-    subagents: Any, root_id: str, scope: Scope, signal: Any = None
+    subagents: Any, root_id: str, scope: ListScope, signal: Any = None
 ) -> list[Any]:
     """The subagent service's catalog below ``root_id``: its children, or every descendant."""
     if scope == "children":
@@ -39,7 +41,7 @@ async def entries_of(
 
 
 def project(
-    entries: Sequence[Any], agents: Any, scope: Scope, waiting: Collection[str] = ()
+    entries: Sequence[Any], agents: Any, scope: ListScope, waiting: Collection[str] = ()
 ) -> list[dict[str, Any]]:
     """Continuable children and every diagnostic, as structured rows (``waiting``: the ids
     with a request to the user open)."""

@@ -31,8 +31,8 @@ async def run_tool(
         args = tool.arguments.parse(raw_args)
     except ValueError as error:
         return ToolResult.error(f"invalid arguments for {tool.name}: {error}")
-    find = getattr(exec.ctx, "find", None)  # an agent built without services has no ctx
-    approvals = find("approvals") if find is not None and not approved else None
+    ctx = exec.ctx  # None: an agent built without services
+    approvals = ctx.find("approvals") if ctx is not None and not approved else None
     if approvals is not None:  # a call that needs consent waits here; a denial ends it here
         try:
             denial: ToolResult | None = await approvals.check(tool, args, raw_args, exec)
@@ -48,8 +48,7 @@ async def run_tool(
 def unknown_tool(name: str, exec: ToolExec) -> ToolResult:
     """The error result of a call of a tool no one offers: the failure line of the plugin
     that offered it when it failed (a dead server stays named), else ``unknown tool``."""
-    find = getattr(exec.ctx, "find", None)
-    plugins = find("plugins") if find is not None else None
+    plugins = exec.ctx.find("plugins") if exec.ctx is not None else None
     lost = plugins.lost_tool(name) if plugins is not None else None
     return ToolResult.error(lost or f'unknown tool "{name}"')
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Generic, overload
+from typing import TYPE_CHECKING, Any, Generic, Protocol, overload
 
 import attrs
 from typing_extensions import TypeVar
@@ -45,8 +45,17 @@ class ToolProgress:
     total: float | None = None
 
 
+class Lookup(Protocol):
+    """What the host's own code reads of a call's service context (``host.services.Services``
+    at run time, ``host.api.ServiceContext`` to plugins): a service by name."""
+
+    def find(self, name: str) -> Any | None:
+        """The service ``name``, or None when absent."""
+        ...
+
+
 AgentT = TypeVar("AgentT", default=Any)
-ContextT = TypeVar("ContextT", default=Any)
+ContextT = TypeVar("ContextT", bound=Lookup | None, default=Lookup | None, covariant=True)
 
 
 @attrs.frozen
@@ -54,13 +63,14 @@ class ToolExec(Generic[AgentT, ContextT]):
     """The execution context of one tool call.
 
     ``agent`` is the calling agent (None when a tool runs without one), ``ctx`` the service
-    context, ``signal`` the call's cancel token, ``tool_call_id`` the model's id for the call,
-    ``on_progress`` where ``report_progress`` sends progress (the agent's stream listeners;
-    None: nowhere).
+    context (None when a tool runs without a host's services), ``signal`` the call's cancel
+    token, ``tool_call_id`` the model's id for the call, ``on_progress`` where
+    ``report_progress`` sends progress (the agent's stream listeners; None: nowhere).
 
-    The tool engine, below the agents and services, leaves both types open; a plugin's
-    ``ToolExec`` (from ``host.tools`` or ``host.api``) is this class with ``agent`` typed as
-    ``host.agents.agent.Agent`` and ``ctx`` as ``host.api.ServiceContext``.
+    The tool engine, below the agents and services, leaves the agent's type open and reads
+    only ``find`` of the context (``Lookup``); a plugin's ``ToolExec`` (from ``host.tools`` or
+    ``host.api``) is this class with ``agent`` typed as ``host.agents.agent.Agent`` and ``ctx``
+    as ``host.api.ServiceContext``.
     """
 
     agent: AgentT
@@ -77,7 +87,7 @@ class ToolExec(Generic[AgentT, ContextT]):
             self.on_progress(ToolProgress(self.tool_call_id, message, progress, total))
 
 
-Execute = Callable[[Any, ToolExec], Awaitable[Any]]
+Execute = Callable[[Any, ToolExec[Any, Any]], Awaitable[Any]]
 """``execute(args, exec)``: returns a ``ToolResult``, a string, or a JSON-able value."""
 OfferedTo = Callable[["SessionHeader"], bool]
 """Whether an agent, by its session header, is offered a tool at all."""

@@ -25,7 +25,10 @@ import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from host.tools.tool import Lookup
 
 log = logging.getLogger(__name__)
 
@@ -109,10 +112,11 @@ _fallback = ToolWorkers()
 """The pool of tools run without a host (never closed: its daemon threads hold nothing)."""
 
 
-async def run_blocking(ctx: Any, function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+async def run_blocking(
+    ctx: Lookup | None, function: Callable[..., Any], kwargs: dict[str, Any]
+) -> Any:
     """``function(**kwargs)`` on the pool of the host behind ``ctx`` (the process-wide one
     when there is none), awaited."""
-    find = getattr(ctx, "find", None)
-    workers = find(SERVICE) if find is not None else None
+    workers = ctx.find(SERVICE) if ctx is not None else None
     pool = workers if isinstance(workers, ToolWorkers) else _fallback
     return await pool.run(function, kwargs)

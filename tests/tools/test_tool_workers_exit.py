@@ -38,7 +38,7 @@ SCRIPT = textwrap.dedent(
         if where == "host":
             call = asyncio.ensure_future(harness.call("sleeper", {}))
         else:  # a tool run without a host's services
-            call = asyncio.ensure_future(sleeper.execute({}, ToolExec(None, object())))
+            call = asyncio.ensure_future(sleeper.execute({}, ToolExec(None, None)))
         while not entered.is_set():
             await asyncio.sleep(0.01)
         call.cancel()

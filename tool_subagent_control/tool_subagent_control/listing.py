@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from host import hookimpl
-from host.api import HostError, entries_of, project, render
-from host.subagents.rows import Scope
+from host.api import HostError, ListScope, entries_of, project, render
 from host.tools import ToolExec, ToolResult, tool
 
 if TYPE_CHECKING:
@@ -38,7 +37,7 @@ LIST_AGENTS_DESCRIPTION = (
 class ListAgentsArgs:
     """Arguments of ``list_agents``."""
 
-    scope: Scope = attrs.field(
+    scope: ListScope = attrs.field(
         default="children",
         metadata={"description": "children (default): direct subagents; descendants: the tree."},
     )
@@ -49,7 +48,7 @@ class ListSpec:
     """A resolved request: whose subagents, and how far down."""
 
     root_id: str
-    scope: Scope
+    scope: ListScope
 
 
 def resolve(args: ListAgentsArgs, exec: ToolExec) -> ListSpec:
@@ -60,8 +59,7 @@ def resolve(args: ListAgentsArgs, exec: ToolExec) -> ListSpec:
 def waiting_in(exec: ToolExec) -> set[str]:
     """The agents of the caller's tree blocked on a request to the user (none without an
     ``approvals`` service)."""
-    find = getattr(exec.ctx, "find", None)
-    approvals = find("approvals") if find is not None else None
+    approvals = exec.ctx.find("approvals")
     if approvals is None or exec.agent is None:
         return set()
     waiting: set[str] = approvals.waiting(exec.agent)

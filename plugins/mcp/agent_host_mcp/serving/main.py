@@ -26,14 +26,14 @@ from host.api import HostError, replace_file
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-    from host.app import Host
+    from host.api import RunningHost
 
 TOKEN_FILE = "mcp-serve-{port}.token"
 LOOPBACK = "127.0.0.1"
 
 
 async def serve(
-    host: Host, *, root: str | None, port: int | None, ready: Callable[[], None]
+    host: RunningHost, *, root: str | None, port: int | None, ready: Callable[[], None]
 ) -> int:
     """Serve the root ``root`` (None: this directory's) over stdio, or HTTP on ``port``;
     ``ready`` is called once the root is open (and the port bound)."""

@@ -19,15 +19,19 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from agent_host_mcp.serving.asking import client_key
-from host.api import ClientEvent, SubagentStarted, SubagentStatus, unstructure
-from host.clients.commands import Commands
-from host.clients.feed import Feed
+from host.api import (
+    ClientEvent,
+    Commands,
+    Feed,
+    SubagentStarted,
+    SubagentStatus,
+    unstructure,
+)
 
 if TYPE_CHECKING:
     from mcp.server.session import ServerSession
 
-    from host.api import Agent, Disposer, Event, Session
-    from host.app import Host
+    from host.api import Agent, Disposer, Event, RunningHost, Session
 
 URI = re.compile(r"agent://([A-Za-z0-9][A-Za-z0-9_-]{0,63})/transcript")
 MIME = "application/json"
@@ -41,7 +45,7 @@ def uri_of(agent_id: str) -> str:
 class Resources:
     """The transcripts of the root's subagents (module docstring); ``start``, then ``close``."""
 
-    def __init__(self, host: Host, root: Agent) -> None:
+    def __init__(self, host: RunningHost, root: Agent) -> None:
         self._host = host
         self._root = root
         self._commands = Commands(host)

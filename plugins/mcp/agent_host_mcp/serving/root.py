@@ -14,12 +14,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from host.api import SESSION_ID_PATTERN, HostError
-from host.clients.commands import Commands
+from host.api import SESSION_ID_PATTERN, Commands, HostError
 
 if TYPE_CHECKING:
-    from host.api import Agent
-    from host.app import Host
+    from host.api import Agent, RunningHost
 
 PREFIX = "mcp-"
 """How a default root's id begins."""
@@ -41,7 +39,7 @@ def root_id(name: str | None, cwd: Path) -> str:
     return f"{PREFIX}{slug}-{digest}"
 
 
-async def open_root(host: Host, thread_id: str) -> Agent:
+async def open_root(host: RunningHost, thread_id: str) -> Agent:
     """The held root ``thread_id``: resumed when stored, else created (``LOCKED`` when
     another process serves it)."""
     return await Commands(host).open(thread_id, held=True)

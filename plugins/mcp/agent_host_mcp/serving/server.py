@@ -25,8 +25,7 @@ from host import __version__
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from host.api import Agent, Disposer
-    from host.app import Host
+    from host.api import Agent, Disposer, RunningHost
 
 INSTRUCTIONS = (
     "Delegate work to agent-host subagents: start one with `subagent` (in the background by "
@@ -40,7 +39,7 @@ INSTRUCTIONS = (
 class Served:
     """One root behind the MCP protocol (module docstring); ``start``, then ``close``."""
 
-    def __init__(self, host: Host, root: Agent) -> None:
+    def __init__(self, host: RunningHost, root: Agent) -> None:
         self.host = host
         self.root = root
         self.mailbox = mailbox.Mailbox(root, host.services.sessions)
@@ -103,7 +102,7 @@ class Served:
         if params.name == mailbox.NAME:
             return await self._read_messages(arguments)
         if params.name != "subagent":
-            return await tools.call_host_tool(self.root, params.name, arguments)
+            return await tools.call_host_tool(self.root, self.host.services, params.name, arguments)
         session = ctx.session
 
         async def report(count: float, message: str) -> None:
@@ -112,7 +111,7 @@ class Served:
         services = self.host.services
         progress = Progress(self.root, services.sessions, services.agents, report)
         try:
-            return await tools.call_host_tool(self.root, params.name, arguments)
+            return await tools.call_host_tool(self.root, self.host.services, params.name, arguments)
         finally:
             await progress.close()
 

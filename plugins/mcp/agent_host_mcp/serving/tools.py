@@ -20,7 +20,7 @@ from host.api import CancelSignal, new_id, run_tool
 from host.tools import ToolExec, ToolResult
 
 if TYPE_CHECKING:
-    from host.api import Agent
+    from host.api import Agent, ServiceContext
 
 HOST_TOOLS = ("subagent", "send_message", "interrupt_agent", "list_agents")
 """The root's tools served as they are."""
@@ -74,11 +74,13 @@ def listed(root: Agent) -> list[types.Tool]:
     return served
 
 
-async def call_host_tool(root: Agent, name: str, arguments: Any) -> types.CallToolResult:
-    """Run the root's tool ``name`` as its model's call would run; a cancelled call
-    interrupts what it started (a foreground child's turn)."""
+async def call_host_tool(
+    root: Agent, ctx: ServiceContext, name: str, arguments: Any
+) -> types.CallToolResult:
+    """Run the root's tool ``name`` as its model's call would run, with the host's services
+    ``ctx``; a cancelled call interrupts what it started (a foreground child's turn)."""
     signal = CancelSignal()
-    exec = ToolExec(agent=root, ctx=root.ctx, signal=signal, tool_call_id=new_id("mcp_"))
+    exec = ToolExec(agent=root, ctx=ctx, signal=signal, tool_call_id=new_id("mcp_"))
     tool = root.tools.get(name) if name in HOST_TOOLS else None
     try:
         result = await run_tool(tool, name, arguments, exec)
