@@ -7,7 +7,7 @@ activation (a plugin activates while the services it requires are present).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from host.disposal import Disposer
 from host.errors import HostError
@@ -36,6 +36,15 @@ def checked(name: str, service: Any, kind: type[T] | None) -> Any:
             f'service "{name}" is a {type(service).__qualname__}, not a {kind.__qualname__}'
         )
     return service
+
+
+class Lookup(Protocol):
+    """What the host's own code reads of a call's service context (``host.services.Services``
+    at run time, ``host.api.ServiceContext`` to plugins): a service by name."""
+
+    def find(self, name: str) -> Any | None:
+        """The service ``name``, or None when absent."""
+        ...
 
 
 class Lazy:

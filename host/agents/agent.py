@@ -18,10 +18,10 @@ from host.agents.inbox import Inbox, MessageId
 from host.agents.models import Model
 from host.agents.prompt import SectionView
 from host.disposal import Disposer, Scope
+from host.services import Lookup
 from host.sessions.model import Event, EventBody, MessageEvent, SessionHeader, ToolCall
 from host.sessions.persistence import Voice
 from host.tools.scope import ToolView
-from host.tools.tool import Lookup
 
 DEFAULT_MAX_STEPS = 50
 

@@ -22,11 +22,12 @@ from host.agents.remote import RemoteReceiver
 from host.disposal import Disposer, adispose_reversed, dispose_errors, roll_back
 from host.errors import HostError
 from host.naming import NamedRegistry
+from host.services import Lookup
 from host.sessions.model import EventBody, SessionHeader, new_id
 from host.sessions.remote import SharedPersistence
 from host.sessions.store import Session, SessionStore
 from host.tools.scope import ToolFilter, ToolView, tool_registry
-from host.tools.tool import Lookup, Tool
+from host.tools.tool import Tool
 
 
 class AgentExistsError(HostError):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Generic, Protocol, overload
+from typing import TYPE_CHECKING, Any, Generic, overload
 
 import attrs
 from typing_extensions import TypeVar
 
 from host.cancel import CancelSignal
 from host.schema import JsonSchema
+from host.services import Lookup
 from host.tools.arguments import Arguments, Check, ParamsArguments, SchemaArguments
 
 log = logging.getLogger(__name__)
@@ -43,15 +44,6 @@ class ToolProgress:
     message: str
     progress: float | None = None
     total: float | None = None
-
-
-class Lookup(Protocol):
-    """What the host's own code reads of a call's service context (``host.services.Services``
-    at run time, ``host.api.ServiceContext`` to plugins): a service by name."""
-
-    def find(self, name: str) -> Any | None:
-        """The service ``name``, or None when absent."""
-        ...
 
 
 AgentT = TypeVar("AgentT", default=Any)

@@ -28,7 +28,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from host.tools.tool import Lookup
+    from host.services import Lookup
 
 log = logging.getLogger(__name__)
 
