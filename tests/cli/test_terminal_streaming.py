@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agent_host_openai.testing import Stream, completion, stream_chunks
+from agent_host_openai.testing import Stream, completion, sse, stream_chunks
 
 from tests.cli.support import AGENT_HOST
 from tests.cli.tmux import Pane, require_tmux
@@ -19,8 +19,10 @@ def test_enter_while_a_line_streams_prints_that_line_once(tmp_path: Path, server
     half, rest = dict(text), dict(text)
     half["choices"] = [{**text["choices"][0], "delta": {"content": "Half a line"}}]
     rest["choices"] = [{**text["choices"][0], "delta": {"content": " and the rest.\nDone."}}]
-    # the rest comes long after the half line: Enter is pressed while it is still arriving
-    server.reply(Stream([role, half, rest, *ending], pace=5.0), completion("Steered."))
+    # the rest comes long after the half line: Enter is pressed while it is still arriving (the
+    # pace is only before the rest: each HTTP chunk holds events, sent as ``sse`` writes them)
+    first, last = sse(role) + sse(half), "".join(sse(chunk) for chunk in [rest, *ending])
+    server.reply(Stream([first, last], pace=5.0), completion("Steered."))
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONDONTWRITEBYTECODE")
     env = {k: v for k, v in os.environ.items() if k in keep}
     env.update(

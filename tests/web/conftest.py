@@ -1,5 +1,7 @@
 """Fixtures of the web console's tests: console servers started in the test's directory (killed
-after it) and a headless chromium (skipped without one, except under ``CI=true``)."""
+after it) and tabs of one headless chromium (skipped without one, except under ``CI=true``),
+launched once for the package: each tab has a fresh browser context of its own (no cookies,
+storage or cache shared with any other tab), closed after its test."""
 
 from __future__ import annotations
 
@@ -30,12 +32,25 @@ def servers(tmp_path: Path, schemas: Schemas) -> Iterator[Callable[..., ConsoleS
         server.kill()
 
 
-@pytest.fixture
-def tabs() -> Iterator[Callable[..., Console]]:
-    """``tabs(width=1440, height=900)``: a new tab of one headless chromium."""
+@pytest.fixture(scope="package")
+def chromium() -> Iterator[Any]:
+    """One headless chromium for the package's tests (starting one per test cost seconds each);
+    tests share no state through it: every tab is a context of its own."""
     with browser() as launched:
+        yield launched
 
-        def tab(width: int = 1440, height: int = 900) -> Console:
-            return Console(launched.new_page(viewport={"width": width, "height": height}))
 
-        yield tab
+@pytest.fixture
+def tabs(chromium: Any) -> Iterator[Callable[..., Console]]:
+    """``tabs(width=1440, height=900)``: a new tab of the package's headless chromium, in a
+    fresh browser context (closed, with its tab, after the test)."""
+    contexts: list[Any] = []
+
+    def tab(width: int = 1440, height: int = 900) -> Console:
+        context = chromium.new_context(viewport={"width": width, "height": height})
+        contexts.append(context)
+        return Console(context.new_page())
+
+    yield tab
+    for context in contexts:
+        context.close()

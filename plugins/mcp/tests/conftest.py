@@ -211,13 +211,18 @@ def listening() -> Iterator[Listening]:
 
 @pytest.fixture
 def tool_messages() -> Turn:
-    """``await tool_messages(host, *script)``: one turn of a new agent on the scripted model's
-    ``script``; the agent and the tool messages of its session, in order."""
+    """``await tool_messages(host, *script, stream=None)``: one turn of a new agent on the
+    scripted model's ``script`` (``stream``: a listener of its stream events); the agent and the
+    tool messages of its session, in order."""
 
-    async def run(host: Any, *script: Any) -> tuple[Any, list[Any]]:
+    async def run(
+        host: Any, *script: Any, stream: Callable[[Any], object] | None = None
+    ) -> tuple[Any, list[Any]]:
         model = host.services.models.resolve("scripted")
         model.script("user", *script)
         agent = await host.services.agents.create(label="user")
+        if stream is not None:
+            agent.on_stream(stream)
         agent.followup("go")
         await agent.wait_idle()
         tool = [e.body for e in agent.session.events if getattr(e.body, "role", "") == "tool"]

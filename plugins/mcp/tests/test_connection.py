@@ -205,7 +205,8 @@ async def test_call_timeout_is_an_error_line_and_cancels_on_the_server(fault, ca
 
     assert outcome.is_error
     assert outcome.text == 'MCP server "fault": tool "slow" did not answer within 0.5s'
-    assert time.monotonic() - started < 3
+    # A timeout is timing: a generous bound, well before the 30 s the server would sleep.
+    assert time.monotonic() - started < 15
     await _until(lambda: _lines(cancel_log).count("cancelled") > before)
 
 
@@ -219,7 +220,7 @@ async def test_cancelling_the_awaiting_task_sends_cancelled_and_returns_at_once(
     begun = time.monotonic()
     with pytest.raises(asyncio.CancelledError):
         await call
-    assert time.monotonic() - begun < 1.0
+    assert time.monotonic() - begun < 15  # generous: not after the 30 s the server would sleep
 
     # The server saw notifications/cancelled: its handler was cancelled, not timed out.
     await _until(lambda: _lines(cancel_log).count("cancelled") > cancelled_before)
@@ -330,8 +331,9 @@ def test_never_answering_initialize_times_out_and_the_process_is_killed(mcp_loop
     with pytest.raises(McpError) as raised:
         connection.wait_ready(10)
     assert raised.value.message == 'MCP server "silent" did not answer initialize within 0.5s'
-    # It ignores stdin closing and SIGTERM: killed after two grace periods, before the raise.
-    assert 0.5 + 2 * GRACE <= time.monotonic() - started < 5
+    # It ignores stdin closing and SIGTERM: killed after two grace periods, before the raise
+    # (and not after wait_ready's own 10 s, which would be another line).
+    assert time.monotonic() - started >= 0.5 + 2 * GRACE
     assert _gone(connection.pid)
     connection.close()
 
@@ -359,7 +361,7 @@ def test_close_while_starting_stops_the_server(mcp_loop):
         time.sleep(0.01)
     started = time.monotonic()
     connection.close()
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 15  # generous: not the 30 s startup timeout waited out
     assert _gone(connection.pid)
     with pytest.raises(McpError, match="closed while starting"):
         connection.wait_ready(1)
@@ -441,7 +443,7 @@ async def test_streamable_http_on_loopback(mcp_loop, http_server, http_log):
     begun = time.monotonic()
     with pytest.raises(asyncio.CancelledError):
         await call
-    assert time.monotonic() - begun < 1.0
+    assert time.monotonic() - begun < 5  # before the call's 5 s timeout: the cancel, at once
     await _until(lambda: "cancelled" in _lines(http_log))
     await asyncio.to_thread(connection.close)
 
@@ -521,8 +523,9 @@ def test_closing_the_loop_stops_its_servers_gracefully():
 
     loop.close()  # without closing the connection first
 
-    # Stopped through the connection's own escalation (two grace periods), not the SDK's 4 s.
-    assert time.monotonic() - started < 2
+    # Stopped through the connection's own escalation (two grace periods), not the SDK's 4 s
+    # (timing is the behaviour here: the bound is the SDK's own 4 s).
+    assert time.monotonic() - started < 4
     assert _gone(connection.pid)
     connection.close()
     assert not loop.running

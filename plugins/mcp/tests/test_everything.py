@@ -20,6 +20,7 @@ import agent_host_mcp
 import pytest
 
 from host.agents import call, calls, say, tool_call
+from host.tools import ToolProgress
 
 PLUGIN = ("mcp", agent_host_mcp)
 NPM_DIR_ENV = "AGENT_HOST_TEST_NPM_DIR"
@@ -102,7 +103,7 @@ async def test_a_restarted_http_server_goes_failed_then_active_with_its_tools(
     started = time.monotonic()
     _, [down] = await tool_messages(host, call("web__echo", message="down"), say("ok"))
     assert (down.content, down.is_error) == (line, True)
-    assert time.monotonic() - started < 2  # at once, not after a timeout
+    assert time.monotonic() - started < 10  # at once, not after a timeout (30 s and more)
 
     server.wait()
     listening(command, port, env)
@@ -117,16 +118,23 @@ async def test_read_only_calls_of_one_step_run_together_in_call_order(
 ):
     host = make_host(PLUGIN, config=servers(everything=everything))
     slow = [
-        tool_call("everything__trigger-long-running-operation", duration=2, steps=2)
+        tool_call("everything__trigger-long-running-operation", duration=2, steps=4)
         for _ in range(4)
     ]
     echo = tool_call("everything__echo", message="last")
-    started = time.monotonic()
+    progressed: list[str] = []  # the call of each progress report (one every 0.5 s, per call)
 
-    agent, results = await tool_messages(host, calls(*slow, echo), say("ok"))
+    def heard(event: object) -> None:
+        if isinstance(event, ToolProgress):
+            progressed.append(event.tool_call_id)
 
-    elapsed = time.monotonic() - started
-    assert elapsed < 2 * 4  # four 2 s calls one after another would take 8 s
+    agent, results = await tool_messages(host, calls(*slow, echo), say("ok"), stream=heard)
+
+    # Together: the last call reported progress before the first one's last report (one after
+    # another, every report of a call would come before the next call's first).
+    first, last = results[0].tool_call_id, results[3].tool_call_id
+    last_of_first = max(i for i, called in enumerate(progressed) if called == first)
+    assert progressed.index(last) < last_of_first, progressed
     assert [r.content.startswith("Long running operation completed") for r in results] == [
         True,
         True,
@@ -146,18 +154,19 @@ def test_the_task_only_tool_is_not_run_as_a_plain_call(make_host, everything):
 
 def test_a_command_that_calls_no_tool_starts_no_server(tmp_path):
     slow = tmp_path / "slow_server.py"
-    slow.write_text("import time\ntime.sleep(4)\n")
+    ran = tmp_path / "ran"  # the server writes it as it starts, then fails to
+    slow.write_text(f"open({str(ran)!r}, 'w').close()\n")
     (tmp_path / "agent-host.toml").write_text(
         f'[plugins.mcp.servers.slow]\ncommand = "{sys.executable}"\nargs = ["{slow}"]\n'
     )
     command = [str(Path(sys.executable).parent / "agent-host"), "--config", "agent-host.toml"]
-    started = time.monotonic()
     done = subprocess.run(
         [*command, "sessions", "list"], cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    assert time.monotonic() - started < 3.5  # the server alone takes 4 s to fail to start
+    assert not ran.exists()  # the server never ran
     listed = subprocess.run(
         [*command, "plugins"], cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert "mcp.slow" in listed.stdout  # plugins still starts it, to show its state
+    assert ran.exists()
