@@ -1,6 +1,6 @@
 """The web console when answers and connections cross, in a real headless chromium against a
 real ``app-server --web`` (the page's socket passed through a route that holds or cuts it): a
-thread's late read after another was opened, a streamed answer cut by a lost connection, and
+thread's late read after another was opened, a message typed while a new thread starts, a streamed answer cut by a lost connection, and
 the turn ends of a stored thread and of a followed child after a reconnect."""
 
 from __future__ import annotations
@@ -67,6 +67,50 @@ def test_a_read_answered_after_another_thread_was_opened_is_not_shown(servers, t
     sent(tab, "msg C", "Answer C.")
     texts = tab.page.locator(".item .text").all_inner_texts()
     assert texts == ["msg B", "Answer B.", "msg C", "Answer C."]
+    tab.quiet()
+
+
+def test_a_message_typed_while_a_new_thread_starts_waits_for_that_thread(servers, tabs) -> None:
+    server, tab = servers({"user": ["Answer A.", "Answer B."]}), tabs()
+    held: list[str] = []
+    routes: list[Any] = []
+    starts: set[int] = set()
+
+    def route(socket: Any) -> None:  # the second thread/start's answer held
+        up = socket.connect_to_server()
+        routes.append(socket)
+
+        def from_page(message: Any) -> None:
+            data = json.loads(message)
+            if data.get("method") == "thread/start":
+                starts.add(data["id"])
+            up.send(message)
+
+        def from_server(message: Any) -> None:
+            data = json.loads(message)
+            if data.get("id") in starts and "method" not in data and len(starts) == 2:
+                held.append(message)
+                return
+            socket.send(message)
+
+        socket.on_message(from_page)
+        up.on_message(from_server)
+
+    tab.page.route_web_socket("**/*", route)
+    begin(tab, server, "msg A")
+    tab.page.wait_for_selector(".item .text:has-text('Answer A.')")
+    tab.page.get_by_role("button", name="New thread").click()
+    for _ in range(int(TIMEOUT * 10)):  # the route's handlers run while the page is waited on
+        if held:
+            break
+        tab.page.wait_for_timeout(100)
+    assert held, "the new thread's start was not sent"
+    # Until the new thread is open, nothing typed can go to the old one.
+    assert tab.page.locator("#message").is_disabled()
+    assert tab.page.locator("#send").is_disabled()
+    routes[-1].send(held.pop())
+    sent(tab, "msg B", "Answer B.")
+    assert tab.page.locator(".item .text").all_inner_texts() == ["msg B", "Answer B."]
     tab.quiet()
 
 

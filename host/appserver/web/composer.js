@@ -6,7 +6,7 @@ const $ = (id) => document.getElementById(id);
 
 export class Composer {
   constructor(state, error) {
-    this.state = state; // the page's: rpc, root, viewing, running
+    this.state = state; // the page's: rpc, root, viewing, running, starting
     this.error = error; // shows one line under the transcript
     $("composer").addEventListener("submit", (event) => this.send(event));
     $("message").addEventListener("keydown", (event) => {
@@ -17,9 +17,9 @@ export class Composer {
 
   // The box and buttons usable or not, and what Send does now.
   controls() {
-    const { root, viewing, running } = this.state;
+    const { root, viewing, running, starting } = this.state;
     const child = root && viewing !== root.id;
-    const usable = Boolean(root) && !(root.readOnly && !child);
+    const usable = Boolean(root) && !starting && !(root.readOnly && !child);
     $("message").disabled = !usable;
     $("send").disabled = !usable;
     $("interrupt").disabled = !usable;

@@ -24,6 +24,7 @@ const state = {
   shown: 0, // counts the views begun: a read for an earlier one stops
   readUpTo: -1, // the turns stored up to this seq were read, not shown as they end (null: not known yet)
   running: false,
+  starting: false, // a new thread is being started: nothing typed may go to the open one
 };
 
 const names = new Map();
@@ -142,12 +143,17 @@ async function loadThreads(more = false) {
 }
 
 async function newThread() {
+  state.starting = true;
+  controls();
   try {
     const result = await state.rpc.request("thread/start", {});
     list.add(result.thread);
     await open(result.thread.id, result.thread);
   } catch (failure) {
     error(failure.message);
+  } finally {
+    state.starting = false;
+    controls();
   }
 }
 
