@@ -1,7 +1,8 @@
 """The web console when answers and connections cross, in a real headless chromium against a
 real ``app-server --web`` (the page's socket passed through a route that holds or cuts it): a
-thread's late read after another was opened, a message typed while a new thread starts, a streamed answer cut by a lost connection, and
-the turn ends of a stored thread and of a followed child after a reconnect."""
+thread's late read after another was opened, a message typed while a new thread starts, a
+streamed answer cut by a lost connection, and the turn ends of a stored thread and of a
+followed child after a reconnect."""
 
 from __future__ import annotations
 
