@@ -48,6 +48,7 @@ from host.sessions.store import SessionStore
 from host.tools import Tool, ToolExec, tool
 from host.tools.execute import run_tool
 from host.tools.scope import ToolView, tool_registry
+from host.tools.tool import ToolExec as EngineExec
 from host.tools.workers import SERVICE, ToolWorkers
 
 CALL = ModelResponse(tool_calls=(ToolCall("c1", "echo", {"text": "hi"}),), stop_reason="tool_use")
@@ -184,7 +185,7 @@ async def loop_stall(blocking: bool | None) -> float:
     else:
         nap = napping(blocking)
         nap.declare()
-        await run_tool(nap, "nap", {}, ToolExec(agent=None, ctx=ctx))
+        await run_tool(nap, "nap", {}, EngineExec(agent=None, ctx=ctx))  # no agent: the engine's
     running = False
     await watcher
     workers.close()
