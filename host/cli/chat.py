@@ -19,7 +19,6 @@ terminal ``chat`` is the terminal client instead (``host.cli.terminal``).
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
@@ -31,11 +30,10 @@ from host.cli import render
 from host.cli.approve import Lines, TerminalAsker, listen
 from host.cli.model_choice import refuse_failed_model_plugins
 from host.cli.slash import SlashCommands, is_command, is_read_only, print_reply
-from host.cli.transcript import ARGUMENT_CHARS, first_line, short
+from host.cli.transcript import tool_parts
 from host.clients.commands import Commands
 from host.clients.events import ClientEvent, ItemCompleted
 from host.clients.feed import Feed
-from host.clients.items import Item
 
 if TYPE_CHECKING:
     from host.cli.script_file import Script
@@ -179,10 +177,10 @@ class PlainFront:
     def _shown(self, event: ClientEvent) -> None:
         """The root's tool calls and results, one line each on stderr."""
         if isinstance(event, ItemCompleted):
-            line = tool_line(event.item)
-            if line is not None:
+            parts = tool_parts(event.item)
+            if parts is not None:
                 self.printer.end_line()
-                print(line, file=self.err, flush=True)
+                print("".join(text for text, _ in parts), file=self.err, flush=True)
 
     def _turn_ended(self, outcome: TurnOutcome) -> None:
         self.printer.end_turn()
@@ -209,17 +207,6 @@ class PlainFront:
         if self._feed is not None:
             self._feed.close()
             self._feed = None
-
-
-def tool_line(item: Item) -> str | None:
-    """The plain line a root's item shows as: ``⏺ name {…}`` for a tool call, ``  ⎿ first
-    line`` (``  ✗`` for an error) for a tool result; None for others."""
-    if item.type == "toolCall":
-        arguments = short(json.dumps(item.arguments, ensure_ascii=False), ARGUMENT_CHARS)
-        return f"⏺ {item.name} {arguments}"
-    if item.type == "toolResult":
-        return f"  {'✗' if item.is_error else '⎿'} {first_line(item.text or '')}"
-    return None
 
 
 class Conversation:

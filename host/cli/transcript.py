@@ -57,6 +57,22 @@ def first_line(content: str) -> str:
     return short((content.strip().splitlines() or [""])[0], RESULT_CHARS)
 
 
+def tool_parts(item: Item) -> tuple[tuple[str, str], ...] | None:
+    """The one line a client item shows as, in styled parts ``(text, rich style)``:
+    ``⏺ name {…}`` for a tool call, ``  ⎿ first line`` (``  ✗`` for an error) for a tool
+    result; None for other items. The plain client prints the texts, the terminal client the
+    styled parts: one line, written once."""
+    if item.type == "toolCall":
+        arguments = short(json.dumps(item.arguments, ensure_ascii=False), ARGUMENT_CHARS)
+        return ("⏺ ", "yellow"), (item.name or "", "bold yellow"), (" ", ""), (arguments, "dim")
+    if item.type == "toolResult":
+        first = first_line(item.text or "")
+        if item.is_error:
+            return ("  ✗ ", "bold red"), (first, "red")
+        return ("  ⎿ ", "dim"), (first, "")
+    return None
+
+
 PERSONA_HEAD_CHARS = 30
 """How much of a persona's first line a descriptor's view shows."""
 

@@ -9,13 +9,12 @@ here: it arrives streamed (``StreamLines``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 
 from rich.cells import cell_len, chop_cells
 from rich.text import Text
 
-from host.cli.transcript import ARGUMENT_CHARS, first_line, short
+from host.cli.transcript import short, tool_parts
 from host.clients.events import (
     AgentMessageDelta,
     ClientEvent,
@@ -39,16 +38,9 @@ def event_lines(event: ClientEvent, names: Mapping[str, str]) -> Iterator[Text]:
     if not isinstance(event, ItemCompleted):
         return
     item = event.item
-    if item.type == "toolCall":
-        arguments = json.dumps(item.arguments, ensure_ascii=False)
-        yield Text.assemble(("⏺ ", "yellow"), (item.name or "", "bold yellow"), " ",
-                            (short(arguments, ARGUMENT_CHARS), "dim"))
-    elif item.type == "toolResult":
-        first = first_line(item.text or "")
-        if item.is_error:
-            yield Text.assemble(("  ✗ ", "bold red"), (first, "red"))
-        else:
-            yield Text.assemble(("  ⎿ ", "dim"), first)
+    parts = tool_parts(item)
+    if parts is not None:
+        yield Text.assemble(*parts)
     elif item.type in NOTICE_MARKS:
         mark, said = NOTICE_MARKS[item.type]
         sender = item.subagent_id or ""
