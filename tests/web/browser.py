@@ -10,11 +10,12 @@ raised; ``Console.quiet`` checks there was none. Screenshots go to ``ARTIFACTS``
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,51 @@ class ConsoleServer(WsServer):
         return self.process.wait(timeout=TIMEOUT)
 
 
+class HeldAnswers:
+    """Answers the server gave that the page has not been sent yet (``Console.holding``)."""
+
+    def __init__(self, page: Any, hold: Callable[[dict[str, Any]], bool]) -> None:
+        self.held: list[str] = []
+        self._page = page
+        self._hold = hold
+        self._ids: set[Any] = set()
+        self._sockets: list[Any] = []
+        page.route_web_socket("**/*", self._route)
+
+    def _route(self, socket: Any) -> None:
+        up = socket.connect_to_server()
+        self._sockets.append(socket)
+
+        def from_page(message: Any) -> None:
+            data = json.loads(message)
+            if "method" in data and "id" in data and self._hold(data):
+                self._ids.add(data["id"])
+            up.send(message)
+
+        def from_server(message: Any) -> None:
+            data = json.loads(message)
+            if "method" not in data and data.get("id") in self._ids:
+                self._ids.discard(data["id"])
+                self.held.append(message)
+                return
+            socket.send(message)
+
+        socket.on_message(from_page)
+        up.on_message(from_server)
+
+    def wait(self, what: str) -> None:
+        """Until an answer is held (the route's handlers run while the page is waited on)."""
+        for _ in range(int(TIMEOUT * 10)):
+            if self.held:
+                return
+            self._page.wait_for_timeout(100)
+        raise AssertionError(f"{what} was not sent")
+
+    def release(self) -> None:
+        """Send the page the answer held last, on its newest socket."""
+        self._sockets[-1].send(self.held.pop())
+
+
 class Console:
     """One browser tab on the console; what it logged (``logged``) and raised (``raised``)."""
 
@@ -87,6 +133,11 @@ class Console:
 
         self.page.route_web_socket("**/*", route)
         return sockets
+
+    def holding(self, hold: Callable[[dict[str, Any]], bool]) -> HeldAnswers:
+        """The page's sockets from now on, passed through to the server but for the answers to
+        the requests ``hold(request)`` picks, which are kept back until ``release``d."""
+        return HeldAnswers(self.page, hold)
 
     def quiet(self) -> None:
         """No console message and no uncaught error so far."""

@@ -10,7 +10,6 @@ import json
 import threading
 from typing import Any
 
-from tests.appserver.client import TIMEOUT
 from tests.appserver.conftest import TREE_SCRIPT
 from tests.web.test_console import begin, node
 
@@ -24,47 +23,27 @@ def sent(tab: Any, text: str, answer: str) -> None:
 
 def test_a_read_answered_after_another_thread_was_opened_is_not_shown(servers, tabs) -> None:
     server, tab = servers({"user": ["Answer A.", "Answer B.", "Answer C."]}), tabs()
-    hold = {"armed": False, "id": None}
-    held: list[str] = []
-    routes: list[Any] = []
+    armed = [False]
 
-    def route(socket: Any) -> None:  # thread/read's answer held once armed
-        up = socket.connect_to_server()
-        routes.append(socket)
+    def first_read_once_armed(request: dict[str, Any]) -> bool:
+        if armed[0] and request["method"] == "thread/read":
+            armed[0] = False
+            return True
+        return False
 
-        def from_page(message: Any) -> None:
-            data = json.loads(message)
-            if hold["armed"] and data.get("method") == "thread/read":
-                hold["id"], hold["armed"] = data["id"], False
-            up.send(message)
-
-        def from_server(message: Any) -> None:
-            data = json.loads(message)
-            if hold["id"] is not None and data.get("id") == hold["id"] and "method" not in data:
-                held.append(message)
-                return
-            socket.send(message)
-
-        socket.on_message(from_page)
-        up.on_message(from_server)
-
-    tab.page.route_web_socket("**/*", route)
+    answers = tab.holding(first_read_once_armed)
     begin(tab, server, "msg A")
     tab.page.wait_for_selector(".item .text:has-text('Answer A.')")
     tab.page.get_by_role("button", name="New thread").click()
     tab.page.wait_for_selector("#message:enabled")
     sent(tab, "msg B", "Answer B.")
     rows = tab.page.locator("#thread-list li button.thread")  # B first, then A
-    hold["armed"] = True
+    armed[0] = True
     rows.nth(1).click()  # A is opened; its read is slow…
-    for _ in range(int(TIMEOUT * 10)):  # the route's handlers run while the page is waited on
-        if held:
-            break
-        tab.page.wait_for_timeout(100)
-    assert held, "A's read was not sent"
+    answers.wait("A's read")
     rows.nth(0).click()  # …and B opened meanwhile
     tab.page.wait_for_selector(".item .text:has-text('Answer B.')")
-    routes[-1].send(held.pop())  # A's read answers late
+    answers.release()  # A's read answers late
     sent(tab, "msg C", "Answer C.")
     texts = tab.page.locator(".item .text").all_inner_texts()
     assert texts == ["msg B", "Answer B.", "msg C", "Answer C."]
@@ -73,43 +52,21 @@ def test_a_read_answered_after_another_thread_was_opened_is_not_shown(servers, t
 
 def test_a_message_typed_while_a_new_thread_starts_waits_for_that_thread(servers, tabs) -> None:
     server, tab = servers({"user": ["Answer A.", "Answer B."]}), tabs()
-    held: list[str] = []
-    routes: list[Any] = []
-    starts: set[int] = set()
+    starts = [0]
 
-    def route(socket: Any) -> None:  # the second thread/start's answer held
-        up = socket.connect_to_server()
-        routes.append(socket)
+    def second_start(request: dict[str, Any]) -> bool:
+        starts[0] += request["method"] == "thread/start"
+        return request["method"] == "thread/start" and starts[0] == 2
 
-        def from_page(message: Any) -> None:
-            data = json.loads(message)
-            if data.get("method") == "thread/start":
-                starts.add(data["id"])
-            up.send(message)
-
-        def from_server(message: Any) -> None:
-            data = json.loads(message)
-            if data.get("id") in starts and "method" not in data and len(starts) == 2:
-                held.append(message)
-                return
-            socket.send(message)
-
-        socket.on_message(from_page)
-        up.on_message(from_server)
-
-    tab.page.route_web_socket("**/*", route)
+    answers = tab.holding(second_start)
     begin(tab, server, "msg A")
     tab.page.wait_for_selector(".item .text:has-text('Answer A.')")
     tab.page.get_by_role("button", name="New thread").click()
-    for _ in range(int(TIMEOUT * 10)):  # the route's handlers run while the page is waited on
-        if held:
-            break
-        tab.page.wait_for_timeout(100)
-    assert held, "the new thread's start was not sent"
+    answers.wait("the new thread's start")
     # Until the new thread is open, nothing typed can go to the old one.
     assert tab.page.locator("#message").is_disabled()
     assert tab.page.locator("#send").is_disabled()
-    routes[-1].send(held.pop())
+    answers.release()
     sent(tab, "msg B", "Answer B.")
     assert tab.page.locator(".item .text").all_inner_texts() == ["msg B", "Answer B."]
     tab.quiet()
