@@ -1,5 +1,8 @@
 """Module attributes imported on first use, so that importing a package stays cheap.
 
+Once imported, a name is kept on the module, so later reads are plain attribute reads (the
+hooks and tools that read ``host.api`` names do so on every call).
+
 A package that re-exports names from heavier modules gives itself a module ``__getattr__``
 (PEP 562) made here, and lists the same names under ``if TYPE_CHECKING:`` for type checkers::
 
@@ -12,6 +15,7 @@ listing them twice.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,12 +29,19 @@ def lazy_attributes(
 ) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``module``: a name in ``sources`` is imported from the module
     it maps to, one in ``exports_of``'s ``__all__`` from that module, one in ``modules`` is the
-    module it maps to, whole — each when first asked for; any other name is an
-    ``AttributeError``, as for a plain module."""
+    module it maps to, whole — each when first asked for, then kept on ``module``; any other
+    name is an ``AttributeError``, as for a plain module."""
     table = dict(sources or {})
     whole = dict(modules or {})
 
     def __getattr__(name: str) -> Any:
+        value = _resolve(name)
+        owner = sys.modules.get(module)
+        if owner is not None:
+            setattr(owner, name, value)  # read directly from now on
+        return value
+
+    def _resolve(name: str) -> Any:
         if name in whole:
             return importlib.import_module(whole[name])
         source = table.get(name)
