@@ -139,7 +139,10 @@ class IdentityIndex:
 
     def refresh(self) -> None:
         """Bring the in-memory rows up to date with the file (only what was appended since the
-        last read, unless the file was replaced or shrank); never raises."""
+        last read, unless the file was replaced or shrank); never raises. A file that is the
+        regular file last read, at the size read, is not opened: one ``stat`` tells."""
+        if self._unchanged():
+            return
         try:  # only a regular file: the data directory may lie in a project (host.project_files)
             fd = open_regular(self.path)
         except FileRefused as refused:
@@ -168,6 +171,17 @@ class IdentityIndex:
             self._reset(f"{self.path} is unreadable: {exc}")
             return
         self._maybe_compact()
+
+    def _unchanged(self) -> bool:
+        """Whether the file is the regular file last read and has nothing more to read."""
+        cached = self._stat
+        if cached is None:
+            return False
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return False
+        return stat.S_ISREG(info.st_mode) and (info.st_ino, info.st_size) == cached
 
     def _reset(self, problem: str | None) -> None:
         """No rows (the file is missing, or ``problem`` says why it was not read: logged once
@@ -236,22 +250,38 @@ class IdentityIndex:
         self._rows[header.id] = (fingerprint(header), verdict.seq, self.unit_version, verdict)
 
     def _append(self, line: str) -> None:
+        """Append ``line`` (a row the caller also keeps in memory). When the file held just
+        what was read before, the line is counted as read: it is not read back."""
         data = (line + "\n").encode("utf-8")
+        # Never through a link (a repository may commit the data directory), never into a
+        # FIFO or device: the index is a regular file of ours or nothing is written.
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Never through a link (a repository may commit the data directory), never into a
-            # FIFO or device: the index is a regular file of ours or nothing is written.
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW
-            fd = os.open(self.path, flags, 0o644)
             try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                fd = os.open(self.path, flags, 0o644)
+            except FileNotFoundError:  # no directory yet
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path, flags, 0o644)
+            try:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode):
                     raise OSError(errno.EINVAL, "not a regular file")
-                os.write(fd, data)
+                written = os.write(fd, data)
+                if self._stat == (info.st_ino, info.st_size) and written == len(data):
+                    self._read_own(fd, info.st_size + written)
             finally:
                 os.close(fd)
         except OSError as exc:
             why = "it is a link" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
             log.warning("cannot write identity index %s: %s", self.path, why)
+
+    def _read_own(self, fd: int, end: int) -> None:
+        """Count the line just appended at the end of what was read as read, if nothing else
+        was appended meanwhile (the file ends at ``end``)."""
+        info = os.fstat(fd)
+        if info.st_size == end:
+            self._stat = (info.st_ino, end)
+            self._lines += 1
 
     def _maybe_compact(self) -> None:
         """Rewrite the file when most of its lines are superseded; never raises."""
