@@ -54,6 +54,8 @@ class NamedRegistry(Generic[T]):
     def __init__(self, what: str) -> None:
         self.what = what
         self._items: dict[str, list[Any]] = {}
+        self.version = 0
+        """Counts the registrations, removals and replacements so far: equal means unchanged."""
 
     def register(self, name: str, item: T, *, owner: Owner | str) -> Callable[[], bool]:
         """Add ``item``; a name already present raises ``DuplicateNameError``.
@@ -64,10 +66,12 @@ class NamedRegistry(Generic[T]):
             raise DuplicateNameError(self.what, name, owner, self._items[name][1])
         entry = [item, owner]
         self._items[name] = entry
+        self.version += 1
 
         def dispose() -> bool:
             if self._items.get(name) is entry:
                 del self._items[name]
+                self.version += 1
                 return True
             return False
 
@@ -78,6 +82,7 @@ class NamedRegistry(Generic[T]):
         entry = self._items.get(name)
         if entry is not None and entry[0] is old:
             entry[0] = new
+            self.version += 1
 
     def get(self, name: str) -> T | None:
         """The item registered under ``name``, or None."""

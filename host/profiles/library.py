@@ -96,6 +96,8 @@ class ProfileLibrary:
         self._generation = 0
         self._cache: dict[Any, tuple[Any, ProfileSet]] = {}
         self._where: tuple[Any, Locations] | None = None
+        self._sources: tuple[Any, list[tuple[str, Path | Profile]], list[Path]] | None = None
+        self._plugins: tuple[int, dict[str, str | None], tuple[Any, ...]] | None = None
         self._files = ProfileFiles()
 
     def register(self, plugin: str, source: Any) -> Callable[[], bool]:
@@ -146,12 +148,9 @@ class ProfileLibrary:
         from host.profiles.sources import load_all
 
         where = self.locations()
-        entries = self.entries()
-        paths = [where.user, where.project, where.claude_user, where.claude_project]
-        paths += [s for _, s in entries if isinstance(s, Path)]
-        files = [path for path in paths if path is not None]
-        plugins = self._tool_plugins()
-        key = (where, self._generation, _filter_key(deployment), tuple(plugins.items()))
+        entries, files = self._paths()
+        plugins, tools_key = self._tool_plugins()
+        key = (self._where_key(), self._generation, _filter_key(deployment), tools_key)
         signature = self._files.signature
         before, cacheable = signature(files)  # taken first: a change meanwhile shows
         cached = self._cache.get(key)
@@ -166,13 +165,35 @@ class ProfileLibrary:
             self._cache[key] = (signature, loaded)
         return loaded
 
-    def _tool_plugins(self) -> dict[str, str | None]:
-        """Each global tool's name and the plugin that registered it (None: no plugin)."""
-        if self.tools is None:
-            return {}
-        from host.tools.globs import plugins_by_tool
+    def _where_key(self) -> Any:
+        """What the locations were built from (``locations``): equal keys, equal locations."""
+        assert self._where is not None
+        return self._where[0]
 
-        return plugins_by_tool(self.tools)
+    def _paths(self) -> tuple[list[tuple[str, Path | Profile]], list[Path]]:
+        """The registrations and the paths to check (the four directories, then the
+        registered paths), built again only when the locations or the registrations change."""
+        key = (self._where_key(), self._generation)
+        if self._sources is None or self._sources[0] != key:
+            where = self.locations()
+            entries = self.entries()
+            paths = [where.user, where.project, where.claude_user, where.claude_project]
+            paths += [s for _, s in entries if isinstance(s, Path)]
+            self._sources = (key, entries, [path for path in paths if path is not None])
+        return self._sources[1], self._sources[2]
+
+    def _tool_plugins(self) -> tuple[dict[str, str | None], tuple[Any, ...]]:
+        """Each global tool's name and the plugin that registered it (None: no plugin), and
+        the same as a cache key; read again only when the global tools changed."""
+        if self.tools is None:
+            return {}, ()
+        cached = self._plugins
+        if cached is None or cached[0] != self.tools.version:
+            from host.tools.globs import plugins_by_tool
+
+            plugins = plugins_by_tool(self.tools)
+            cached = self._plugins = (self.tools.version, plugins, tuple(plugins.items()))
+        return cached[1], cached[2]
 
 
 class ProfileFiles:

@@ -113,3 +113,34 @@ async def test_a_child_costs_no_run_time_protocol_check(
     await delegate(host, root, 5)
     await root.wait_idle()
     assert checked == Counter()
+
+
+async def test_delegations_read_the_global_tools_owners_once_until_they_change(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import host.tools.globs as globs
+    from host.tools import tool
+
+    root = await host.services.agents.create(label="root")
+    await delegate(host, root, 1)
+    read: list[int] = []
+    real = globs.plugins_by_tool
+
+    def counting(registry: Any) -> dict[str, str | None]:
+        read.append(len(registry))
+        return real(registry)
+
+    monkeypatch.setattr(globs, "plugins_by_tool", counting)
+    await delegate(host, root, 20)  # each loads the profiles twice: start and description
+    assert read == []
+
+    @tool(name="probe_tool")
+    async def probe() -> str:
+        """A probe."""
+        return "probe"
+
+    dispose = host.tools.register("probe_tool", probe, owner="probe")
+    await delegate(host, root, 3)
+    dispose()
+    await delegate(host, root, 3)
+    assert read == [len(host.tools) + 1, len(host.tools)]  # once per change of the tools
