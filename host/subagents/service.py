@@ -136,6 +136,7 @@ class SubagentService:
         self.setup = ContinuableSetupRegistry()
         self._manager: ContinuationManager | None = None
         self._indexes: dict[Path, IdentityIndex] = {}
+        self._last_index: tuple[object, IdentityIndex] | None = None  # (data_dir, its index)
         self._private_agents: AgentRegistry | None = None
         self._runs: set[OneShotRun] = set()
         self._unit: tuple[Any, Disposer] | None = None
@@ -368,11 +369,15 @@ class SubagentService:
         data_dir = getattr(settings, "data_dir", None)
         if data_dir is None:
             return None
+        last = self._last_index
+        if last is not None and last[0] is data_dir:  # the same settings: no path to build
+            return last[1]
         path = Path(data_dir) / INDEX_PATH
         if path not in self._indexes:
             from host.subagents.index import IdentityIndex
 
             self._indexes[path] = IdentityIndex(path)
+        self._last_index = (data_dir, self._indexes[path])
         return self._indexes[path]
 
     def _agent_factory(self, bound: BoundServices) -> AgentRegistry:

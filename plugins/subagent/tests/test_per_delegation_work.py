@@ -144,3 +144,23 @@ async def test_delegations_read_the_global_tools_owners_once_until_they_change(
     dispose()
     await delegate(host, root, 3)
     assert read == [len(host.tools) + 1, len(host.tools)]  # once per change of the tools
+
+
+async def test_delegations_find_the_identity_index_without_building_its_path(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import host.subagents.service as service
+
+    root = await host.services.agents.create(label="root")
+    await delegate(host, root, 1)
+    index = host.services.subagents.index()
+    built: list[object] = []
+
+    def counting(*parts: Any) -> Path:
+        built.append(parts)
+        return Path(*parts)
+
+    monkeypatch.setattr(service, "Path", counting)
+    await delegate(host, root, 20)
+    assert built == []
+    assert host.services.subagents.index() is index
