@@ -100,7 +100,7 @@ _DEFINED_IN = {
     "TextDelta": "host.agents.models",
     "ToolCall": "host.sessions.model",
     "ToolCallDelta": "host.agents.models",
-    "ToolFilterSpec": "host.subagents.descriptors",
+    "ToolFilter": "host.tools.filter",
     "ToolSpec": "host.agents.models",
     "TurnEnd": "host.sessions.model",
     "TurnStart": "host.sessions.model",
@@ -239,7 +239,6 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.sessions.store import SessionStore as SessionStore
     from host.settings import HostSettings
     from host.subagents.children import combine_filters as combine_filters
-    from host.subagents.descriptors import ToolFilterSpec as ToolFilterSpec
     from host.subagents.rows import ListScope as ListScope
     from host.subagents.rows import entries_of as entries_of
     from host.subagents.rows import project as project
@@ -250,6 +249,7 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.subagents.types import MessageSource as MessageSource
     from host.subagents.types import RunResult as RunResult
     from host.tools.execute import run_tool as run_tool
+    from host.tools.filter import ToolFilter as ToolFilter
     from host.tools.globs import matches as matches
     from host.tools.tool import Tool
     from host.tools.workers import ToolWorkers

@@ -26,7 +26,8 @@ from host.services import Lookup
 from host.sessions.model import EventBody, SessionHeader, new_id
 from host.sessions.remote import SharedPersistence
 from host.sessions.store import Session, SessionStore
-from host.tools.scope import ToolFilter, ToolView, tool_registry
+from host.tools.filter import ToolFilter
+from host.tools.scope import ToolView, tool_registry
 from host.tools.tool import Tool
 
 

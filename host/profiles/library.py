@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from host.naming import NamedRegistry
     from host.profiles.model import Locations, Profile, ProfileSet
-    from host.subagents.descriptors import ToolFilterSpec
+    from host.tools.filter import ToolFilter
 
 HOME_ENV = "AGENT_HOST_HOME"
 DIR_NAME = ".agent-host"
@@ -138,7 +138,7 @@ class ProfileLibrary:
             self._where = (key, locations(environ, Path(cwd)))
         return self._where[1]
 
-    def load(self, deployment: ToolFilterSpec | None = None) -> ProfileSet:
+    def load(self, deployment: ToolFilter | None = None) -> ProfileSet:
         """Every profile in effect now; project profiles naming tools ``deployment`` does not
         admit are diagnostics instead (the repository cannot grant itself more). The cache is
         keyed on the metadata of the profile files and of the paths the result depends on
@@ -151,7 +151,7 @@ class ProfileLibrary:
         paths += [s for _, s in entries if isinstance(s, Path)]
         files = [path for path in paths if path is not None]
         plugins = self._tool_plugins()
-        key = (where, self._generation, _filter_key(deployment), tuple(plugins.items()))
+        key = (where, self._generation, deployment, tuple(plugins.items()))
         signature = self._files.signature
         before, cacheable = signature(files)  # taken first: a change meanwhile shows
         cached = self._cache.get(key)
@@ -232,12 +232,3 @@ def _watched(signature: Callable[..., tuple[Any, bool]], loaded: ProfileSet) -> 
     """The metadata of the paths ``loaded`` depends on besides the profile files (their own,
     not their entries: a memory directory's files do not matter to loading)."""
     return signature(loaded.watched, entries=False)
-
-
-def _filter_key(spec: ToolFilterSpec | None) -> Any:
-    if spec is None:
-        return None
-    allow = tuple(spec.allow) if spec.allow is not None else None
-    limits = tuple((limit.parent, tuple(limit.names)) for limit in spec.sub_plugins or ())
-    also = tuple(tuple(globs) for globs in spec.also_allow or ())
-    return (allow, tuple(spec.deny or ()), limits, also)

@@ -32,9 +32,7 @@ from host.api import HostError
 from host.tools import Tool, ToolExec, ToolResult, tool
 
 
-def _combine_filters(
-    first: ToolFilterSpec | None, second: ToolFilterSpec | None
-) -> ToolFilterSpec | None:
+def _combine_filters(first: ToolFilter | None, second: ToolFilter | None) -> ToolFilter | None:
     """``host.subagents.children.combine_filters``, imported at first use: that module loads
     the agent runtime, which listing plugins must not pay for at start-up."""
     from host.api import combine_filters
@@ -51,7 +49,7 @@ if TYPE_CHECKING:  # the subagent values are imported where they are built, not 
         RunResult,
         ServiceContext,
         SessionHeader,
-        ToolFilterSpec,
+        ToolFilter,
     )
 
 requires = ("subagents",)
@@ -87,13 +85,13 @@ class ToolInstance:
     allow: list[str] | None = None
     deny: list[str] = attrs.field(factory=list)
 
-    def deployment_filter(self) -> ToolFilterSpec | None:
+    def deployment_filter(self) -> ToolFilter | None:
         """The filter every child of this tool is cut down to (None: no restriction)."""
         if self.allow is None and not self.deny:
             return None
-        from host.api import ToolFilterSpec
+        from host.api import ToolFilter
 
-        return ToolFilterSpec(allow=self.allow, deny=list(self.deny) or None)
+        return ToolFilter(allow=self.allow, deny=self.deny or None)
 
 
 @attrs.frozen
@@ -162,12 +160,12 @@ def describe(base: str, profiles: ProfileSet) -> str:
     return "\n".join(lines)
 
 
-def describe_in_effect(base: str, ctx: ServiceContext, deployment: ToolFilterSpec | None) -> str:
+def describe_in_effect(base: str, ctx: ServiceContext, deployment: ToolFilter | None) -> str:
     """``base`` with the profiles in effect now (the delegation tool's live description)."""
     return describe(base, load_profiles(ctx, deployment))
 
 
-def load_profiles(ctx: ServiceContext, deployment: ToolFilterSpec | None) -> ProfileSet:
+def load_profiles(ctx: ServiceContext, deployment: ToolFilter | None) -> ProfileSet:
     """The profiles in effect for a tool with ``deployment``'s filter (none without the
     ``profiles`` service)."""
     library = ctx.find("profiles")
@@ -182,7 +180,7 @@ def load_profiles(ctx: ServiceContext, deployment: ToolFilterSpec | None) -> Pro
 def child_request(
     args: SubagentArgs,
     profile: Profile | None,
-    deployment: ToolFilterSpec | None,
+    deployment: ToolFilter | None,
     continuable: bool = False,
     reporting: bool = False,
 ) -> ChildRequest:
@@ -271,7 +269,7 @@ async def start_child(
     args: SubagentArgs,
     exec: ToolExec,
     profile: Profile | None,
-    deployment: ToolFilterSpec | None,
+    deployment: ToolFilter | None,
 ) -> ToolResult:
     """Start the child: in the background (continuable) unless asked or configured not to,
     else in the foreground, returning its final answer."""
