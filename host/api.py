@@ -57,6 +57,7 @@ _DEFINED_IN = {
     "Answer": "host.approvals.requests",
     "ApprovalRequest": "host.approvals.requests",
     "CancelSignal": "host.cancel",
+    "ChildMode": "host.subagents.types",
     "ChildRequest": "host.subagents.types",
     "ClientEvent": "host.clients.events",
     "CodecError": "host.sessions.codec",
@@ -245,6 +246,7 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.subagents.rows import render as render
     from host.subagents.service import SubagentService
     from host.subagents.setup import Contribution as Contribution
+    from host.subagents.types import ChildMode as ChildMode
     from host.subagents.types import ChildRequest as ChildRequest
     from host.subagents.types import MessageSource as MessageSource
     from host.subagents.types import RunResult as RunResult

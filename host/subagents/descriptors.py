@@ -87,7 +87,7 @@ class Unsupported:
     reason: Literal["unsupported"] = "unsupported"
 
 
-Verdict = Descriptor | Corrupt | Unsupported
+DescriptorVerdict = Descriptor | Corrupt | Unsupported
 
 _BY_MODE: dict[str, type[OneShotDescriptor] | type[ContinuableDescriptor]] = {
     "one-shot": OneShotDescriptor,
@@ -95,7 +95,7 @@ _BY_MODE: dict[str, type[OneShotDescriptor] | type[ContinuableDescriptor]] = {
 }
 
 
-def parse_descriptor(value: Any) -> Verdict:
+def parse_descriptor(value: Any) -> DescriptorVerdict:
     """Judge one raw descriptor value; never raises."""
     if not isinstance(value, dict):
         return Corrupt("descriptor is not an object")

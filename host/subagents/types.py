@@ -12,6 +12,9 @@ if TYPE_CHECKING:  # annotations only: the descriptors (and their converter) loa
     from host.subagents.descriptors import MemorySpec
     from host.tools.filter import ToolFilter
 
+ChildMode = Literal["continuable", "one-shot"]
+"""How a child runs: ``continuable`` (it can be resumed and messaged, in the background by
+default) or ``one-shot`` (one task to its end)."""
 ReportDelivery = Literal["quiet", "next-step"]
 """How a child's report reaches its parent (``report_from``): ``quiet`` is seen at the parent's
 next step, ``next-step`` also wakes an idle parent. An inbox message's own delivery is

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from host import hookimpl
-from host.api import HostError
+from host.api import ChildMode, HostError
 from host.tools import Tool, ToolExec, ToolResult, tool
 
 
@@ -58,8 +58,6 @@ REPORT_PLUGIN = "subagent_report"
 """The plugin that gives every continuable child its ``report`` tool; a built-in persona's
 closing names ``report`` only while it is active (``Profile.persona_for``)."""
 
-Mode = Literal["continuable", "one-shot"]
-
 DESCRIPTION = (
     "Start a subagent: a separate agent with its own session that works on the task you "
     "describe. In the background (the default here) it returns at once with the subagent's "
@@ -81,7 +79,7 @@ class ToolInstance:
 
     name: str = "subagent"
     provider: str = "spawn"
-    mode: Mode = "continuable"
+    mode: ChildMode = "continuable"
     allow: list[str] | None = None
     deny: list[str] = attrs.field(factory=list)
 
