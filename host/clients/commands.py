@@ -23,7 +23,7 @@ from host.errors import HostError
 from host.profiles.applying import check_model, check_servers, root_options
 from host.sessions.model import Event, SessionHeader, new_id
 from host.sessions.persistence import PersistenceError
-from host.subagents.rows import ListScope, entries_of, project, render
+from host.subagents.rows import ListScope, entries_of, listing_text, rows_of
 
 if TYPE_CHECKING:
     from host.agents.agent import Agent
@@ -278,8 +278,8 @@ class Commands:
         entries = await entries_of(self._subagents(), root.id, scope)
         approvals = self._host.services.find("approvals")
         waiting = approvals.waiting(root) if approvals is not None else set()
-        rows = project(entries, self._host.services.agents, scope, waiting)
-        return render(rows), rows
+        rows = rows_of(entries, self._host.services.agents, scope, waiting)
+        return listing_text(rows), rows
 
     async def send(self, thread_id: str, subagent_id: str, text: str) -> str:
         """Send ``text`` to the root's direct subagent as ``send_message`` would; the message

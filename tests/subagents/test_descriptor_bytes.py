@@ -90,7 +90,7 @@ async def test_a_descriptor_log_written_before_loads_and_is_written_again_the_sa
 ) -> None:
     old = tmp_path / "old"
     old.mkdir()
-    (old / FIXTURE.name.replace("descriptor_log", HEADER.id)).write_bytes(FIXTURE.read_bytes())
+    (old / f"{HEADER.id}.jsonl").write_bytes(FIXTURE.read_bytes())
     stored = await JsonlPersistence(old).inspect(HEADER.id)
     assert stored.header == HEADER
     bodies = [e.body for e in stored.events if isinstance(e.body, SubagentDescriptorEvent)]
