@@ -57,7 +57,8 @@ class RunningHost(Protocol):
 class ClientError(HostError):
     """A command that cannot be done: a stable ``code`` and one line. ``stored`` is the
     persistence's own error when this one says it in a client's words (``LOCKED``: the store's
-    names the other writer), for a front end that speaks as the store does (``chat --resume``)."""
+    line names the other writer), for a front end that speaks as the store does
+    (``chat --resume``)."""
 
     def __init__(self, code: str, message: str, *, stored: PersistenceError | None = None) -> None:
         super().__init__(code, message)
