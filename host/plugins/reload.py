@@ -138,7 +138,7 @@ def reload_plugin(
     except Exception as error:
         _restore_modules(package, saved)
         return _failed(record, started, record.explain(error))
-    missing = stage.missing()
+    missing = stage.shadow.missing(set(lifecycle.services.names()))  # of the new version
     if record.state == "active" and missing:  # the new version could not activate: keep this one
         error_text: str | None = "the new version requires " + ", ".join(missing)
     elif record.state != "active":
