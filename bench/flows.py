@@ -6,7 +6,8 @@ Not a timing. Run from the project root with the project venv::
 
 Each flow runs in-process on a real host (the built-in plugins, JSONL persistence in a
 temporary directory, the scripted model) under ``sys.setprofile`` (and ``threading.setprofile``
-for the tool workers), once to warm up (lazy imports, caches) and once traced:
+in every thread started after it: the tool and persistence workers), once to warm up (lazy
+imports, caches) and once traced:
 
 * **tool-call**: a root agent's turn through its real ``Agent`` and driver; the trace runs from
   the scripted model handing out a call of a small ``echo`` tool (no approval needed) until the
@@ -110,7 +111,8 @@ class Trace:
             return None
         return (path, code.co_qualname, code.co_firstlineno)
 
-    def _profile(self, frame: types.FrameType, event: str, arg: object) -> None:
+    def profile(self, frame: types.FrameType, event: str, arg: object) -> None:
+        """Count a call of a function of the repo (and its caller's edge)."""
         if event != "call":
             return
         callee = self._function(frame.f_code)
@@ -120,17 +122,20 @@ class Trace:
         if lasti >= 0 and (code[lasti] != RESUME or code[lasti + 1] != FRESH):
             return  # a coroutine or generator resumed, not called
         self.calls[callee] += 1
-        caller = None if frame.f_back is None else self._function(frame.f_back.f_code)
+        back = frame.f_back
+        while back is not None and back.f_code.co_name in COMPREHENSIONS:
+            back = back.f_back  # a comprehension calls on behalf of its function
+        caller = None if back is None else self._function(back.f_code)
         if caller is not None:
             self.edges[(caller, callee)] += 1
 
     def start(self) -> None:
-        threading.setprofile(self._profile)
-        sys.setprofile(self._profile)
+        """Count from now on, in every thread (``profile_every_thread``)."""
+        ACTIVE[:] = [self]
 
     def stop(self) -> None:
-        sys.setprofile(None)
-        threading.setprofile(None)  # None removes it
+        """Stop counting."""
+        ACTIVE.clear()
 
     def figures(self, within: tuple[str, ...] = PRODUCT) -> dict[str, int]:
         """Files, functions, calls and edges between files, of the files under ``within``."""
@@ -314,6 +319,23 @@ FLOWS: dict[str, Callable[[Path, list[Trace]], Coroutine[Any, Any, None]]] = {
 }
 
 
+ACTIVE: list[Trace] = []
+"""The trace counting now, if any."""
+
+
+def dispatch(frame: types.FrameType, event: str, arg: object) -> None:
+    """The profile function of every thread: hands the event to the active trace."""
+    if ACTIVE:
+        ACTIVE[0].profile(frame, event, arg)
+
+
+def profile_every_thread() -> None:
+    """Profile this thread and every thread started from now on (the persistence's workers
+    are started with the first host), before anything is traced."""
+    threading.setprofile(dispatch)
+    sys.setprofile(dispatch)
+
+
 def measure(name: str) -> Trace:
     """Run flow ``name`` twice on one host (a warm-up, then traced); the second trace."""
     warm_up, measured = Trace(), Trace()
@@ -345,6 +367,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     options = parser.parse_args()
     results: dict[str, Any] = {}
+    profile_every_thread()
     for name in options.flow or list(FLOWS):
         trace = measure(name)
         if options.json:
