@@ -66,6 +66,7 @@ from host.agents.scripted import ScriptFn  # noqa: E402
 from host.api import RegisterTool  # noqa: E402
 from host.plugins.discovery import discover  # noqa: E402
 from host.plugins.watch import ReloadLoop, WatchMap  # noqa: E402
+from host.sessions.model import MessageEvent  # noqa: E402
 from host.testing import HostHarness, call_tool  # noqa: E402
 from host.tools import ToolExec, tool  # noqa: E402
 from tests.distributions import write_distribution  # noqa: E402
@@ -140,9 +141,7 @@ class Trace:
     def figures(self, within: tuple[str, ...] = PRODUCT) -> dict[str, int]:
         """Files, functions, calls and edges between files, of the files under ``within``."""
         functions = [f for f in self.calls if f[0].startswith(within)]
-        crossing = [
-            (a, b) for a, b in self.edges if a[0] != b[0] and b[0].startswith(within)
-        ]
+        crossing = [(a, b) for a, b in self.edges if a[0] != b[0] and b[0].startswith(within)]
         return {
             "files": len({f[0] for f in functions}),
             "functions": len(functions),
@@ -224,6 +223,13 @@ async def tool_call(temp: Path, traces: list[Trace]) -> None:
             )
             root.followup("echo hello")
             await root.wait_idle()
+            results = [
+                e.body.content
+                for e in root.session.events
+                if isinstance(e.body, MessageEvent) and e.body.role == "tool"
+            ]
+            if results[-1:] != ["hello"]:
+                raise SystemExit(f"flows.py: the tool call answered {results[-1:]}")
     finally:
         await harness.close()
 
@@ -233,9 +239,9 @@ async def background_child(temp: Path, traces: list[Trace]) -> None:
     wanted = {"subagent", "subagent_report"}
     harness = HostHarness(*[c for c in discover() if c.name in wanted], data_dir=temp / "data")
     try:
-        for round, trace in enumerate(traces):
+        for n, trace in enumerate(traces):
             window = Window(trace)
-            label, task = f"parent {round}", f"scan the logs {round}"
+            label, task = f"parent {n}", f"scan the logs {n}"
             parent = await harness.root(label)
             harness.model.script(notified(label), window.closing(say("thanks")))
             harness.model.script(
@@ -245,8 +251,15 @@ async def background_child(temp: Path, traces: list[Trace]) -> None:
             )
             harness.model.script(task, call("report", output="nothing unusual"), say("done"))
             parent.followup("delegate the scan")
-            await window.closed.wait()
+            await asyncio.wait_for(window.closed.wait(), 60)  # the notice reached the parent
             await parent.wait_idle()
+            kinds = [
+                (e.body.source or {}).get("kind")
+                for e in parent.session.events
+                if isinstance(e.body, MessageEvent)
+            ]
+            if kinds.count("subagent-report") != 1 or kinds.count("subagent-settled") != 1:
+                raise SystemExit(f"flows.py: the parent's messages came from {kinds}")
     finally:
         await harness.close()
 
