@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from host.agents.inbox import Inbox
 from host.agents.models import (
     ModelRequest,
     ModelResponse,
@@ -114,11 +113,6 @@ class Driver:
         self.last_answer: str | None = None
 
     @property
-    def inbox(self) -> Inbox:
-        """The agent's inbox."""
-        return self._agent.inbox
-
-    @property
     def task(self) -> asyncio.Task[None] | None:
         """The task running turns, if any."""
         return self._task
@@ -145,7 +139,7 @@ class Driver:
         self.wake()
 
     def _has_work(self) -> bool:
-        return bool(self._resumed) or self.inbox.turn_ready()
+        return bool(self._resumed) or self._agent.inbox.turn_ready()
 
     def interrupt(self) -> None:
         """Abort the current turn (if any): set its signal and cancel what is in flight."""
@@ -197,7 +191,7 @@ class Driver:
         self._partial = []
         self.last_answer = None
         # a turn that finishes resumed tool calls first claims no followup at its start
-        turn_id = new_id("turn_") if self._resumed else self.inbox.next_turn_id()
+        turn_id = new_id("turn_") if self._resumed else self._agent.inbox.next_turn_id()
         try:
             await session.append_async(TurnStart(turn_id))
         except asyncio.CancelledError:
@@ -275,8 +269,9 @@ class Driver:
     async def _steps(self, resumed: Sequence[tuple[ToolCall, Finisher]] = ()) -> StopReason:
         if resumed:  # a resumed turn starts where its step left off: no followup of its own
             await self._run_in_order([(c, partial(self._finish, c, f)) for c, f in resumed])
+        inbox = self._agent.inbox
         for step in range(self._agent.max_steps):
-            await self.inbox.claim(self.inbox.take(turn_start=step == 0 and not resumed))
+            await inbox.claim(inbox.take(turn_start=step == 0 and not resumed))
             response = await self._call_model()
             await self._agent.session.append_async(
                 MessageEvent(
@@ -290,7 +285,7 @@ class Driver:
                 return "max_tokens"
             if response.tool_calls:
                 await self._run_tools(response.tool_calls)
-            elif not self.inbox.has_steers():
+            elif not inbox.has_steers():
                 return "completed"
             if self._signal.is_set():  # a tool swallowed the cancellation
                 raise asyncio.CancelledError

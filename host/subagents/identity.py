@@ -116,14 +116,7 @@ def judge_descriptor(value: object, seq: int) -> Identity | IdentityProblem:
         return IdentityProblem("unsupported", seq, "unknown descriptor version")
     if isinstance(parsed, Corrupt):
         return IdentityProblem("corrupt", seq, parsed.problem)
-    return identity_of(parsed, seq)
-
-
-def identity_of(descriptor: Descriptor, seq: int) -> Identity:
-    """The listing identity of a valid descriptor recorded at ``seq``."""
-    return Identity(
-        mode=descriptor.mode, label=descriptor.label, provider=descriptor.provider, seq=seq
-    )
+    return Identity(mode=parsed.mode, label=parsed.label, provider=parsed.provider, seq=seq)
 
 
 def identity_verdict(state: object, header: SessionHeader, *, live: bool) -> IdentityVerdict:

@@ -31,15 +31,6 @@ from host import hookimpl
 from host.api import ChildMode, HostError
 from host.tools import Tool, ToolExec, ToolResult, tool
 
-
-def _combine_filters(first: ToolFilter | None, second: ToolFilter | None) -> ToolFilter | None:
-    """``host.subagents.children.combine_filters``, imported at first use: that module loads
-    the agent runtime, which listing plugins must not pay for at start-up."""
-    from host.api import combine_filters
-
-    return combine_filters(first, second)
-
-
 if TYPE_CHECKING:  # the subagent values are imported where they are built, not at load
     from host.api import (
         ChildRequest,
@@ -185,7 +176,7 @@ def child_request(
     """What to ask the subagent service for: the task, plus the profile cut to ``deployment``
     (its persona as a child of that mode, with ``report`` or not, gets it:
     ``Profile.persona_for``)."""
-    from host.api import ChildRequest, memory_of, own_filter
+    from host.api import ChildRequest, combine_filters, memory_of, own_filter
 
     if profile is None:
         return ChildRequest(prompt=args.prompt, label=args.description, tool_filter=deployment)
@@ -194,7 +185,7 @@ def child_request(
         label=args.description,
         model=profile.model,
         persona=profile.persona_for(continuable, reporting),
-        tool_filter=_combine_filters(deployment, own_filter(profile)),
+        tool_filter=combine_filters(deployment, own_filter(profile)),
         max_steps=profile.max_steps,
         profile=profile.name,
         mcp_servers=list(profile.mcp_servers) if profile.mcp_servers is not None else None,
