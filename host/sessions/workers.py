@@ -73,14 +73,19 @@ def syncing() -> ThreadPoolExecutor:
 
 
 async def settled(future: Future[T]) -> T:
-    """The result of ``future``; should the caller be cancelled meanwhile, its
+    """The result of ``future``; should the caller be cancelled meanwhile (once or more), its
     ``CancelledError`` is raised once ``future`` finished (its outcome left to whoever
-    submitted it: a sync's writer records it either way)."""
+    submitted it: a sync's writer records it either way; a new log's descriptor is closed only
+    after the thread that fills it is done with it)."""
     wrapped = asyncio.wrap_future(future)
     try:
         return await asyncio.shield(wrapped)
     except asyncio.CancelledError:
-        await asyncio.wait([wrapped])
+        while not wrapped.done():
+            try:
+                await asyncio.wait([wrapped])
+            except asyncio.CancelledError:
+                continue  # the first cancellation is raised below, after the thread's end
         if not wrapped.cancelled():
             wrapped.exception()  # seen: the caller's cancellation is what it gets
         raise

@@ -38,6 +38,7 @@ class Syncs:
         self.entered = threading.Semaphore(0)
         self.meet: threading.Barrier | None = None
         self.fail: OSError | None = None
+        self.errors: list[OSError] = []
         self._lock = threading.Lock()
 
     def __call__(self, fd: int) -> None:
@@ -54,7 +55,11 @@ class Syncs:
                 raise AssertionError("the gate was never opened")
             if self.fail is not None:
                 raise self.fail
-            os.fstat(fd)  # still this writer's descriptor (close waits for the sync)
+            try:
+                os.fstat(fd)  # still open: nobody closed it under the sync
+            except OSError as error:
+                self.errors.append(error)
+                raise
             self.real(fd)
         finally:
             with self._lock:
@@ -251,11 +256,16 @@ async def test_a_creation_cancelled_during_its_sync_stores_nothing(
     gate = syncs.hold()
     creating = asyncio.ensure_future(persistence.create_async(SessionHeader(id="s1")))
     await syncs.entered_once()
-    creating.cancel()
+    for _ in range(2):  # cancelled again while it waits for the sync: it still waits
+        creating.cancel()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not creating.done()
     gate.set()
     with pytest.raises(asyncio.CancelledError):
         await creating
     assert os.listdir(data_dir) == []  # not linked, the temporary file gone
+    assert syncs.errors == []  # the descriptor stayed open until its sync was done
     persistence.open_writer(SessionHeader(id="s1"), create=True).close()
 
 
