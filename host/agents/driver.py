@@ -234,20 +234,24 @@ class Driver:
         """Record the end of the turn (waiting for the write) and tell the listeners, even
         when cancelled meanwhile. An interrupt that arrives now finds nothing left to stop."""
         session = self._agent.session
+        end = TurnEnd(outcome.turn_id, outcome.stop_reason, outcome.error)
         try:
-            try:
-                await session.append_async(
-                    TurnEnd(outcome.turn_id, outcome.stop_reason, outcome.error)
-                )
-            except asyncio.CancelledError:
-                if not self._cancel_sent:
-                    raise
-                self._uncancel()
-            session.commit(durable=True)
+            await self._despite_interrupt(session.append_async(end))
+            await self._despite_interrupt(session.commit_async(durable=True))
         except Exception:
             log_failure(log, "could not record the end of turn %s", outcome.turn_id)
         finally:
             self._tell_end(outcome)
+
+    async def _despite_interrupt(self, write: Awaitable[object]) -> None:
+        """Await ``write``, which finishes even when cancelled; an interrupt of this turn that
+        lands meanwhile is taken back (``_end``), any other cancellation raised."""
+        try:
+            await write
+        except asyncio.CancelledError:
+            if not self._cancel_sent:
+                raise
+            self._uncancel()
 
     def _end_now(self, outcome: TurnOutcome) -> None:
         """``_end`` for a turn cancelled from outside: written before the task stops."""
