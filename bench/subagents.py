@@ -11,10 +11,11 @@ host)::
 persistence in a temporary directory with each fsync policy given: by default ``turn``, the
 deployment default, then ``never``, the cost without the disk; the scripted model). One root
 parent calls the ``subagent`` tool ``N`` times (background, the default), exactly as a turn
-would; each call publishes a child with its own durable session,
+would, while it is in a turn (its first model call waits for the delegations); each call
+publishes a child with its own durable session,
 which answers once, settles and notifies the parent (a settlement notice durably accepted in
-the parent's inbox; the parent's model answers the notices in its own turns). The clock runs
-from the first delegation until every notice is in the parent's log and the parent is idle.
+the parent's inbox; the parent's model answers the notices after that first call). The clock
+runs from the parent's turn until every notice is in the parent's log and the parent is idle.
 Checked: N children, N notices, each naming its child once.
 
 **Baseline, measured in the same run**: the same fan-out through LangGraph's ``Send`` API —
@@ -28,9 +29,11 @@ of their own; SQLite syncs its write-ahead log about once per child (``strace -c
 Prints ms per child for each, wall clock and CPU time (of the whole process, every thread:
 steadier than the wall clock on a shared machine), the ratios host ÷ LangGraph (target <= 1
 at 5,000), and the ``fsync``/``fdatasync`` calls the host made per child (counted by wrapping
-``os.fsync`` and ``os.fdatasync`` in this process). ``--profile N`` runs the host side under
-cProfile and prints its N most expensive functions (cumulative, then own time) after the
-figures.
+``os.fsync`` and ``os.fdatasync`` in this process), with how many of them ran at once (the
+most, and how many others were running when one began, on average: syncs in flight together
+are what the file system can write with one journal commit). ``--profile N`` runs the host
+side under cProfile and prints its N most expensive functions (cumulative, then own time)
+after the figures.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import os
 import pstats
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -54,14 +58,27 @@ sys.path.insert(0, str(ROOT))
 SYNCS: Counter[str] = Counter()
 
 
+IN_FLIGHT: Counter[str] = Counter()  # syncs running now, most at once, others at each start
+_FLIGHT = threading.Lock()
+
+
 def _counted(name: str) -> None:
-    """Wrap ``os.<name>`` to count its calls in ``SYNCS`` — before the host is imported, so
-    that a module binding it at import (``sync_fd = os.fdatasync``) binds the counter."""
+    """Wrap ``os.<name>`` to count its calls in ``SYNCS`` and how many run at once in
+    ``IN_FLIGHT`` — before the host is imported, so that a module binding it at import
+    (``sync_fd = os.fdatasync``) binds the counter."""
     real: Callable[[int], None] = getattr(os, name)
 
     def counted(fd: int) -> None:
-        SYNCS[name] += 1
-        real(fd)
+        with _FLIGHT:
+            SYNCS[name] += 1
+            IN_FLIGHT["beside"] += IN_FLIGHT["now"]
+            IN_FLIGHT["now"] += 1
+            IN_FLIGHT["most"] = max(IN_FLIGHT["most"], IN_FLIGHT["now"])
+        try:
+            real(fd)
+        finally:
+            with _FLIGHT:
+                IN_FLIGHT["now"] -= 1
 
     setattr(os, name, counted)
 
@@ -97,10 +114,26 @@ async def host_run(children: int, data_dir: Path, fsync: str) -> dict[str, Any]:
         def answer(request: ModelRequest) -> Any:
             return say("done" if request.label != "parent" else "noted")
 
-        host.services.models.resolve("scripted").answer_unscripted(answer)
+        model = host.services.models.resolve("scripted")
+        model.answer_unscripted(answer)
+        delegated = asyncio.Event()
+        scripted = model.complete
+
+        async def complete(request: ModelRequest, *, signal: Any) -> Any:
+            if request.label == "parent":
+                await delegated.wait()
+            return await scripted(request, signal=signal)
+
+        # The parent is in a turn while it delegates, as when the delegations are its own tool
+        # calls: its first model call waits for them, so the notices that arrive meanwhile
+        # are answered after it, not each in a turn of its own (children run, settle and
+        # notify while their later siblings are still being created).
+        model.complete = complete
         parent = await host.services.agents.create(label="parent")
         SYNCS.clear()
+        IN_FLIGHT.clear()
         started, cpu = time.perf_counter(), time.process_time()
+        parent.followup("Delegate the tasks.")
         ids = []
         for index in range(children):
             args = {"description": f"task {index}", "prompt": f"Do task {index}."}
@@ -109,6 +142,7 @@ async def host_run(children: int, data_dir: Path, fsync: str) -> dict[str, Any]:
             )
             assert not result.is_error, result.text
             ids.append(result.structured["subagent_id"])
+        delegated.set()
         manager = host.services.subagents.manager()
         for child_id in ids:
             activation = manager.activation(child_id)
@@ -118,13 +152,19 @@ async def host_run(children: int, data_dir: Path, fsync: str) -> dict[str, Any]:
             await parent.wait_idle()
             await asyncio.sleep(0)
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-        syncs = Counter(SYNCS)
+        syncs, flight = Counter(SYNCS), Counter(IN_FLIGHT)
         named = notices(parent.session.events)
         assert sorted(named) == sorted(ids), "a child did not notify its parent exactly once"
         turns = sum(1 for e in parent.session.events if e.kind == "turn/start")
     finally:
         await host.aclose()
-    return {"seconds": elapsed, "cpu": cpu, "syncs": syncs, "parent_turns": turns}
+    return {
+        "seconds": elapsed,
+        "cpu": cpu,
+        "syncs": syncs,
+        "flight": flight,
+        "parent_turns": turns,
+    }
 
 
 class Fan(TypedDict):
@@ -180,11 +220,14 @@ def measure(children: int, fsync: str, profiler: cProfile.Profile | None) -> Non
     syncs = ours["syncs"]
     per_child = sum(syncs.values()) / children
     detail = ", ".join(f"{name} {count}" for name, count in sorted(syncs.items()))
+    flight, total = ours["flight"], sum(syncs.values())
+    beside = flight["beside"] / total if total else 0.0
     print(
         f"{children} children, fsync={fsync}: host {ms:.3f} ms/child (CPU {cpu:.3f}), "
         f"LangGraph Send+SQLite {base_ms:.3f} ms/child (CPU {base_cpu:.3f}), ratio "
         f"{ms / base_ms:.2f} (CPU {cpu / base_cpu:.2f}; target <= 1 at 5,000); host syncs "
-        f"{per_child:.2f}/child ({detail}); parent turns {ours['parent_turns']}"
+        f"{per_child:.2f}/child ({detail}); in flight at once: at most {flight['most']}, "
+        f"{beside:.1f} others at a sync's start on average; parent turns {ours['parent_turns']}"
     )
 
 

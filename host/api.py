@@ -57,6 +57,7 @@ _DEFINED_IN = {
     "Answer": "host.approvals.requests",
     "ApprovalRequest": "host.approvals.requests",
     "CancelSignal": "host.cancel",
+    "ChildMode": "host.subagents.types",
     "ChildRequest": "host.subagents.types",
     "ClientEvent": "host.clients.events",
     "CodecError": "host.sessions.codec",
@@ -100,7 +101,7 @@ _DEFINED_IN = {
     "TextDelta": "host.agents.models",
     "ToolCall": "host.sessions.model",
     "ToolCallDelta": "host.agents.models",
-    "ToolFilterSpec": "host.subagents.descriptors",
+    "ToolFilter": "host.tools.filter",
     "ToolSpec": "host.agents.models",
     "TurnEnd": "host.sessions.model",
     "TurnStart": "host.sessions.model",
@@ -118,6 +119,7 @@ _DEFINED_IN = {
     "encode_header": "host.sessions.codec",
     "entries_of": "host.subagents.rows",
     "items_of": "host.clients.items",
+    "listing_text": "host.subagents.rows",
     "matches": "host.tools.globs",
     "memory_of": "host.profiles.applying",
     "new_id": "host.sessions.model",
@@ -125,14 +127,13 @@ _DEFINED_IN = {
     "open_regular": "host.project_files",
     "own_filter": "host.profiles.applying",
     "prepare_decoding": "host.sessions.codec",
-    "project": "host.subagents.rows",
     "raise_if_cancelled": "host.cancel",
     "read_listed": "host.project_files",
     "read_regular": "host.project_files",
-    "render": "host.subagents.rows",
     "replace_file": "host.atomic",
     "resolve": "host.profiles.matching",
     "roll_back": "host.disposal",
+    "rows_of": "host.subagents.rows",
     "run_tool": "host.tools.execute",
     "shown": "host.profiles.model",
     "structure_config": "host.plugins.config",
@@ -239,17 +240,18 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.sessions.store import SessionStore as SessionStore
     from host.settings import HostSettings
     from host.subagents.children import combine_filters as combine_filters
-    from host.subagents.descriptors import ToolFilterSpec as ToolFilterSpec
     from host.subagents.rows import ListScope as ListScope
     from host.subagents.rows import entries_of as entries_of
-    from host.subagents.rows import project as project
-    from host.subagents.rows import render as render
+    from host.subagents.rows import listing_text as listing_text
+    from host.subagents.rows import rows_of as rows_of
     from host.subagents.service import SubagentService
     from host.subagents.setup import Contribution as Contribution
+    from host.subagents.types import ChildMode as ChildMode
     from host.subagents.types import ChildRequest as ChildRequest
     from host.subagents.types import MessageSource as MessageSource
     from host.subagents.types import RunResult as RunResult
     from host.tools.execute import run_tool as run_tool
+    from host.tools.filter import ToolFilter as ToolFilter
     from host.tools.globs import matches as matches
     from host.tools.tool import Tool
     from host.tools.workers import ToolWorkers

@@ -9,6 +9,7 @@ what the undoing raised with the original error).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
@@ -45,13 +46,9 @@ async def adispose_reversed(
     return failures
 
 
-def _call(disposer: Disposer) -> object:
-    return disposer()
-
-
 def dispose_errors(disposers: list[Disposer]) -> list[Exception]:
     """Call each disposer once, last first (emptying the list); return what they raised."""
-    return [error for _, error in dispose_reversed(disposers, _call)]
+    return [error for _, error in dispose_reversed(disposers, operator.call)]
 
 
 def dispose_all(disposers: list[Disposer], message: str) -> None:

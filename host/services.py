@@ -152,10 +152,9 @@ class Services:
         ``kind``, ``TypeError`` when the service is not one."""
         service = self._services.get(name)
         if isinstance(service, Lazy):
-            built = service.factory()
-            self._services.replace(name, service, built)
-            return checked(name, built, kind)
-        return checked(name, service, kind)
+            lazy, service = service, service.factory()
+            self._services.replace(name, lazy, service)
+        return service if kind is None else checked(name, service, kind)
 
     def built(self, name: str) -> Any | None:
         """The service ``name`` if it exists and is built; never builds a ``Lazy`` one."""

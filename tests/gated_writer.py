@@ -83,6 +83,14 @@ class GatedPersistence(JsonlPersistence):
         self.writers: list[GatedWriter] = []
 
     def open_writer(self, header: SessionHeader, **kwargs: Any) -> GatedWriter:  # type: ignore[override]
-        writer = GatedWriter(super().open_writer(header, **kwargs), held=self.held)
+        return self._gated(super().open_writer(header, **kwargs))
+
+    async def create_async(  # type: ignore[override]
+        self, header: SessionHeader, events: Sequence[Event] = ()
+    ) -> GatedWriter:
+        return self._gated(await super().create_async(header, events))
+
+    def _gated(self, inner: SessionWriter) -> GatedWriter:
+        writer = GatedWriter(inner, held=self.held)
         self.writers.append(writer)
         return writer

@@ -66,6 +66,10 @@ class AgentSession(Protocol):
         """Flush; ``durable=True`` forces the fsync the policy promises at turn ends."""
         ...
 
+    async def commit_async(self, durable: bool = False) -> None:
+        """``commit`` without blocking the event loop while storage syncs."""
+        ...
+
     def model_messages(self) -> Sequence[MessageEvent]:
         """The messages the model sees (compaction summary + visible messages)."""
         ...

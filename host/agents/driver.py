@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from host.agents.inbox import Inbox
 from host.agents.models import (
     ModelRequest,
     ModelResponse,
@@ -114,11 +113,6 @@ class Driver:
         self.last_answer: str | None = None
 
     @property
-    def inbox(self) -> Inbox:
-        """The agent's inbox."""
-        return self._agent.inbox
-
-    @property
     def task(self) -> asyncio.Task[None] | None:
         """The task running turns, if any."""
         return self._task
@@ -145,7 +139,7 @@ class Driver:
         self.wake()
 
     def _has_work(self) -> bool:
-        return bool(self._resumed) or self.inbox.turn_ready()
+        return bool(self._resumed) or self._agent.inbox.turn_ready()
 
     def interrupt(self) -> None:
         """Abort the current turn (if any): set its signal and cancel what is in flight."""
@@ -197,7 +191,7 @@ class Driver:
         self._partial = []
         self.last_answer = None
         # a turn that finishes resumed tool calls first claims no followup at its start
-        turn_id = new_id("turn_") if self._resumed else self.inbox.next_turn_id()
+        turn_id = new_id("turn_") if self._resumed else self._agent.inbox.next_turn_id()
         try:
             await session.append_async(TurnStart(turn_id))
         except asyncio.CancelledError:
@@ -240,20 +234,24 @@ class Driver:
         """Record the end of the turn (waiting for the write) and tell the listeners, even
         when cancelled meanwhile. An interrupt that arrives now finds nothing left to stop."""
         session = self._agent.session
+        end = TurnEnd(outcome.turn_id, outcome.stop_reason, outcome.error)
         try:
-            try:
-                await session.append_async(
-                    TurnEnd(outcome.turn_id, outcome.stop_reason, outcome.error)
-                )
-            except asyncio.CancelledError:
-                if not self._cancel_sent:
-                    raise
-                self._uncancel()
-            session.commit(durable=True)
+            await self._despite_interrupt(session.append_async(end))
+            await self._despite_interrupt(session.commit_async(durable=True))
         except Exception:
             log_failure(log, "could not record the end of turn %s", outcome.turn_id)
         finally:
             self._tell_end(outcome)
+
+    async def _despite_interrupt(self, write: Awaitable[object]) -> None:
+        """Await ``write``, which finishes even when cancelled; an interrupt of this turn that
+        lands meanwhile is taken back (``_end``), any other cancellation raised."""
+        try:
+            await write
+        except asyncio.CancelledError:
+            if not self._cancel_sent:
+                raise
+            self._uncancel()
 
     def _end_now(self, outcome: TurnOutcome) -> None:
         """``_end`` for a turn cancelled from outside: written before the task stops."""
@@ -275,8 +273,9 @@ class Driver:
     async def _steps(self, resumed: Sequence[tuple[ToolCall, Finisher]] = ()) -> StopReason:
         if resumed:  # a resumed turn starts where its step left off: no followup of its own
             await self._run_in_order([(c, partial(self._finish, c, f)) for c, f in resumed])
+        inbox = self._agent.inbox
         for step in range(self._agent.max_steps):
-            await self.inbox.claim(self.inbox.take(turn_start=step == 0 and not resumed))
+            await inbox.claim(inbox.take(turn_start=step == 0 and not resumed))
             response = await self._call_model()
             await self._agent.session.append_async(
                 MessageEvent(
@@ -290,7 +289,7 @@ class Driver:
                 return "max_tokens"
             if response.tool_calls:
                 await self._run_tools(response.tool_calls)
-            elif not self.inbox.has_steers():
+            elif not inbox.has_steers():
                 return "completed"
             if self._signal.is_set():  # a tool swallowed the cancellation
                 raise asyncio.CancelledError

@@ -10,7 +10,7 @@ rollback that fails too raises one ``ExceptionGroup`` holding the original error
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import attrs
@@ -26,7 +26,8 @@ from host.services import Lookup
 from host.sessions.model import EventBody, SessionHeader, new_id
 from host.sessions.remote import SharedPersistence
 from host.sessions.store import Session, SessionStore
-from host.tools.scope import ToolFilter, ToolView, tool_registry
+from host.tools.filter import ToolFilter
+from host.tools.scope import ToolView, tool_registry
 from host.tools.tool import Tool
 
 
@@ -153,7 +154,9 @@ class AgentRegistry:
         resolved = self.models.resolve(opts.model)
         session = self.store.new(header, seed=seed)
         agent = self._build(session, resolved, opts)
-        self._transaction(agent, opts, lambda: self.store.publish(session), resumed=False)
+        await self._transaction(
+            agent, opts, lambda: self.store.publish_async(session), resumed=False
+        )
         return agent
 
     async def resume(
@@ -193,7 +196,7 @@ class AgentRegistry:
         except BaseException:
             self.store.release(session_id)
             raise
-        self._transaction(agent, opts, lambda: None, resumed=True)
+        await self._transaction(agent, opts, None, resumed=True)
         return agent
 
     def _receive_remote(self) -> None:
@@ -228,10 +231,16 @@ class AgentRegistry:
             active=False,
         )
 
-    def _transaction(
-        self, agent: Agent, opts: AgentOptions, publish: Callable[[], None], *, resumed: bool
+    async def _transaction(
+        self,
+        agent: Agent,
+        opts: AgentOptions,
+        publish: Callable[[], Awaitable[None]] | None,
+        *,
+        resumed: bool,
     ) -> None:
-        """Setup steps, commit check, publish, register; roll everything back on failure."""
+        """Setup steps, commit check, publish, register; roll everything back on failure (and
+        on a cancellation while publishing: nothing is then published)."""
         setup = AgentSetup(agent, agent.tools.own, agent.sections.own, opts.descriptor, resumed)
         installed: list[Disposer] = []
         if resumed:
@@ -244,8 +253,9 @@ class AgentRegistry:
                 installed.append(disposer)
             if opts.commit is not None:
                 opts.commit(setup)
-            publish()
-        except Exception as error:
+            if publish is not None:
+                await publish()
+        except BaseException as error:
             roll_back(
                 error,
                 lambda: dispose_errors(installed),

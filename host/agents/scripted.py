@@ -42,9 +42,9 @@ from host.sessions.model import ToolCall
 
 DEFAULT_PREFIX = "scripted reply: "
 
-Reply = ModelResponse | BaseException
-ScriptFn = Callable[[ModelRequest], "Reply | Awaitable[Reply]"]
-Entry = Reply | ScriptFn
+ScriptedReply = ModelResponse | BaseException
+ScriptFn = Callable[[ModelRequest], "ScriptedReply | Awaitable[ScriptedReply]"]
+Entry = ScriptedReply | ScriptFn
 Matcher = str | Callable[[ModelRequest], bool]
 
 

@@ -29,10 +29,10 @@ from host.errors import ConfigError
 from host.schema import schema_for, validate
 from host.tools.globs import matches, unmatched
 
-Mode = Literal["ask", "allow", "deny"]
+ApprovalMode = Literal["ask", "allow", "deny"]
 Verdict = Literal["run", "ask", "deny"]
 _STRICTNESS: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
-_BY_MODE: dict[Mode, Verdict] = {"ask": "ask", "allow": "run", "deny": "deny"}
+_BY_MODE: dict[ApprovalMode, Verdict] = {"ask": "ask", "allow": "run", "deny": "deny"}
 TABLE = "approvals"
 
 
@@ -40,7 +40,7 @@ class PolicyTable(TypedDict, total=False):
     """The keys of an ``[approvals]`` table, validated strictly (a ``TypedDict``: building a
     class at import would cost every command's start-up)."""
 
-    mode: Mode
+    mode: ApprovalMode
     allow: list[str]
     deny: list[str]
     ask: list[str]
@@ -54,14 +54,14 @@ class Policy:
 
     def __init__(
         self,
-        mode: Mode = "ask",
+        mode: ApprovalMode = "ask",
         allow: tuple[str, ...] = (),
         deny: tuple[str, ...] = (),
         ask: tuple[str, ...] = (),
         timeout: float | None = None,
         warnings: tuple[str, ...] = (),
     ) -> None:
-        self.mode: Mode = mode
+        self.mode: ApprovalMode = mode
         self.allow = allow
         self.deny = deny
         self.ask = ask

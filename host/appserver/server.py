@@ -107,19 +107,14 @@ class AppServer:
     async def thread_list(self, connection: Connection, params: p.ThreadListParams) -> Any:
         """Roots, the most recently active first, a page at a time: the cursor is the last
         row's place (its activity and id), so a thread active meanwhile moves nothing."""
-        rows = await self.commands.threads()
         after = _cursor(params.cursor)
-        if after is not None:
-            rows = [row for row in rows if row.order() < after]
-        limit = max(1, min(params.limit, 500))
-        page = rows[:limit]
+        page, more = await self.commands.threads.page(after, max(1, min(params.limit, 500)))
         threads = [
             p.ListedThread(
                 r.header.id, r.header.label, r.header.created_at, r.last_activity, r.live
             )
             for r in page
         ]
-        more = len(rows) > limit
         return p.ThreadListResult(threads, _place(page[-1].order()) if more else None)
 
     async def thread_read(self, connection: Connection, params: p.ThreadReadParams) -> Any:

@@ -1,9 +1,10 @@
 """Built-in ``subagents``: the subagent service (``host.subagents.service.SubagentService``).
 
-It requires nothing at load time: the service looks up ``sessions``, ``projections`` and
-``agents`` when called, so the ``SUBAGENT_CONTROL_*_UNAVAILABLE`` and
-``CONTINUATION_UNAVAILABLE`` errors are reachable, and registers the subagent identity
-projection unit with ``projections`` while that service is present.
+It requires and uses nothing: the service looks up ``agents``, ``sessions`` and
+``projections`` once per call (``BoundServices``), so the ``SUBAGENT_CONTROL_*_UNAVAILABLE``
+and ``CONTINUATION_UNAVAILABLE`` errors are reachable and a replaced provider restarts nothing
+that holds resident children (docs/subagents.md, "What the service depends on"); it registers
+the subagent identity projection unit with ``projections`` while that service is present.
 """
 
 from __future__ import annotations

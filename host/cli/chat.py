@@ -36,7 +36,7 @@ from host.clients.events import ClientEvent, ItemCompleted
 from host.clients.feed import Feed
 
 if TYPE_CHECKING:
-    from host.cli.script_file import Script
+    from host.cli.script_file import ScriptFile
     from host.disposal import Disposer
 
 PROMPT = "you> "
@@ -55,7 +55,7 @@ def warn_unavailable_plugins(host: Host, err: TextIO) -> None:
         print(f"agent-host: warning: {problem}", file=err)
 
 
-def choose_model(host: Host, script: Script | None, err: TextIO) -> None:
+def choose_model(host: Host, script: ScriptFile | None, err: TextIO) -> None:
     """Queue the ``--script`` entries; without a script, refuse to start when a plugin that
     registers models failed. Then warn of every failed or inactive plugin, and announce the
     scripted fallback when it applies."""
@@ -220,7 +220,7 @@ class Conversation:
         out: TextIO = sys.stdout,
         err: TextIO = sys.stderr,
         *,
-        script: Script | None = None,
+        script: ScriptFile | None = None,
         lines: Lines | None = None,
         front: Front | None = None,
         profile: str | None = None,
@@ -320,7 +320,7 @@ class Conversation:
 async def run_once(
     host: Host,
     prompt: str,
-    script: Script | None = None,
+    script: ScriptFile | None = None,
     *,
     resume: str | None = None,
     profile: str | None = None,
@@ -342,7 +342,7 @@ async def run_once(
 async def chat(
     host: Host,
     lines: TextIO = sys.stdin,
-    script: Script | None = None,
+    script: ScriptFile | None = None,
     *,
     plain: bool = False,
     resume: str | None = None,

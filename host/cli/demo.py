@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,10 @@ Opener = Callable[[Path], Host]
 NEEDED_PLUGINS = ("subagent", "subagent_control", "list_agents", "subagent_report", "approvals")
 APPROVALS = {"approvals": {"mode": "ask", "allow": [], "deny": [], "ask": []}}
 """The demo's approval policy whatever the user's is: ask about tools that need approval."""
+UNSYNCED = {"session_persistence": {"fsync": "never"}}
+"""The demo's sessions are not synced to disk, so that its transcript is the same at every
+run: with ``turn`` each sync lets the other agents run while it is in flight, and which child
+reports first would follow the disk (docs/reliability.md, "Syncs off the event loop")."""
 
 
 def check_plugins(host: Host) -> None:
@@ -230,7 +234,6 @@ async def _close(host: Host) -> None:
 def default_opener(no_plugin: tuple[str, ...] = ()) -> Opener:
     """Open real hosts the way the CLI does (built-ins plus installed plugins), with the
     scripted model as the default whatever is configured: every agent of the demo, children
-    included, answers from its script."""
-    return lambda data_dir: open_host(
-        data_dir=data_dir, no_plugin=no_plugin, overrides={**SCRIPTED_DEFAULT, **APPROVALS}
-    )
+    included, answers from its script; nothing synced to disk (``UNSYNCED``)."""
+    overrides: dict[str, Mapping[str, Any]] = {**SCRIPTED_DEFAULT, **APPROVALS, **UNSYNCED}
+    return lambda data_dir: open_host(data_dir=data_dir, no_plugin=no_plugin, overrides=overrides)

@@ -43,7 +43,7 @@ from host.plugins.config import CONFIG_FILE
 from host.plugins.watch import ReloadLoop, WatchMap, cancel_task
 
 if TYPE_CHECKING:
-    from host.cli.script_file import Script
+    from host.cli.script_file import ScriptFile
     from host.cli.terminal.front import TerminalFront
 
 STEP_MS = 5
@@ -204,7 +204,7 @@ async def run_dev(
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
     root_id: str | None = None,
-    script: Script | None = None,
+    script: ScriptFile | None = None,
     terminal: bool = True,
 ) -> tuple[str | None, str | None]:
     """Chat while watching; returns (restart reason or None, the root agent's id).

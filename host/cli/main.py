@@ -22,7 +22,9 @@ from host.errors import ConfigError, HostError
 from host.naming import did_you_mean
 from host.plugins.record import DisposalFailure
 
-Command = Callable[[Host, argparse.Namespace], int]
+Subcommand = Callable[[Host, argparse.Namespace], int]
+"""What runs one ``agent-host`` command (``COMMANDS``); a chat's ``/`` commands are
+``host.cli.slash``'s."""
 
 JSON_HELP = "print JSON instead of a table"
 LATEST = ""
@@ -277,7 +279,7 @@ def cmd_app_server(host: Host, args: argparse.Namespace) -> int:
     return app_server.command(host, args)
 
 
-COMMANDS: dict[str, Command] = {
+COMMANDS: dict[str, Subcommand] = {
     "app-server": cmd_app_server,
     "mcp": mcp.serve,
     "plugins": cmd_plugins,

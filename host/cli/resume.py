@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from host.clients.commands import Commands
+from host.clients.commands import ClientError, Commands
 from host.errors import HostError
 from host.sessions.activity import is_root, last_activity, root_of
 
@@ -70,9 +70,10 @@ async def resume_root(host: Host, wanted: str) -> Agent:
     root_id = await pick_root(host, wanted)
     try:
         agent: Agent = await Commands(host).resume(root_id)
-    except HostError as error:  # LOCKED: said as the store says it, naming the other writer
-        cause = error.__cause__
-        raise _cannot(root_id, cause if isinstance(cause, HostError) else error) from error
+    except ClientError as error:  # LOCKED: said as the store says it, naming the other writer
+        raise _cannot(root_id, error.stored or error) from error
+    except HostError as error:
+        raise _cannot(root_id, error) from error
     return agent
 
 

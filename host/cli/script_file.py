@@ -34,11 +34,11 @@ class _Problem(Exception):
     """A shape error at a place inside the file; ``load`` adds the file name."""
 
 
-Script = dict[str, list[ModelResponse]]
+ScriptFile = dict[str, list[ModelResponse]]
 """Agent label → the responses queued for it, in order."""
 
 
-def load(path: Path) -> Script:
+def load(path: Path) -> ScriptFile:
     """The script in ``path``; a ``ScriptError`` when it is missing, not JSON or misshapen."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -55,7 +55,7 @@ def load(path: Path) -> Script:
         raise ScriptError(f"{path}: {problem}") from None
 
 
-def install(script: Script, models: ModelRegistry) -> None:
+def install(script: ScriptFile, models: ModelRegistry) -> None:
     """Queue each label's responses on the registry's ``scripted`` model."""
     model = _scripted(models)
     for label, responses in script.items():
@@ -78,13 +78,13 @@ def _scripted(models: ModelRegistry) -> ScriptedModel:
     return model
 
 
-def parse(data: Any) -> Script:
+def parse(data: Any) -> ScriptFile:
     """Responses per label from decoded JSON; raises ``_Problem`` naming the first bad place."""
     if isinstance(data, list):
         return {ROOT_LABEL: _entries(data, "")}
     if not isinstance(data, dict):
         raise _Problem("must be a list of entries or an object mapping agent labels to lists")
-    script: Script = {}
+    script: ScriptFile = {}
     for label, entries in data.items():
         if not label:
             raise _Problem("agent labels must be non-empty")

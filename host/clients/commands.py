@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from host.clients.items import Item, items_of
+from host.clients.threads import ThreadList
 from host.errors import HostError
 from host.profiles.applying import check_model, check_servers, root_options
-from host.sessions.activity import last_activity
 from host.sessions.model import Event, SessionHeader, new_id
 from host.sessions.persistence import PersistenceError
-from host.subagents.rows import ListScope, entries_of, project, render
+from host.subagents.rows import ListScope, entries_of, listing_text, rows_of
 
 if TYPE_CHECKING:
     from host.agents.agent import Agent
@@ -55,7 +55,14 @@ class RunningHost(Protocol):
 
 
 class ClientError(HostError):
-    """A command that cannot be done: a stable ``code`` and one line."""
+    """A command that cannot be done: a stable ``code`` and one line. ``stored`` is the
+    persistence's own error when this one says it in a client's words (``LOCKED``: the store's
+    line names the other writer), for a front end that speaks as the store does
+    (``chat --resume``)."""
+
+    def __init__(self, code: str, message: str, *, stored: PersistenceError | None = None) -> None:
+        super().__init__(code, message)
+        self.stored = stored
 
 
 @attrs.frozen
@@ -64,21 +71,6 @@ class Transcript:
 
     items: list[Item]
     last_seq: int
-
-
-@attrs.frozen
-class ThreadRow:
-    """A root session as thread lists show it: its header, its tree's last activity (ns since
-    the epoch: ``host.sessions.activity.last_activity``, else its creation) and whether it is
-    live in this process."""
-
-    header: SessionHeader
-    last_activity: int
-    live: bool
-
-    def order(self) -> tuple[int, str]:
-        """Its place in a list, newest activity last (ties by id)."""
-        return self.last_activity, self.header.id
 
 
 def _hold(setup: AgentSetup) -> Disposer:
@@ -92,6 +84,8 @@ class Commands:
 
     def __init__(self, host: RunningHost) -> None:
         self._host = host
+        self.threads = ThreadList(host.services)
+        """Every stored or live root session, a page at a time (``ThreadList``)."""
 
     # -- roots -----------------------------------------------------------------------------
 
@@ -158,7 +152,7 @@ class Commands:
         except PersistenceError as error:
             if error.code == PersistenceError.LOCKED:
                 message = f'thread "{header.id}" is in use by another process'
-                raise ClientError("LOCKED", message) from error
+                raise ClientError("LOCKED", message, stored=error) from error
             raise
         subagents = self._host.services.find("subagents")
         if wake and subagents is not None:  # its stored descendants waiting on the user ask
@@ -233,20 +227,6 @@ class Commands:
             raise _not_a_root(thread_id)
         return await self._resume(header, ROOT_LABEL, setup, wake=not held)
 
-    async def threads(self) -> list[ThreadRow]:
-        """Every stored or live root session, the most recently active first (``ThreadRow``)."""
-        persistence: Any = self._host.services.find("session_persistence")
-        stored = await persistence.list() if persistence is not None else []
-        headers = {h.id: h for h in [*stored, *self._host.services.sessions.list()]}
-        latest = last_activity(persistence, list(headers.values()))
-        agents = self._host.services.agents
-        rows = [
-            ThreadRow(h, latest.get(h.id, h.created_at), h.id in agents)
-            for h in headers.values()
-            if h.parent_session is None
-        ]
-        return sorted(rows, key=ThreadRow.order, reverse=True)
-
     async def header(self, session_id: str) -> SessionHeader:
         """The header of a live or stored session; ``UNKNOWN_THREAD`` for neither."""
         live = self._host.services.sessions.get(session_id)
@@ -299,8 +279,8 @@ class Commands:
         entries = await entries_of(self._subagents(), root.id, scope)
         approvals = self._host.services.find("approvals")
         waiting = approvals.waiting(root) if approvals is not None else set()
-        rows = project(entries, self._host.services.agents, scope, waiting)
-        return render(rows), rows
+        rows = rows_of(entries, self._host.services.agents, scope, waiting)
+        return listing_text(rows), rows
 
     async def send(self, thread_id: str, subagent_id: str, text: str) -> str:
         """Send ``text`` to the root's direct subagent as ``send_message`` would; the message

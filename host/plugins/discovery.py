@@ -13,6 +13,7 @@ distribution of a name on the path wins.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -122,7 +123,7 @@ def _candidate(name: str, value: str, dist: str | None, version: str | None) -> 
     reference = value.split("[", 1)[0].strip()
     return PluginCandidate(
         name=name,
-        load=lambda: load_reference(reference),
+        load=functools.partial(load_reference, reference),
         entry_point=reference,
         distribution=dist,
         version=version,

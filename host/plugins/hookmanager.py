@@ -111,35 +111,23 @@ class HookManager(pluggy.PluginManager):
             self._parsing[hook] = self._parsing.get(hook, 0) + 1
         return opts
 
-    def unknown_hooks(self, plugin: Any) -> list[str]:
-        """Names of hooks without a specification that ``plugin`` implements."""
-        hooks = self._impls.get(id(plugin), {})
-        return [
-            caller.name
-            for caller in vars(self.hook).values()
-            if caller.spec is None and caller.name in hooks
-        ]
-
-    def unhonoured_options(self, plugin: Any) -> list[tuple[str, str]]:
-        """``(hook, option)`` for each ``hookspecs.UNHONOURED_OPTIONS`` option ``plugin`` set."""
-        return [
-            (hook, option)
-            for hook, impls in self._impls.get(id(plugin), {}).items()
-            for impl in impls
-            for option in hookspecs.UNHONOURED_OPTIONS
-            if getattr(impl, option)
-        ]
-
     def check_plugin(self, plugin: Any) -> None:
         """Refuse a registered plugin implementing a hook nobody specified, or using an
-        ``@hookimpl`` option the host does not honour."""
-        unknown = self.unknown_hooks(plugin)
+        ``@hookimpl`` option the host does not honour (``hookspecs.UNHONOURED_OPTIONS``)."""
+        hooks = self._impls.get(id(plugin), {})
+        callers = vars(self.hook).values()
+        unknown = [c.name for c in callers if c.spec is None and c.name in hooks]
         if unknown:
-            specified = [c.name for c in vars(self.hook).values() if c.spec is not None]
+            specified = [c.name for c in callers if c.spec is not None]
             hint = did_you_mean(unknown[0], specified)
             raise AttributeError(f'unknown hook "{unknown[0]}"{hint}')
-        for hook, option in self.unhonoured_options(plugin):
-            raise ValueError(f"hook {hook!r}: {option} is not supported (hooks run per plugin)")
+        for hook, impls in hooks.items():
+            for impl in impls:
+                for option in hookspecs.UNHONOURED_OPTIONS:
+                    if getattr(impl, option):
+                        raise ValueError(
+                            f"hook {hook!r}: {option} is not supported (hooks run per plugin)"
+                        )
 
     def implementations(self, plugin: Any) -> Mapping[str, Sequence[pluggy.HookImpl]]:
         """The hooks ``plugin`` registered implementations of, each with those in calling

@@ -87,6 +87,9 @@ def plugin_package(record: PluginRecord) -> str | None:
 
 
 def _take_modules(package: str | None) -> dict[str, ModuleType]:
+    """Take ``package``'s modules out of ``sys.modules`` and remove their cached bytecode: a
+    pyc records the source's mtime in whole seconds and its size, so an edit within the same
+    second that keeps the size would be missed."""
     if package is None:
         return {}
     taken = {
@@ -96,18 +99,12 @@ def _take_modules(package: str | None) -> dict[str, ModuleType]:
     }
     for name, module in taken.items():
         del sys.modules[name]
-        _drop_bytecode(module)
+        cached = getattr(module, "__cached__", None)
+        if isinstance(cached, str):
+            with contextlib.suppress(OSError):
+                os.unlink(cached)
     importlib.invalidate_caches()
     return taken
-
-
-def _drop_bytecode(module: ModuleType) -> None:
-    """Remove a module's cached bytecode: a pyc records the source's mtime in whole seconds
-    and its size, so an edit within the same second that keeps the size would be missed."""
-    cached = getattr(module, "__cached__", None)
-    if isinstance(cached, str):
-        with contextlib.suppress(OSError):
-            os.unlink(cached)
 
 
 def _restore_modules(package: str | None, saved: dict[str, ModuleType]) -> None:
@@ -141,7 +138,7 @@ def reload_plugin(
     except Exception as error:
         _restore_modules(package, saved)
         return _failed(record, started, record.explain(error))
-    missing = stage.missing()
+    missing = stage.shadow.missing(set(lifecycle.services.names()))  # of the new version
     if record.state == "active" and missing:  # the new version could not activate: keep this one
         error_text: str | None = "the new version requires " + ", ".join(missing)
     elif record.state != "active":

@@ -156,10 +156,6 @@ class Stage:
         self._claimed: dict[str, set[str]] = {}
         self._pluggy_name = f"{record.name} (staged)"
 
-    def missing(self) -> list[str]:
-        """Services the new version requires that are absent now."""
-        return self.shadow.missing(set(self.lifecycle.services.names()))
-
     def provided(self) -> set[str]:
         """The service names the staged version registered (held until the swap)."""
         return set(self._claimed.get("service", ()))

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from host.agents.registry import SetupStep
     from host.profiles.model import Profile
-    from host.subagents.descriptors import MemorySpec, ToolFilterSpec
-    from host.tools.scope import ToolFilter
+    from host.subagents.descriptors import MemorySpec
+    from host.tools.filter import ToolFilter
 
 MCP_PLUGIN = "mcp"
 """The plugin whose sub-plugins ``mcp.<server>`` register the tools of MCP servers."""
@@ -29,18 +29,17 @@ class Finder(Protocol):
         ...
 
 
-def own_filter(profile: Profile) -> ToolFilterSpec | None:
+def own_filter(profile: Profile) -> ToolFilter | None:
     """The profile's own filter over the global tools (None: it limits nothing)."""
-    from host.subagents.descriptors import SubPluginLimit, ToolFilterSpec
+    from host.tools.filter import SubPluginLimit, ToolFilter
 
     limits = None
     if profile.mcp_servers is not None:
-        limits = [SubPluginLimit(MCP_PLUGIN, list(profile.mcp_servers))]
+        limits = [SubPluginLimit(MCP_PLUGIN, profile.mcp_servers)]
     if profile.tools is None and not profile.disallowed_tools and limits is None:
         return None
-    allow = list(profile.tools) if profile.tools is not None else None
-    deny = list(profile.disallowed_tools) or None
-    return ToolFilterSpec(allow=allow, deny=deny, sub_plugins=limits)
+    deny = profile.disallowed_tools or None
+    return ToolFilter(allow=profile.tools, deny=deny, sub_plugins=limits)
 
 
 def memory_of(profile: Profile) -> MemorySpec | None:
@@ -77,16 +76,16 @@ def check_servers(services: Finder, profile: Profile) -> str | None:
     return None
 
 
-def root_options(profile: Profile) -> tuple[ToolFilter, SetupStep, int]:
+def root_options(profile: Profile) -> tuple[ToolFilter | None, SetupStep, int]:
     """What a root started (or resumed) from ``profile`` is built with, as a child of it
-    would be: its tool filter, the setup step installing its persona and memory, and its
-    step limit."""
+    would be: its tool filter (None: it limits nothing), the setup step installing its
+    persona and memory, and its step limit."""
     from host.agents.agent import DEFAULT_MAX_STEPS
-    from host.subagents.children import composition_step, to_tool_filter
+    from host.subagents.children import composition_step
 
     steps = profile.max_steps if profile.max_steps is not None else DEFAULT_MAX_STEPS
     return (
-        to_tool_filter(own_filter(profile)),
+        own_filter(profile),
         composition_step(profile.persona, memory_of(profile)),
         steps,
     )

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from host.naming import NamedRegistry
     from host.profiles.model import Locations, Profile, ProfileSet
-    from host.subagents.descriptors import ToolFilterSpec
+    from host.tools.filter import ToolFilter
 
 HOME_ENV = "AGENT_HOST_HOME"
 DIR_NAME = ".agent-host"
@@ -97,7 +97,7 @@ class ProfileLibrary:
         self._cache: dict[Any, tuple[Any, ProfileSet]] = {}
         self._where: tuple[Any, Locations] | None = None
         self._sources: tuple[Any, list[tuple[str, Path | Profile]], list[Path]] | None = None
-        self._plugins: tuple[int, dict[str, str | None], tuple[Any, ...]] | None = None
+        self._plugins: tuple[Any, dict[str, str | None], tuple[Any, ...]] | None = None
         self._files = ProfileFiles()
 
     def register(self, plugin: str, source: Any) -> Callable[[], bool]:
@@ -140,7 +140,7 @@ class ProfileLibrary:
             self._where = (key, locations(environ, Path(cwd)))
         return self._where[1]
 
-    def load(self, deployment: ToolFilterSpec | None = None) -> ProfileSet:
+    def load(self, deployment: ToolFilter | None = None) -> ProfileSet:
         """Every profile in effect now; project profiles naming tools ``deployment`` does not
         admit are diagnostics instead (the repository cannot grant itself more). The cache is
         keyed on the metadata of the profile files and of the paths the result depends on
@@ -150,7 +150,7 @@ class ProfileLibrary:
         where = self.locations()
         entries, files = self._paths()
         plugins, tools_key = self._tool_plugins()
-        key = (self._where_key(), self._generation, _filter_key(deployment), tools_key)
+        key = (self._where_key(), self._generation, deployment, tools_key)
         signature = self._files.signature
         before, cacheable = signature(files)  # taken first: a change meanwhile shows
         cached = self._cache.get(key)
@@ -187,12 +187,12 @@ class ProfileLibrary:
         the same as a cache key; read again only when the global tools changed."""
         if self.tools is None:
             return {}, ()
-        cached = self._plugins
-        if cached is None or cached[0] != self.tools.version:
+        cached, seen = self._plugins, (self.tools, self.tools.version)
+        if cached is None or cached[0][0] is not seen[0] or cached[0][1] != seen[1]:
             from host.tools.globs import plugins_by_tool
 
             plugins = plugins_by_tool(self.tools)
-            cached = self._plugins = (self.tools.version, plugins, tuple(plugins.items()))
+            cached = self._plugins = (seen, plugins, tuple(plugins.items()))
         return cached[1], cached[2]
 
 
@@ -253,12 +253,3 @@ def _watched(signature: Callable[..., tuple[Any, bool]], loaded: ProfileSet) -> 
     """The metadata of the paths ``loaded`` depends on besides the profile files (their own,
     not their entries: a memory directory's files do not matter to loading)."""
     return signature(loaded.watched, entries=False)
-
-
-def _filter_key(spec: ToolFilterSpec | None) -> Any:
-    if spec is None:
-        return None
-    allow = tuple(spec.allow) if spec.allow is not None else None
-    limits = tuple((limit.parent, tuple(limit.names)) for limit in spec.sub_plugins or ())
-    also = tuple(tuple(globs) for globs in spec.also_allow or ())
-    return (allow, tuple(spec.deny or ()), limits, also)

@@ -38,7 +38,7 @@ from host.profiles.model import (
 )
 from host.profiles.parsing import Invalid, check_name, parse_profile
 from host.project_files import FileRefused, read_regular
-from host.subagents.descriptors import ToolFilterSpec
+from host.tools.filter import ToolFilter
 from host.tools.globs import matches
 
 SUFFIXES = (".md", ".markdown")
@@ -186,7 +186,7 @@ def read_plugin_source(
 
 
 def widening(
-    profile: Profile, deployment: ToolFilterSpec, plugins: Mapping[str, str | None]
+    profile: Profile, deployment: ToolFilter, plugins: Mapping[str, str | None]
 ) -> Diagnostic | None:
     """A project profile naming tools the deployment's filter does not admit, as a diagnostic.
     An entry naming a global tool is judged as that tool (``plugins``: the plugin that
@@ -210,7 +210,7 @@ def widening(
 def load_all(
     where: Locations,
     entries: list[tuple[str, Path | Profile]],
-    deployment: ToolFilterSpec | None = None,
+    deployment: ToolFilter | None = None,
     plugins: Mapping[str, str | None] | None = None,
 ) -> ProfileSet:
     """Merge every source (module docstring) into the set of profiles in effect; ``plugins``
@@ -241,7 +241,7 @@ class _Merge:
     def __init__(
         self,
         where: Locations,
-        deployment: ToolFilterSpec | None,
+        deployment: ToolFilter | None,
         plugins: Mapping[str, str | None],
     ) -> None:
         self.where = where

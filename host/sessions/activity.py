@@ -22,18 +22,25 @@ def last_activity(persistence: Any, headers: Sequence[SessionHeader]) -> dict[st
     the logs of its tree where the backend keeps files (JSONL: ``path_for``, their mtime),
     else the newest session created in it."""
     by_id = {header.id: header for header in headers}
-    path_for = getattr(persistence, "path_for", None)
     latest: dict[str, int] = {}
     for header in headers:
         root = by_id[root_of(header, by_id)]
         if not is_root(root):
             continue
-        moment = header.created_at
-        if path_for is not None:
-            with contextlib.suppress(OSError, HostError):  # unreadable: its creation
-                moment = max(moment, os.stat(path_for(header.id)).st_mtime_ns)
+        moment = written_at(persistence, header)
         latest[root.id] = max(latest.get(root.id, moment), moment)
     return latest
+
+
+def written_at(persistence: Any, header: SessionHeader) -> int:
+    """When ``header``'s session was last written (ns since the epoch): its log's mtime where
+    the backend keeps files (JSONL: ``path_for``), else (or unreadable) its creation."""
+    path_for = getattr(persistence, "path_for", None)
+    moment = header.created_at
+    if path_for is not None:
+        with contextlib.suppress(OSError, HostError):  # unreadable: its creation
+            moment = max(moment, os.stat(path_for(header.id)).st_mtime_ns)
+    return moment
 
 
 def root_of(header: SessionHeader, by_id: dict[str, SessionHeader]) -> str:

@@ -7,12 +7,16 @@ Durability policy (``fsync``):
 * ``"turn"`` (default): ``commit(durable=True)`` — which the agent calls at every turn end —
   ``fdatasync``s the file, so completed turns survive a machine crash (a durable commit with
   nothing written since the last sync does not sync again; docs/reliability.md lists a child's
-  durable points).
+  durable points). ``commit_async`` does it on a worker thread, so that many sessions' syncs
+  are in flight at once and the file system can write them with fewer journal commits.
 * ``"always"``: every append is ``fdatasync``ed before it returns.
 * ``"never"``: the OS decides when data reaches the disk.
 Session creation writes the header and initial events to a hidden temporary file in
 ``data_dir`` and hard-links it into place, so a stored log always has its header; with a policy
-other than ``"never"`` the file and directory are synced first.
+other than ``"never"`` the file is synced before the link (``create_async``: on a worker
+thread), and the directory after it: at once with ``"always"``, with ``"turn"`` before the first
+durable point that could refer to the new log, one directory sync for every link before it
+(``host.sessions.names``).
 
 Locking: a writer holds ``flock(LOCK_EX)`` on the log file for its lifetime (taken without
 blocking: a holder in any process, including this one, makes it ``LOCKED``). ``resume`` takes
@@ -28,7 +32,8 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import attrs
@@ -65,6 +70,7 @@ from host.sessions.model import (
     new_id,
     validate_session_id,
 )
+from host.sessions.names import NameSync
 from host.sessions.persistence import PersistenceError, Resumed, StoredSession
 
 __all__ = ["SUFFIX", "FsyncPolicy", "JsonlPersistence", "JsonlStored", "JsonlWriter"]
@@ -94,6 +100,7 @@ class JsonlPersistence:
         self._dir_name = os.fspath(self.data_dir)
         self.fsync: FsyncPolicy = fsync
         self._headers = HeaderCache(self.data_dir / header_cache_file.CACHE_PATH)
+        self._names = NameSync(self.data_dir)
         workers.warm(prepare_decoding)
 
     def path_for(self, session_id: str) -> Path:
@@ -111,7 +118,46 @@ class JsonlPersistence:
             raise ValueError("initial events are only written with create=True")
         return self._reopen(path, header)
 
+    async def create_async(
+        self, header: SessionHeader, events: Sequence[Event] = ()
+    ) -> JsonlWriter:
+        """``open_writer(header, create=True, events=events)`` whose data sync runs on a
+        worker thread (``CreatingPersistence.create_async``). A cancelled caller gets its
+        ``CancelledError`` once that sync finished, and nothing is stored (not linked)."""
+        path = self.path_for(header.id)
+        with self._new_file(path, header, events) as (fd, tmp, data):
+            if self.fsync == "never":
+                self._fill(fd, path, data)
+            else:
+                await workers.settled(workers.syncing().submit(self._fill, fd, path, data))
+            self._link(tmp, path)
+        return JsonlWriter(fd, header.id, self.fsync, len(events), self._names)
+
     def _create(self, path: Path, header: SessionHeader, events: Sequence[Event]) -> JsonlWriter:
+        with self._new_file(path, header, events) as (fd, tmp, data):
+            self._fill(fd, path, data)
+            self._link(tmp, path)
+        return JsonlWriter(fd, header.id, self.fsync, len(events), self._names)
+
+    @contextmanager
+    def _new_file(
+        self, path: Path, header: SessionHeader, events: Sequence[Event]
+    ) -> Iterator[tuple[int, Path, bytes]]:
+        """The new log's descriptor, temporary file and bytes (``_start_create``); the
+        descriptor is closed if the block fails, the temporary file removed either way."""
+        fd, tmp, data = self._start_create(path, header, events)
+        try:
+            yield fd, tmp, data
+        except BaseException:
+            os.close(fd)
+            raise
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def _start_create(
+        self, path: Path, header: SessionHeader, events: Sequence[Event]
+    ) -> tuple[int, Path, bytes]:
+        """The new log's bytes, checked, and its hidden temporary file, opened."""
         try:
             data = encode_header(header) + encode_events(events)
         except Exception as exc:
@@ -129,16 +175,11 @@ class JsonlPersistence:
             fd = os.open(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
         except OSError as exc:
             raise PersistenceError.failed(f"cannot create session {header.id!r}", exc) from exc
-        try:
-            self._fill_and_link(fd, tmp, path, data)
-        except BaseException:
-            os.close(fd)
-            raise
-        finally:
-            tmp.unlink(missing_ok=True)
-        return JsonlWriter(fd, header.id, self.fsync, len(events))
+        return fd, tmp, data
 
-    def _fill_and_link(self, fd: int, tmp: Path, path: Path, data: bytes) -> None:
+    def _fill(self, fd: int, path: Path, data: bytes) -> None:
+        """Lock the new file, write ``data`` and (unless ``never``) sync it: a log that is
+        linked into place always has its header."""
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh inode: cannot be held
         try:
             view = memoryview(data)
@@ -147,23 +188,23 @@ class JsonlPersistence:
                 written += os.write(fd, view[written:])
             if self.fsync != "never":
                 sync_fd(fd)
+        except OSError as exc:
+            raise PersistenceError.failed(f"cannot create session {path.stem!r}", exc) from exc
+
+    def _link(self, tmp: Path, path: Path) -> None:
+        """Link the filled file into place. Its name is made durable at once with
+        ``always``, with ``turn`` before anything durable can refer to it
+        (``host.sessions.names``)."""
+        try:
             os.link(tmp, path)
         except FileExistsError:
             raise self._exists(path.stem) from None
         except OSError as exc:
             raise PersistenceError.failed(f"cannot create session {path.stem!r}", exc) from exc
         if self.fsync != "never":
-            self._sync_dir()
-
-    def _sync_dir(self) -> None:
-        try:
-            dir_fd = os.open(self.data_dir, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
-        except OSError:
-            pass  # some file systems cannot sync directories; the data itself is synced
+            self._names.linked()
+        if self.fsync == "always":
+            self._names.settle()
 
     @staticmethod
     def _exists(session_id: str) -> PersistenceError:
@@ -188,7 +229,7 @@ class JsonlPersistence:
         except BaseException:
             os.close(fd)
             raise
-        return JsonlWriter(fd, header.id, self.fsync, next_seq)
+        return JsonlWriter(fd, header.id, self.fsync, next_seq, self._names)
 
     def _check_reopen(self, fd: int, header: SessionHeader) -> int:
         """Verify the stored header and the clean tail; return the next ``seq``."""
@@ -267,7 +308,8 @@ class JsonlPersistence:
         except BaseException:
             os.close(fd)
             raise
-        return Resumed(stored, JsonlWriter(fd, path.stem, self.fsync, len(stored.events)))
+        writer = JsonlWriter(fd, path.stem, self.fsync, len(stored.events), self._names)
+        return Resumed(stored, writer)
 
     def _repair(self, fd: int, parsed: ParsedLog) -> JsonlStored:
         """Cut a torn tail off, durably (an open turn is left to the runtime:
@@ -275,6 +317,7 @@ class JsonlPersistence:
         if parsed.ignored_bytes:
             try:
                 os.ftruncate(fd, parsed.valid_bytes)
+                self._names.settle()
                 sync_fd(fd)
             except OSError as exc:
                 raise PersistenceError.failed(

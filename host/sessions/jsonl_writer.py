@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import Literal
 
+from host.sessions import workers
 from host.sessions.codec import encode_events
 from host.sessions.model import Event
+from host.sessions.names import NameSync
 from host.sessions.persistence import PersistenceError, Voice, encode_append
 
 FsyncPolicy = Literal["never", "turn", "always"]
@@ -26,16 +29,33 @@ def lock_session(fd: int, session_id: str) -> None:
 
 
 class JsonlWriter:
-    """The writer of one JSONL log; see ``SessionWriter`` for what each method promises."""
+    """The writer of one JSONL log; see ``SessionWriter`` for what each method promises.
 
-    def __init__(self, fd: int, session_id: str, policy: FsyncPolicy, next_seq: int) -> None:
+    A sync may run on a worker thread (``commit_async``) while the event loop appends: it
+    records as synced only the size the file had when it began, so what was appended
+    meanwhile is synced by the next durable commit. Before syncing it makes the names of the
+    logs linked before it durable (``names``: nothing durable may refer to a log whose name
+    is not). ``close`` waits for the syncs in flight (their descriptor must stay this file's).
+    """
+
+    def __init__(
+        self,
+        fd: int,
+        session_id: str,
+        policy: FsyncPolicy,
+        next_seq: int,
+        names: NameSync | None = None,
+    ) -> None:
         self._fd = fd
         self._session_id = session_id
         self._policy = policy
         self._next_seq = next_seq
+        self._names = names
         self._size = os.fstat(fd).st_size
-        self._synced = -1  # the size at the last sync (-1: none yet)
+        self._synced = -1  # the size a finished sync began with (-1: none yet)
         self._broken: str | None = None
+        self._syncs = threading.Condition()
+        self._in_flight = 0  # syncs running on worker threads
 
     @property
     def session_id(self) -> str:
@@ -79,16 +99,52 @@ class JsonlWriter:
         """With ``durable`` and policy ``"turn"``, fdatasync — unless nothing was written since
         this writer's last sync (a settling child checkpoints again after its turn end)."""
         self._check_usable()
-        if durable and self._policy == "turn" and self._synced != self._size:
+        if self._wants_sync(durable):
             self._fsync()
 
-    def _fsync(self) -> None:
+    async def commit_async(self, durable: bool = False) -> None:
+        """``commit`` whose sync runs on a worker thread (``host.sessions.workers``): the
+        event loop goes on meanwhile, and other sessions' syncs can be in flight beside it.
+        Errors as ``commit``'s (a failed sync breaks the writer). A cancelled caller gets its
+        ``CancelledError`` once the sync finished, its outcome recorded by the writer."""
+        self._check_usable()
+        if not self._wants_sync(durable):
+            return
+        with self._syncs:
+            self._in_flight += 1
         try:
-            sync_fd(self._fd)
-        except OSError as exc:
-            self._broken = f"fsync failed ({exc})"
-            raise PersistenceError.failed(f"cannot sync session {self._session_id!r}", exc) from exc
-        self._synced = self._size
+            future = workers.syncing().submit(self._fsync, self._syncs_done)
+        except BaseException:
+            self._syncs_done()
+            raise
+        await workers.settled(future)
+
+    def _wants_sync(self, durable: bool) -> bool:
+        return durable and self._policy == "turn" and self._synced != self._size
+
+    def _fsync(self, then: Callable[[], None] | None = None) -> None:
+        """Sync the names linked so far, then the data up to the present size, which is
+        recorded as synced; ``then`` runs afterwards, whatever happened."""
+        size = self._size
+        try:
+            try:
+                if self._names is not None:
+                    self._names.settle()
+                sync_fd(self._fd)
+            except OSError as exc:
+                self._broken = f"fsync failed ({exc})"
+                raise PersistenceError.failed(
+                    f"cannot sync session {self._session_id!r}", exc
+                ) from exc
+            self._synced = max(self._synced, size)
+        finally:
+            if then is not None:
+                then()
+
+    def _syncs_done(self) -> None:
+        with self._syncs:
+            self._in_flight -= 1
+            self._syncs.notify_all()
 
     def _check_usable(self) -> None:
         if self._fd < 0:
@@ -109,7 +165,10 @@ class JsonlWriter:
         return Voice(self._session_id, _holds)
 
     def close(self) -> None:
-        """Release the lock and the file descriptor; idempotent."""
+        """Release the lock and the file descriptor, after the syncs in flight; idempotent."""
+        with self._syncs:
+            while self._in_flight:
+                self._syncs.wait()
         fd, self._fd = self._fd, -1
         if fd >= 0:
             os.close(fd)  # closing the only descriptor releases the flock

@@ -183,6 +183,18 @@ class SessionWriter(Protocol):
         ...
 
 
+class SyncingWriter(SessionWriter, Protocol):
+    """A writer whose durable commit can wait for storage without blocking the event loop
+    (the JSONL writer: its sync runs on a worker thread; a writer without it commits with
+    ``commit``, on the caller's thread)."""
+
+    async def commit_async(self, durable: bool = False) -> None:
+        """``commit`` that lets the event loop run while storage syncs; same errors. A
+        cancelled caller gets its ``CancelledError`` once the sync finished (the writer
+        recorded its outcome: synced, or broken as ``commit`` leaves it)."""
+        ...
+
+
 @runtime_checkable
 class QueuedWriter(SessionWriter, Protocol):
     """A writer whose appends a background committer writes, in submission order.
@@ -255,7 +267,11 @@ class Resumed:
 
 
 class SessionPersistence(Protocol):
-    """Where session logs live. One writer per session across processes."""
+    """Where session logs live. One writer per session across processes.
+
+    A persistence may also offer ``create_async`` (``CreatingPersistence``), which the store
+    uses to publish from the event loop.
+    """
 
     def open_writer(
         self, header: SessionHeader, *, create: bool, events: Sequence[Event] = ()
@@ -296,4 +312,17 @@ class SessionPersistence(Protocol):
         damage before the end; otherwise as ``inspect``. A failure or a cancelled caller
         leaves the lock released.
         """
+        ...
+
+
+class CreatingPersistence(SessionPersistence, Protocol):
+    """A persistence that stores a new log without blocking the event loop on storage (the
+    JSONL one syncs the new file on a worker thread; PostgreSQL inserts it on one)."""
+
+    async def create_async(
+        self, header: SessionHeader, events: Sequence[Event] = ()
+    ) -> SessionWriter:
+        """``open_writer(header, create=True, events=events)``, same errors, while the event
+        loop runs. A cancelled caller gets its ``CancelledError`` once storage answered; the
+        lock is then not held (a log stored by then stays stored)."""
         ...

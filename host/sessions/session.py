@@ -21,7 +21,13 @@ from typing import cast, overload
 
 from host.errors import HostError
 from host.sessions.model import Compaction, Event, EventBody, MessageEvent, SessionHeader
-from host.sessions.persistence import QueuedWriter, SessionWriter, Voice, VoicedWriter
+from host.sessions.persistence import (
+    QueuedWriter,
+    SessionWriter,
+    SyncingWriter,
+    Voice,
+    VoicedWriter,
+)
 from host.sessions.projections import Projections, ProjectionUnit, fold_events, fold_one
 
 log = logging.getLogger(__name__)
@@ -102,6 +108,7 @@ class Session:
         self._states: dict[str, tuple[ProjectionUnit[object], object]] = {}
         self._writer: SessionWriter | None = None
         self._queued: QueuedWriter | None = None  # the writer, if it is one (checked once)
+        self._syncing: SyncingWriter | None = None  # likewise
         # Submissions to a QueuedWriter not settled yet, oldest first; _next_seq follows them.
         # After a failed one, the _doomed entries behind it fail too (see _settle).
         self._inflight: deque[tuple[list[Event], concurrent.futures.Future[None]]] = deque()
@@ -238,6 +245,16 @@ class Session:
         if self._writer is not None:
             self._writer.commit(durable)
 
+    async def commit_async(self, durable: bool = False) -> None:
+        """``commit`` for code on the event loop: a writer that can (``SyncingWriter``) syncs
+        while other agents run; another commits at once. A cancelled caller gets its
+        ``CancelledError`` once the sync finished."""
+        syncing = self._syncing
+        if syncing is not None:
+            await syncing.commit_async(durable)
+        elif self._writer is not None:
+            self._writer.commit(durable)
+
     def voice(self) -> Voice | None:
         """The right to send messages on behalf of this session, from its writer (``Voice``),
         also once released (the release ends no voice): None when the session is stored
@@ -318,6 +335,7 @@ class Session:
         # each (not a Protocol isinstance, which walks every member at each session's start).
         self._voice = cast(VoicedWriter, writer).voice() if hasattr(writer, "voice") else None
         self._queued = cast(QueuedWriter, writer) if hasattr(writer, "submit") else None
+        self._syncing = cast(SyncingWriter, writer) if hasattr(writer, "commit_async") else None
         self._observers = observers
         self.published = True
 
@@ -326,7 +344,7 @@ class Session:
         if self._inflight:  # what was submitted is written (or fails) before the lock goes
             concurrent.futures.wait([future for _, future in self._inflight])
             self._settle()
-        writer, self._writer, self._queued = self._writer, None, None
+        writer, self._writer, self._queued, self._syncing = self._writer, None, None, None
         if writer is not None:
             try:
                 writer.commit(True)

@@ -10,12 +10,19 @@ Compaction appends a ``Compaction`` event; nothing is ever removed from the log.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import cast
 
 from host.cancel import CancelSignal
 from host.sessions import loading, model
 from host.sessions.model import Compaction, Event, EventBody, SessionHeader
-from host.sessions.persistence import PersistenceError, SessionPersistence, SessionWriter
+from host.sessions.persistence import (
+    CreatingPersistence,
+    PersistenceError,
+    SessionPersistence,
+    SessionWriter,
+)
 from host.sessions.projections import Projections
 from host.sessions.session import AppendObserver, Session, SessionError
 
@@ -31,7 +38,7 @@ class SessionStore:
         self.persistence = persistence
         self.projections = projections
         self._live: dict[str, Session] = {}
-        self._resuming: set[str] = set()
+        self._arriving: set[str] = set()  # ids being resumed or stored: not live, not free
         self._observers: list[AppendObserver] = []
 
     def observe(self, observer: AppendObserver) -> Callable[[], None]:
@@ -57,29 +64,48 @@ class SessionStore:
 
         ``DUPLICATE_SESSION`` if the id is live or stored; on any failure nothing is published.
         """
+        self._check_publishable(session)
+        writer: SessionWriter | None = None
+        if self.persistence is not None:
+            with _as_duplicate(session.id):
+                writer = self.persistence.open_writer(
+                    session.header, create=True, events=tuple(session.events)
+                )
+        self._go_live(session, writer)
+
+    async def publish_async(self, session: Session) -> None:
+        """``publish`` for code on the event loop: a persistence that can
+        (``CreatingPersistence``) stores the new log while other agents run, the id held
+        meanwhile (a second publish or a resume of it is refused as while it is live). A
+        cancelled caller gets its ``CancelledError`` once storage answered; nothing is
+        published then."""
+        persistence = self.persistence
+        if persistence is None or not hasattr(persistence, "create_async"):
+            self.publish(session)
+            return
+        self._check_publishable(session)
+        creating = cast(CreatingPersistence, persistence)
+        self._arriving.add(session.id)
+        try:
+            with _as_duplicate(session.id):
+                writer = await creating.create_async(session.header, tuple(session.events))
+        finally:
+            self._arriving.discard(session.id)
+        self._go_live(session, writer)
+
+    def _check_publishable(self, session: Session) -> None:
         if session.published or session.released:
             raise SessionError(
                 SessionError.ALREADY_PUBLISHED, f"session {session.id!r} was already published"
             )
         self._check_free(session.id)
-        writer: SessionWriter | None = None
-        if self.persistence is not None:
-            try:
-                writer = self.persistence.open_writer(
-                    session.header, create=True, events=tuple(session.events)
-                )
-            except PersistenceError as exc:
-                if exc.code in (PersistenceError.ALREADY_EXISTS, PersistenceError.LOCKED):
-                    raise SessionError(
-                        SessionError.DUPLICATE_SESSION,
-                        f"session {session.id!r} already exists in storage",
-                    ) from exc
-                raise
+
+    def _go_live(self, session: Session, writer: SessionWriter | None) -> None:
         session._attach(writer, self._observers)
         self._live[session.id] = session
 
     def _check_free(self, session_id: str) -> None:
-        if session_id in self._live or session_id in self._resuming:
+        if session_id in self._live or session_id in self._arriving:
             raise SessionError(
                 SessionError.DUPLICATE_SESSION, f"session {session_id!r} is already live"
             )
@@ -108,18 +134,18 @@ class SessionStore:
         persistence; ``PersistenceError`` (``NOT_FOUND``, ``LOCKED``, ``CORRUPT``, ``CANCELLED``).
         """
         model.validate_session_id(session_id)
-        if session_id in self._live or session_id in self._resuming:
+        if session_id in self._live or session_id in self._arriving:
             raise SessionError(SessionError.ALREADY_LIVE, f"session {session_id!r} is live")
         if self.persistence is None:
             raise SessionError(
                 SessionError.PERSISTENCE_UNAVAILABLE,
                 f"cannot resume {session_id!r}: no session persistence",
             )
-        self._resuming.add(session_id)
+        self._arriving.add(session_id)
         try:
             resumed = await loading.resume(self.persistence, session_id, signal=signal)
         finally:
-            self._resuming.discard(session_id)
+            self._arriving.discard(session_id)
         stored = resumed.stored
         session = Session(stored.header, stored.events, self.projections)
         session._attach(resumed.writer, self._observers)
@@ -154,3 +180,17 @@ class SessionStore:
         if publish:
             self.publish(session)
         return session
+
+
+@contextmanager
+def _as_duplicate(session_id: str) -> Iterator[None]:
+    """Storage's ``ALREADY_EXISTS``/``LOCKED`` on creation as ``DUPLICATE_SESSION``."""
+    try:
+        yield
+    except PersistenceError as exc:
+        if exc.code in (PersistenceError.ALREADY_EXISTS, PersistenceError.LOCKED):
+            raise SessionError(
+                SessionError.DUPLICATE_SESSION,
+                f"session {session_id!r} already exists in storage",
+            ) from exc
+        raise

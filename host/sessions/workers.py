@@ -10,6 +10,12 @@ as generating the codec's event decoders (about 30 ms), which the first read wou
 ``resume`` runs a blocking resume that opens a writer: should the awaiting caller be
 cancelled while the thread works, the writer is closed once the thread finishes, so a
 cancelled resume never leaves the session's lock held.
+
+Syncs (``fdatasync``, a directory's ``fsync``) run on a pool of their own, ``syncing``: a
+thread there mostly waits for the disk, and many syncs in flight at once are what lets the
+file system write them with one journal commit; they must not take the readers' threads.
+``settled`` awaits such a call without giving up on it: a cancelled caller sees its
+``CancelledError`` only once the call has finished.
 """
 
 from __future__ import annotations
@@ -20,14 +26,28 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from host.sessions.persistence import Resumed
 
 T = TypeVar("T")
 
+
+class Closable(Protocol):
+    """What ``opening`` opens: a writer."""
+
+    def close(self) -> None:
+        """Release what it holds."""
+        ...
+
+
+W = TypeVar("W", bound=Closable)
+
 _pool: ThreadPoolExecutor | None = None
+_sync_pool: ThreadPoolExecutor | None = None
+SYNC_THREADS = 16
+"""Syncs in flight at once at most: past about 16 the journal commits are not fewer."""
 _prepared: set[Callable[[], object]] = set()
 _lock = threading.Lock()
 
@@ -41,6 +61,34 @@ def _executor() -> ThreadPoolExecutor:
             _pool = ThreadPoolExecutor(workers, thread_name_prefix="agent-host-persistence")
             _pool.submit(_nothing)  # starts a thread; idle threads are kept for later calls
         return _pool
+
+
+def syncing() -> ThreadPoolExecutor:
+    """The pool that blocking syncs run on (module docstring), created on first use."""
+    global _sync_pool
+    with _lock:
+        if _sync_pool is None:
+            _sync_pool = ThreadPoolExecutor(SYNC_THREADS, thread_name_prefix="agent-host-sync")
+        return _sync_pool
+
+
+async def settled(future: Future[T]) -> T:
+    """The result of ``future``; should the caller be cancelled meanwhile (once or more), its
+    ``CancelledError`` is raised once ``future`` finished (its outcome left to whoever
+    submitted it: a sync's writer records it either way; a new log's descriptor is closed only
+    after the thread that fills it is done with it)."""
+    wrapped = asyncio.wrap_future(future)
+    try:
+        return await asyncio.shield(wrapped)
+    except asyncio.CancelledError:
+        while not wrapped.done():
+            try:
+                await asyncio.wait([wrapped])
+            except asyncio.CancelledError:
+                continue  # the first cancellation is raised below, after the thread's end
+        if not wrapped.cancelled():
+            wrapped.exception()  # seen: the caller's cancellation is what it gets
+        raise
 
 
 def warm(*prepare: Callable[[], object]) -> None:
@@ -72,6 +120,18 @@ async def resume(fn: Callable[..., Resumed], *args: object) -> Resumed:
         return await asyncio.wrap_future(future)
     except asyncio.CancelledError:
         future.add_done_callback(_close_abandoned)
+        raise
+
+
+async def opening(fn: Callable[[], W]) -> W:
+    """``fn()`` on a worker thread, where ``fn`` opens a writer; a cancelled caller gets its
+    ``CancelledError`` once ``fn`` finished, the writer it opened closed (``settled``)."""
+    future: Future[W] = _executor().submit(fn)
+    try:
+        return await settled(future)
+    except asyncio.CancelledError:
+        if not future.cancelled() and future.exception() is None:
+            future.result().close()
         raise
 
 

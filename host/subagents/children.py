@@ -37,13 +37,11 @@ from host.subagents.descriptors import (
     ContinuableDescriptor,
     MemorySpec,
     OneShotDescriptor,
-    SubPluginLimit,
-    ToolFilterSpec,
     descriptor_data,
 )
 from host.subagents.providers import check_depth
 from host.subagents.types import ChildRequest, Provider
-from host.tools.scope import ToolFilter
+from host.tools.filter import SubPluginLimit, ToolFilter
 
 ORIGIN = "subagent"
 PERSONA_SECTION = "subagent/persona"
@@ -58,7 +56,7 @@ class ChildPlan:
     label: str | None
     model: str | None
     persona: str | None
-    tool_filter: ToolFilterSpec | None
+    tool_filter: ToolFilter | None
     max_steps: int
     requested_max_steps: int | None = None
     profile: str | None = None
@@ -107,9 +105,7 @@ def fork_seed(events: Sequence[object]) -> tuple[EventBody, ...]:
     return tuple(bodies)
 
 
-def combine_filters(
-    first: ToolFilterSpec | None, second: ToolFilterSpec | None
-) -> ToolFilterSpec | None:
+def combine_filters(first: ToolFilter | None, second: ToolFilter | None) -> ToolFilter | None:
     """Both filters at once: a tool must match each ``allow`` list (globs cannot be
     intersected: the second list becomes an ``also_allow``), ``deny`` adds up, and so do the
     sub-plugin limits (two limits of one parent intersect)."""
@@ -117,14 +113,14 @@ def combine_filters(
         return second
     if second is None:
         return first
-    allows: list[list[str]] = []
-    for spec in (first, second):
-        for globs in (spec.allow, *(spec.also_allow or ())):
+    allows: list[tuple[str, ...]] = []
+    for given in (first, second):
+        for globs in (given.allow, *(given.also_allow or ())):
             if globs is not None and globs not in allows:
                 allows.append(globs)
-    deny = list(dict.fromkeys([*(first.deny or []), *(second.deny or [])]))
-    limits = combine_limits([*(first.sub_plugins or []), *(second.sub_plugins or [])])
-    return ToolFilterSpec(
+    deny = tuple(dict.fromkeys([*(first.deny or ()), *(second.deny or ())]))
+    limits = combine_limits([*(first.sub_plugins or ()), *(second.sub_plugins or ())])
+    return ToolFilter(
         allow=allows[0] if allows else None,
         deny=deny or None,
         sub_plugins=limits or None,
@@ -141,20 +137,6 @@ def combine_limits(limits: Sequence[SubPluginLimit]) -> list[SubPluginLimit]:
         else:
             merged[limit.parent] = list(dict.fromkeys(limit.names))
     return [SubPluginLimit(parent, names) for parent, names in merged.items()]
-
-
-def to_tool_filter(spec: ToolFilterSpec | None) -> ToolFilter:
-    """The agents layer's filter for a descriptor's filter spec."""
-    if spec is None:
-        return ToolFilter()
-    allow = tuple(spec.allow) if spec.allow is not None else None
-    limits = tuple(
-        (limit.parent, tuple(limit.names)) for limit in combine_limits(spec.sub_plugins or [])
-    )
-    also = tuple(tuple(globs) for globs in spec.also_allow or ())
-    return ToolFilter(
-        allow=allow, deny=tuple(spec.deny or ()), sub_plugins=limits, also_allow=also
-    )
 
 
 def composition_step(persona: str | None, memory: MemorySpec | None = None) -> SetupStep:

@@ -5,7 +5,8 @@ never raises. The version is checked first, so a newer writer (``unsupported``) 
 apart from damage (``corrupt``); content is then validated strictly (no coercion, unknown keys
 rejected) and structured in one cattrs step.
 
-A tool filter's ``also_allow`` is an optional key too (more allow lists a tool must match).
+A tool filter (``host.tools.filter.ToolFilter``, whose fields are its keys) writes only the keys
+it was given; its ``also_allow`` is an optional key too (more allow lists a tool must match).
 A continuable descriptor's ``max_steps``, ``profile``, ``mcp_servers`` and ``memory`` are
 optional keys of version 2 (a descriptor written before them stays valid): the step limit the
 child was started with (absent: the default), the profile it was started from and that
@@ -24,29 +25,9 @@ import cattrs
 
 from host.schema import schema_for, validate
 from host.serialization import converter
+from host.tools.filter import ToolFilter
 
 VERSION = 2
-
-
-@attrs.frozen
-class SubPluginLimit:
-    """Of the tools registered by sub-plugins of ``parent`` (``<parent>.<name>``), only those
-    of the sub-plugins ``names`` pass (e.g. ``mcp`` and a profile's ``mcp_servers``)."""
-
-    parent: str
-    names: list[str]
-
-
-@attrs.frozen
-class ToolFilterSpec:
-    """A child's filter over its parent's global tools: by tool globs, which match a tool's
-    name or the plugin that registered it (``allow``, each of ``also_allow``, ``deny``;
-    ``host.tools.globs``), and by the sub-plugin that registered the tool (``sub_plugins``)."""
-
-    allow: list[str] | None = None
-    deny: list[str] | None = None
-    sub_plugins: list[SubPluginLimit] | None = None
-    also_allow: list[list[str]] | None = None
 
 
 MemoryScope = Literal["user", "project", "local"]
@@ -80,7 +61,7 @@ class ContinuableDescriptor:
     label: str
     model: str | None = None
     persona: str | None = None
-    tool_filter: ToolFilterSpec | None = None
+    tool_filter: ToolFilter | None = None
     max_steps: int | None = None
     profile: str | None = None
     mcp_servers: list[str] | None = None
@@ -106,7 +87,7 @@ class Unsupported:
     reason: Literal["unsupported"] = "unsupported"
 
 
-Verdict = Descriptor | Corrupt | Unsupported
+DescriptorVerdict = Descriptor | Corrupt | Unsupported
 
 _BY_MODE: dict[str, type[OneShotDescriptor] | type[ContinuableDescriptor]] = {
     "one-shot": OneShotDescriptor,
@@ -114,7 +95,7 @@ _BY_MODE: dict[str, type[OneShotDescriptor] | type[ContinuableDescriptor]] = {
 }
 
 
-def parse_descriptor(value: Any) -> Verdict:
+def parse_descriptor(value: Any) -> DescriptorVerdict:
     """Judge one raw descriptor value; never raises."""
     if not isinstance(value, dict):
         return Corrupt("descriptor is not an object")

@@ -6,7 +6,7 @@ from typing import Literal
 
 import attrs
 
-from host.subagents.identity import Mode
+from host.subagents.types import ChildMode
 
 Activity = Literal["running", "inactive"]
 LeaseStatus = Literal["running", "idle"]
@@ -23,7 +23,7 @@ class ChildEntry:
     """
 
     id: str
-    mode: Mode
+    mode: ChildMode
     activity: Activity
     label: str | None = None
     parent_id: str | None = None

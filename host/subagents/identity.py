@@ -32,6 +32,7 @@ from host.subagents.descriptors import (
     Unsupported,
     parse_descriptor,
 )
+from host.subagents.types import ChildMode
 
 IDENTITY_KEY = "subagent/identity"
 """The projection key of the identity unit."""
@@ -39,7 +40,6 @@ IDENTITY_KEY = "subagent/identity"
 IDENTITY_UNIT_VERSION = 1
 """Bumped when the fold's meaning changes; index rows of another version are not trusted."""
 
-Mode = Literal["one-shot", "continuable"]
 ProblemReason = Literal["corrupt", "unsupported"]
 
 
@@ -62,7 +62,7 @@ class IdentityState:
 class Identity:
     """A child's durable identity, taken from its single own descriptor at ``seq``."""
 
-    mode: Mode
+    mode: ChildMode
     label: str | None
     provider: str
     seq: int
@@ -116,14 +116,7 @@ def judge_descriptor(value: object, seq: int) -> Identity | IdentityProblem:
         return IdentityProblem("unsupported", seq, "unknown descriptor version")
     if isinstance(parsed, Corrupt):
         return IdentityProblem("corrupt", seq, parsed.problem)
-    return identity_of(parsed, seq)
-
-
-def identity_of(descriptor: Descriptor, seq: int) -> Identity:
-    """The listing identity of a valid descriptor recorded at ``seq``."""
-    return Identity(
-        mode=descriptor.mode, label=descriptor.label, provider=descriptor.provider, seq=seq
-    )
+    return Identity(mode=parsed.mode, label=parsed.label, provider=parsed.provider, seq=seq)
 
 
 def identity_verdict(state: object, header: SessionHeader, *, live: bool) -> IdentityVerdict:

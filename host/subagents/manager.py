@@ -51,7 +51,6 @@ from host.subagents.children import (
     descriptor_event,
     plan_child,
     resume_max_steps,
-    to_tool_filter,
 )
 from host.subagents.coldstate import continuable_descriptor_of, inspect_child, storage_error
 from host.subagents.descriptors import ContinuableDescriptor
@@ -159,7 +158,7 @@ class ContinuationManager(Residency):
                     seed=(*plan.seed, descriptor_event(descriptor)),
                     label=label,
                     model=plan.model,
-                    tool_filter=to_tool_filter(plan.tool_filter),
+                    tool_filter=plan.tool_filter,
                     setup=[composition_step(plan.persona, plan.memory), hooks.step],
                     commit=hooks.commit,
                     descriptor=descriptor,
@@ -336,7 +335,7 @@ class ContinuationManager(Residency):
                     child_id,
                     label=descriptor.label,
                     model=descriptor.model,
-                    tool_filter=to_tool_filter(descriptor.tool_filter),
+                    tool_filter=descriptor.tool_filter,
                     setup=[composition_step(descriptor.persona, descriptor.memory), hooks.step],
                     commit=hooks.commit,
                     descriptor=descriptor,

@@ -40,7 +40,7 @@ async def entries_of(
     return await subagents.list_descendants(root_id, signal=signal)  # type: ignore[no-any-return]
 
 
-def project(
+def rows_of(
     entries: Sequence[Any], agents: Any, scope: ListScope, waiting: Collection[str] = ()
 ) -> list[dict[str, Any]]:
     """Continuable children and every diagnostic, as structured rows (``waiting``: the ids
@@ -60,7 +60,7 @@ def project(
     return rows
 
 
-def render(rows: Sequence[dict[str, Any]]) -> str:
+def listing_text(rows: Sequence[dict[str, Any]]) -> str:
     """One line per row, ``(no subagents)`` when there are none."""
     lines = []
     for row in rows:

@@ -183,12 +183,7 @@ class SubagentService:
     ) -> SubagentRun:
         """Publish a one-shot child running ``request.prompt`` as one turn (module docstring
         of ``host.subagents.oneshot``); rejections publish nothing."""
-        from host.subagents.children import (
-            composition_step,
-            one_shot_descriptor,
-            plan_child,
-            to_tool_filter,
-        )
+        from host.subagents.children import composition_step, one_shot_descriptor, plan_child
         from host.subagents.oneshot import OneShotRun, wrap_model_step
 
         if cancelled(signal):
@@ -207,7 +202,7 @@ class SubagentService:
             seed=plan.seed,
             label=plan.label,
             model=plan.model,
-            tool_filter=to_tool_filter(plan.tool_filter),
+            tool_filter=plan.tool_filter,
             setup=[
                 composition_step(plan.persona, plan.memory),
                 wrap_model_step(descriptor, bound.index, wrappers),

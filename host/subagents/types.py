@@ -9,8 +9,12 @@ import attrs
 
 if TYPE_CHECKING:  # annotations only: the descriptors (and their converter) load when used
     from host.sessions.model import StopReason
-    from host.subagents.descriptors import MemorySpec, ToolFilterSpec
+    from host.subagents.descriptors import MemorySpec
+    from host.tools.filter import ToolFilter
 
+ChildMode = Literal["continuable", "one-shot"]
+"""How a child runs: ``continuable`` (it can be resumed and messaged, in the background by
+default) or ``one-shot`` (one task to its end)."""
 ReportDelivery = Literal["quiet", "next-step"]
 """How a child's report reaches its parent (``report_from``): ``quiet`` is seen at the parent's
 next step, ``next-step`` also wakes an idle parent. An inbox message's own delivery is
@@ -47,7 +51,7 @@ class ProviderCapabilities:
     """What children of a provider may do: depth limit, tool filter, persona, continuation."""
 
     depth_limit: int = 3
-    tool_filter: ToolFilterSpec | None = None
+    tool_filter: ToolFilter | None = None
     persona: str | None = None
     continuable: bool = True
 
@@ -76,7 +80,7 @@ class ChildRequest:
     label: str | None = None
     model: str | None = None
     persona: str | None = None
-    tool_filter: ToolFilterSpec | None = None
+    tool_filter: ToolFilter | None = None
     max_steps: int | None = None
     parent_tool_call_id: str | None = None
     profile: str | None = None

@@ -62,7 +62,7 @@ class ParamsArguments:
 
     def parse(self, raw: Any) -> Any:
         """An instance of ``params`` from valid ``raw``; ``ValueError`` otherwise."""
-        problems = validate(self.schema, raw)
+        problems = validate(schema_for(self.params), raw)
         if problems:
             raise ValueError("; ".join(problems))
         import cattrs  # on first call: keeps cattrs off start-up

@@ -42,7 +42,13 @@ async def run_tool(
             return ToolResult.error(f"{tool.name} was not run: {type(error).__name__}: {error}")
         if denial is not None:
             return denial
-    return await _execute(tool, args, exec)
+    try:  # what the tool raises (but cancellation) becomes an error result
+        result = await tool.execute(args, exec)
+    except HostError as error:
+        return ToolResult.error(f"{tool.name} failed: {error.message}")
+    except Exception as error:
+        return ToolResult.error(f"{tool.name} failed: {type(error).__name__}: {error}")
+    return as_result(tool.name, result)
 
 
 def unknown_tool(name: str, exec: ToolExec) -> ToolResult:
@@ -51,17 +57,6 @@ def unknown_tool(name: str, exec: ToolExec) -> ToolResult:
     plugins = exec.ctx.find("plugins") if exec.ctx is not None else None
     lost = plugins.lost_tool(name) if plugins is not None else None
     return ToolResult.error(lost or f'unknown tool "{name}"')
-
-
-async def _execute(tool: Tool, args: Any, exec: ToolExec) -> ToolResult:
-    """Run the tool; what it raises (but cancellation) becomes an error result."""
-    try:
-        result = await tool.execute(args, exec)
-    except HostError as error:
-        return ToolResult.error(f"{tool.name} failed: {error.message}")
-    except Exception as error:
-        return ToolResult.error(f"{tool.name} failed: {type(error).__name__}: {error}")
-    return as_result(tool.name, result)
 
 
 def as_result(name: str, value: Any) -> ToolResult:

@@ -1,10 +1,9 @@
 """Layered tool scopes: an agent's own tools over the filtered global tools.
 
-The filter (``allow``/``deny`` by tool globs, which match a tool's name or the plugin that
-registered it, ``host.tools.globs``; ``sub_plugins`` by that plugin) applies to the global
-layer only; a tool in the agent's own scope is never filtered out
-and shadows a global tool of the same name. A global tool with an ``offered_to`` predicate is
-visible only to agents whose session header it accepts.
+The filter (``host.tools.filter.ToolFilter``: by tool globs, which match a tool's name or the
+plugin that registered it, and by that plugin) applies to the global layer only; a tool in the
+agent's own scope is never filtered out and shadows a global tool of the same name. A global
+tool with an ``offered_to`` predicate is visible only to agents whose session header it accepts.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from host.naming import NamedRegistry, owning_plugin
-from host.tools.globs import matches
+from host.tools.filter import ToolFilter
 from host.tools.tool import Tool
 
 if TYPE_CHECKING:  # only for annotations: keeps the session model off start-up
@@ -27,45 +26,12 @@ def tool_registry(what: str = "tool") -> NamedRegistry[Tool]:
 
 
 @attrs.frozen
-class ToolFilter:
-    """Which global tools an agent may see: those ``allow`` matches (None = all) and each of
-    ``also_allow`` matches (a profile's tools within a deployment's), minus those ``deny``
-    matches; each a list of tool globs (``host.tools.globs``).
-
-    ``sub_plugins`` pairs ``(parent, names)``: of the tools registered by sub-plugins of
-    ``parent`` (plugins named ``<parent>.<name>``), only those of the sub-plugins ``names``
-    pass; other tools are not affected.
-    """
-
-    allow: tuple[str, ...] | None = None
-    deny: tuple[str, ...] = ()
-    sub_plugins: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    also_allow: tuple[tuple[str, ...], ...] = ()
-
-    def admits(self, name: str, plugin: str | None = None) -> bool:
-        """True if a global tool called ``name``, registered by ``plugin`` (None: not by a
-        plugin, or unknown), passes the filter."""
-        if self.allow is not None and not matches(self.allow, name, plugin):
-            return False
-        if not all(matches(globs, name, plugin) for globs in self.also_allow):
-            return False
-        if self.deny and matches(self.deny, name, plugin):
-            return False
-        if plugin is not None:
-            for parent, names in self.sub_plugins:
-                prefix = parent + "."
-                if plugin.startswith(prefix) and plugin[len(prefix) :].split(".")[0] not in names:
-                    return False
-        return True
-
-
-@attrs.frozen
 class ToolView:
     """What one agent sees: its own layer first, then the global layer through the filter."""
 
     global_tools: NamedRegistry[Tool]
     own: NamedRegistry[Tool] = attrs.field(factory=lambda: tool_registry("scoped tool"))
-    filter: ToolFilter = ToolFilter()
+    filter: ToolFilter = attrs.field(factory=ToolFilter)
     header: SessionHeader | None = None
 
     def _admits(self, name: str, tool: Tool) -> bool:

@@ -18,7 +18,7 @@ from host.sessions.model import (
     TurnStart,
 )
 from host.sessions.store import SessionStore
-from host.tools.scope import ToolFilter
+from host.tools.filter import ToolFilter
 from tests.agents.helpers import TextArgs
 from tests.support import bodies, named_tool, stop_reasons, user_texts
 

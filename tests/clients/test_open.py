@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from host.agents import say
+from host.cli.resume import resume_root
 from host.clients.commands import ClientError, Commands
+from host.errors import HostError
 from host.sessions.model import InboxAccepted, MessageEvent, TurnStart
 
 
@@ -44,3 +46,22 @@ async def test_a_subagents_session_is_not_a_root_to_open(harness) -> None:
     with pytest.raises(ClientError) as refused:
         await Commands(harness.host).open(child.id)
     assert refused.value.code == "NOT_A_ROOT"
+
+
+async def test_a_root_held_elsewhere_is_locked_in_the_clients_words_and_the_stores(
+    make_harness,
+) -> None:
+    holder = make_harness()
+    root = await Commands(holder.host).open("busy")
+    other = make_harness(data_dir=holder.data_dir)
+    with pytest.raises(ClientError) as refused:
+        await Commands(other.host).resume(root.id)
+    assert (refused.value.code, refused.value.message) == (
+        "LOCKED", 'thread "busy" is in use by another process'
+    )
+    stored = refused.value.stored
+    assert stored is not None and stored.code == "LOCKED"
+    with pytest.raises(HostError) as cannot:
+        await resume_root(other.host, root.id)
+    assert cannot.value.message == f"cannot resume busy: {stored.message} (LOCKED)"
+    assert cannot.value.code == "LOCKED"

@@ -9,7 +9,7 @@ import agent_host_workspace
 from host.agents.scripted import say
 from host.profiles.library import ProfileLibrary
 from host.profiles.sources import EXPLORE
-from host.subagents.descriptors import ToolFilterSpec
+from host.tools.filter import ToolFilter
 from tests.profiles.support import delegate, environ, profile_host, write
 from tests.support import scripted
 
@@ -196,7 +196,7 @@ def test_claude_code_project_files_are_bounded_like_ours(tmp_path):
     lib, _, claude_project = claude_library(tmp_path)
     put(claude_project, "a.md", "---\nname: asker\ndescription: d\ntools: AskUserQuestion\n---\n")
     keeper = put(claude_project, "k.md", "---\nname: keeper\ndescription: d\nmemory: local\n---\n")
-    loaded = lib.load(ToolFilterSpec(deny=["ask_user"]))
+    loaded = lib.load(ToolFilter(deny=["ask_user"]))
     assert loaded.names() == ["Explore", "general-purpose"]
     problems = [d.problem for d in loaded.diagnostics]
     assert problems[0] == "names tools the deployment does not allow: ask_user"

@@ -8,7 +8,7 @@ from pathlib import Path
 from host.profiles.library import locations
 from host.profiles.model import Profile
 from host.profiles.sources import CLOSINGS, EXPLORE, GENERAL_PURPOSE
-from host.subagents.descriptors import ToolFilterSpec
+from host.tools.filter import ToolFilter
 from tests.profiles.support import library, write
 
 
@@ -167,7 +167,7 @@ def test_bad_plugin_profiles_are_diagnostics(tmp_path):
 
 def test_project_profiles_cannot_widen_the_deployment(tmp_path):
     lib, user, project = library(tmp_path)
-    deployment = ToolFilterSpec(allow=["read_file", "grep", "shell"], deny=["shell"])
+    deployment = ToolFilter(allow=["read_file", "grep", "shell"], deny=["shell"])
     write(project, "ok.md", "narrow", tools="read_file")
     write(project, "all.md", "everything")  # no tools: every tool the deployment allows
     write(project, "deny.md", "sneaky", tools="read_file, shell")

@@ -11,7 +11,9 @@ parent SIGKILLs the process at a random moment.
 
 Output, one flushed line each, printed only after the thing is acknowledged:
 ``ready <n>``; ``ack <child_id> <message_id> <output>`` (a report the parent's log accepted —
-printed at the child's next model call, which follows the tool result);
+printed at the child's next model call, which follows the tool result, and not before
+``ready``: a child may report while its siblings are still being created, and a run killed
+before ``ready`` is not verified);
 ``followup <child_id> <message_id>`` (a message the child's log accepted).
 """
 
@@ -49,6 +51,13 @@ async def main() -> None:
     )
     services = host.services
     counter = [0]
+    early: list[str] | None = []  # acks seen before ``ready``, printed right after it
+
+    def say_ack(line: str) -> None:
+        if early is None:
+            say_line(line)
+        else:
+            early.append(line)
 
     def answer(request: ModelRequest) -> Any:
         if request.label is None or not request.label.startswith("w"):
@@ -58,7 +67,7 @@ async def main() -> None:
             text = messages[-1].content
             if text.startswith(ACCEPTED):
                 output = messages[-2].tool_calls[0].arguments["output"]
-                say_line(f"ack {request.agent_id} {text[len(ACCEPTED) :]} {output}")
+                say_ack(f"ack {request.agent_id} {text[len(ACCEPTED) :]} {output}")
         counter[0] += 1
         return call("report", output=f"{request.label}:{seed}:{counter[0]}")
 
@@ -76,6 +85,9 @@ async def main() -> None:
             )
             ids.append(started.child_id)
     say_line(f"ready {len(ids)}")
+    for line in early:
+        say_line(line)
+    early = None
     manager = subagents.manager()
     source = {"kind": "coordinator", "sender_session_id": "root"}
     while True:

@@ -18,11 +18,11 @@ import tool_subagent_report.plugin as report_plugin
 from host.agents import Agent, ModelRequest
 from host.cancel import CancelSignal
 from host.sessions.model import TurnStart
-from host.subagents.descriptors import ToolFilterSpec
 from host.subagents.types import ChildRequest
 from host.testing import HostHarness
 from host.tools import ToolExec, ToolResult, tool
 from host.tools.execute import run_tool
+from host.tools.filter import ToolFilter
 from tests.scenarios import Stubborn, TextArgs
 
 PLUGIN = ("subagent_report", report_plugin)
@@ -67,7 +67,7 @@ class ReportEnv(HostHarness):
         allow: list[str] | None = None,
     ) -> Agent:
         """Start a continuable child of ``parent``; returns the live child agent."""
-        tool_filter = ToolFilterSpec(allow=allow) if allow is not None else None
+        tool_filter = ToolFilter(allow=allow) if allow is not None else None
         started = await self.subagents.start_continuable(
             "spawn", ChildRequest(prompt, tool_filter=tool_filter), parent=parent, label=label
         )

@@ -9,10 +9,10 @@ from host.agents import ModelRequest, call, calls, say, tool_call
 from host.agents.models import ModelResponse
 from host.cancel import CancelSignal
 from host.sessions.model import MessageEvent, SubagentDescriptorEvent
-from host.subagents.descriptors import ToolFilterSpec
 from host.subagents.errors import SubagentError
 from host.subagents.identity import Identity
 from host.subagents.types import ChildRequest, Provider, ProviderCapabilities
+from host.tools.filter import ToolFilter
 from tests.agents.helpers import echo
 from tests.subagents.harness import Env, descriptor_seqs
 from tests.support import Gate
@@ -166,7 +166,7 @@ async def test_filter_persona_and_model_compose_the_child(env: Env) -> None:
         return say("ok")
 
     env.model.script("limited", capture)
-    request = ChildRequest("go", label="limited", tool_filter=ToolFilterSpec(allow=[]))
+    request = ChildRequest("go", label="limited", tool_filter=ToolFilter(allow=[]))
     await (await env.subagents.start("careful", request, parent=root)).result()
     (made,) = seen
     assert made.tools == ()

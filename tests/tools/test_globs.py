@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from host.naming import NamedRegistry, Owner
-from host.subagents.children import combine_filters, to_tool_filter
+from host.subagents.children import combine_filters
 from host.subagents.descriptors import (
     VERSION,
     ContinuableDescriptor,
-    ToolFilterSpec,
     descriptor_data,
     parse_descriptor,
 )
+from host.tools.filter import ToolFilter
 from host.tools.globs import matches, registered_by, unmatched
 
 
@@ -105,16 +105,16 @@ def test_registered_by_names_the_plugin_of_the_registered_tool_only() -> None:
 
 
 def test_a_childs_allow_lists_combine_as_all_of_them_and_are_recorded() -> None:
-    deployment = ToolFilterSpec(allow=["mcp.*", "read_file"], deny=["git__push"])
-    profile = ToolFilterSpec(allow=["time__*", "read_file"], deny=["shell"])
+    deployment = ToolFilter(allow=["mcp.*", "read_file"], deny=["git__push"])
+    profile = ToolFilter(allow=["time__*", "read_file"], deny=["shell"])
     combined = combine_filters(deployment, profile)
-    assert combined == ToolFilterSpec(
+    assert combined == ToolFilter(
         allow=["mcp.*", "read_file"],
         deny=["git__push", "shell"],
         also_allow=[["time__*", "read_file"]],
     )
     assert combine_filters(combined, deployment) == combined  # the same list is kept once
-    admits = to_tool_filter(combined).admits
+    admits = combined.admits
     assert admits("time__now", "mcp.time") and admits("read_file", "files")
     assert not admits("git__status", "mcp.git")  # within the deployment's, not the profile's
     assert not admits("time__now", "other")  # within the profile's, not the deployment's

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from host import hookimpl
-from host.api import HostError, ListScope, entries_of, project, render
+from host.api import HostError, ListScope, entries_of, listing_text, rows_of
 from host.tools import ToolExec, ToolResult, tool
 
 if TYPE_CHECKING:
@@ -74,8 +74,8 @@ async def list_agents(args: ListAgentsArgs, exec: ToolExec) -> ToolResult:
         entries = await entries_of(exec.ctx.subagents, spec.root_id, spec.scope, exec.signal)
     except HostError as error:
         return ToolResult.error(f"list_agents failed ({error.code}): {error.message}")
-    rows = project(entries, exec.ctx.agents, spec.scope, waiting_in(exec))
-    return ToolResult(render(rows), structured=rows)
+    rows = rows_of(entries, exec.ctx.agents, spec.scope, waiting_in(exec))
+    return ToolResult(listing_text(rows), structured=rows)
 
 
 @hookimpl

@@ -116,13 +116,10 @@ class ServerSpec:
     def allows(self, tool_name: str) -> bool:
         """Whether the server's tool ``tool_name`` (its MCP name) passes ``allow`` and ``deny``:
         tool globs (``host.tools.globs``), matching that name or the server's plugin
-        ``mcp.<name>``."""
-        from host.api import matches
+        ``mcp.<name>``: the host's tool filter over them (``ToolFilter``)."""
+        from host.api import ToolFilter
 
-        plugin = f"mcp.{self.name}"
-        if self.allow is not None and not matches(self.allow, tool_name, plugin):
-            return False
-        return not matches(self.deny, tool_name, plugin)
+        return ToolFilter(self.allow, self.deny).admits(tool_name, f"mcp.{self.name}")
 
 
 @attrs.frozen

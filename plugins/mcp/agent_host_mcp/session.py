@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import mcp_types as types
@@ -19,6 +19,9 @@ from mcp.shared.exceptions import MCPError
 
 from agent_host_mcp.content import render_content
 from agent_host_mcp.process import one_line
+
+if TYPE_CHECKING:
+    from agent_host_mcp.config import Transport
 
 PAGE_CAP = 100
 """At most this many ``tools/list`` pages: a paginator that never ends cannot hang a start."""
@@ -41,7 +44,7 @@ class ConnectionSpec(Protocol):
     @property
     def name(self) -> str: ...
     @property
-    def transport(self) -> Literal["stdio", "http"]: ...
+    def transport(self) -> Transport: ...
     @property
     def command(self) -> str | None: ...
     @property

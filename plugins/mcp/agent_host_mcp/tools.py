@@ -34,8 +34,9 @@ _INVALID = re.compile(r"[^a-zA-Z0-9_-]")
 TASK_ONLY = "it runs only as a task (execution.taskSupport required), which is not supported"
 """Why a task-only tool is skipped: the SDK's client offers no ``tasks`` utility."""
 
-Call = Callable[[str, dict[str, Any], ToolExec], Any]
-"""``call(mcp_tool_name, arguments, exec)``: awaitable ``CallOutcome``."""
+Caller = Callable[[str, dict[str, Any], ToolExec], Any]
+"""``call(mcp_tool_name, arguments, exec)``: awaitable ``CallOutcome`` (one call is a
+``session.Call``)."""
 
 
 def host_name(server: str, tool: str) -> str:
@@ -92,7 +93,7 @@ class Adapted:
 
 
 def adapt(
-    server: str, infos: Iterable[ToolInfo], call: Call, allows: Callable[[str], bool]
+    server: str, infos: Iterable[ToolInfo], call: Caller, allows: Callable[[str], bool]
 ) -> Adapted:
     """Host tools for the tools of ``server`` that ``allows`` lets through; a tool with a bad
     schema, or whose host name another of its tools already took, is skipped with a line."""
@@ -118,7 +119,7 @@ def adapt(
     return Adapted(tools, skipped)
 
 
-def _tool(name: str, info: ToolInfo, call: Call) -> Tool:
+def _tool(name: str, info: ToolInfo, call: Caller) -> Tool:
     async def execute(arguments: dict[str, Any], exec: ToolExec) -> ToolResult:
         return to_result(await call(info.name, arguments, exec))
 

@@ -11,7 +11,8 @@
   ``LOCKED`` while another holder's lease is live (in any process, this one included); every
   append checks the epoch in the same statement, so a holder whose lease was taken over can
   never write again. A heartbeat thread renews this host's leases; ``close`` releases them.
-* **Reads**: ``list``, ``inspect`` and ``resume`` run on ``host.sessions.workers`` threads,
+* **Reads**: ``list``, ``inspect`` and ``resume`` run on ``host.sessions.workers`` threads
+  (as does ``create_async``, the store's creation of a session from the event loop),
   so the event loop never blocks on them. ``inspect`` and
   ``list`` never write and never take a lease; ``list`` decodes only header lines it has not
   seen before. ``resume`` has no torn tail to repair (a database has none): it reads the
@@ -28,6 +29,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -153,6 +155,15 @@ class PostgresPersistence:
         if events:
             raise ValueError("initial events are only written with create=True")
         return self._reopen(sid, header)
+
+    async def create_async(
+        self, header: SessionHeader, events: Sequence[Event] = ()
+    ) -> PostgresWriter:
+        """See ``CreatingPersistence.create_async``: the insert runs on a worker thread. A
+        cancelled caller's session stays stored if the insert committed; its lease is then
+        released (the writer closed)."""
+        validate_session_id(header.id)
+        return await workers.opening(functools.partial(self._create, header, events))
 
     def _create(self, header: SessionHeader, events: Sequence[Event]) -> PostgresWriter:
         sid = header.id

@@ -351,3 +351,42 @@ async def test_a_queued_message_wakes_only_the_host_holding_its_target(dsn, sche
     finally:
         for host in (a, b, c):
             host.close()
+
+
+async def test_a_session_created_off_the_event_loop_holds_its_lease(
+    hosts: tuple[PostgresPersistence, PostgresPersistence],
+) -> None:
+    a, b = hosts
+    header = SessionHeader(id="s1")
+    writer = await a.create_async(header)
+    with pytest.raises(PersistenceError) as locked:
+        b.open_writer(header, create=False)
+    assert locked.value.code == PersistenceError.LOCKED
+    writer.close()
+    b.open_writer(header, create=False).close()
+
+
+async def test_a_creation_cancelled_while_it_inserts_releases_its_lease(
+    hosts: tuple[PostgresPersistence, PostgresPersistence], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The insert on the worker thread is not withdrawn: the caller's ``CancelledError`` comes
+    once it committed, the session stays stored and its lease is released."""
+    a, b = hosts
+    inserting, go_on = threading.Event(), threading.Event()
+    real = a._insert_new
+
+    def held(*args: Any) -> int:
+        inserting.set()
+        assert go_on.wait(30.0)
+        return real(*args)
+
+    monkeypatch.setattr(a, "_insert_new", held)
+    header = SessionHeader(id="s1")
+    creating = asyncio.ensure_future(a.create_async(header))
+    assert await asyncio.to_thread(inserting.wait, 30.0)
+    creating.cancel()
+    go_on.set()
+    with pytest.raises(asyncio.CancelledError):
+        await creating
+    assert (await b.inspect("s1")).header == header
+    b.open_writer(header, create=False).close()  # not LOCKED: the lease was released

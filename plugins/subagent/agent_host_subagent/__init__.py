@@ -23,24 +23,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from host import hookimpl
-from host.api import HostError
+from host.api import ChildMode, HostError
 from host.tools import Tool, ToolExec, ToolResult, tool
-
-
-def _combine_filters(
-    first: ToolFilterSpec | None, second: ToolFilterSpec | None
-) -> ToolFilterSpec | None:
-    """``host.subagents.children.combine_filters``, imported at first use: that module loads
-    the agent runtime, which listing plugins must not pay for at start-up."""
-    from host.api import combine_filters
-
-    return combine_filters(first, second)
-
 
 if TYPE_CHECKING:  # the subagent values are imported where they are built, not at load
     from host.api import (
@@ -51,7 +40,7 @@ if TYPE_CHECKING:  # the subagent values are imported where they are built, not 
         RunResult,
         ServiceContext,
         SessionHeader,
-        ToolFilterSpec,
+        ToolFilter,
     )
 
 requires = ("subagents",)
@@ -59,8 +48,6 @@ requires = ("subagents",)
 REPORT_PLUGIN = "subagent_report"
 """The plugin that gives every continuable child its ``report`` tool; a built-in persona's
 closing names ``report`` only while it is active (``Profile.persona_for``)."""
-
-Mode = Literal["continuable", "one-shot"]
 
 DESCRIPTION = (
     "Start a subagent: a separate agent with its own session that works on the task you "
@@ -83,17 +70,17 @@ class ToolInstance:
 
     name: str = "subagent"
     provider: str = "spawn"
-    mode: Mode = "continuable"
+    mode: ChildMode = "continuable"
     allow: list[str] | None = None
     deny: list[str] = attrs.field(factory=list)
 
-    def deployment_filter(self) -> ToolFilterSpec | None:
+    def deployment_filter(self) -> ToolFilter | None:
         """The filter every child of this tool is cut down to (None: no restriction)."""
         if self.allow is None and not self.deny:
             return None
-        from host.api import ToolFilterSpec
+        from host.api import ToolFilter
 
-        return ToolFilterSpec(allow=self.allow, deny=list(self.deny) or None)
+        return ToolFilter(allow=self.allow, deny=self.deny or None)
 
 
 @attrs.frozen
@@ -162,12 +149,12 @@ def describe(base: str, profiles: ProfileSet) -> str:
     return "\n".join(lines)
 
 
-def describe_in_effect(base: str, ctx: ServiceContext, deployment: ToolFilterSpec | None) -> str:
+def describe_in_effect(base: str, ctx: ServiceContext, deployment: ToolFilter | None) -> str:
     """``base`` with the profiles in effect now (the delegation tool's live description)."""
     return describe(base, load_profiles(ctx, deployment))
 
 
-def load_profiles(ctx: ServiceContext, deployment: ToolFilterSpec | None) -> ProfileSet:
+def load_profiles(ctx: ServiceContext, deployment: ToolFilter | None) -> ProfileSet:
     """The profiles in effect for a tool with ``deployment``'s filter (none without the
     ``profiles`` service)."""
     library = ctx.find("profiles")
@@ -182,14 +169,14 @@ def load_profiles(ctx: ServiceContext, deployment: ToolFilterSpec | None) -> Pro
 def child_request(
     args: SubagentArgs,
     profile: Profile | None,
-    deployment: ToolFilterSpec | None,
+    deployment: ToolFilter | None,
     continuable: bool = False,
     reporting: bool = False,
 ) -> ChildRequest:
     """What to ask the subagent service for: the task, plus the profile cut to ``deployment``
     (its persona as a child of that mode, with ``report`` or not, gets it:
     ``Profile.persona_for``)."""
-    from host.api import ChildRequest, memory_of, own_filter
+    from host.api import ChildRequest, combine_filters, memory_of, own_filter
 
     if profile is None:
         return ChildRequest(prompt=args.prompt, label=args.description, tool_filter=deployment)
@@ -198,7 +185,7 @@ def child_request(
         label=args.description,
         model=profile.model,
         persona=profile.persona_for(continuable, reporting),
-        tool_filter=_combine_filters(deployment, own_filter(profile)),
+        tool_filter=combine_filters(deployment, own_filter(profile)),
         max_steps=profile.max_steps,
         profile=profile.name,
         mcp_servers=list(profile.mcp_servers) if profile.mcp_servers is not None else None,
@@ -271,7 +258,7 @@ async def start_child(
     args: SubagentArgs,
     exec: ToolExec,
     profile: Profile | None,
-    deployment: ToolFilterSpec | None,
+    deployment: ToolFilter | None,
 ) -> ToolResult:
     """Start the child: in the background (continuable) unless asked or configured not to,
     else in the foreground, returning its final answer."""

@@ -1,0 +1,288 @@
+"""Syncs off the event loop (fsync policy ``turn``): a durable commit or a new log's data sync
+runs on a worker thread, awaited, so that several sessions' syncs are in flight at once; and a
+new log's name is made durable by one directory sync for every link before it, before anything
+durable can refer to the log. Observed by counting and gating the sync calls, never by time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from host.sessions import jsonl_writer
+from host.sessions.jsonl import JsonlPersistence, JsonlWriter
+from host.sessions.model import Event, SessionHeader
+from host.sessions.persistence import PersistenceError
+from host.sessions.session import SessionError
+from host.sessions.store import SessionStore
+from tests.session_logs import as_events, turn_bodies
+
+WAIT = 30.0  # a generous timeout for a thread to arrive, never a threshold
+
+
+class Syncs:
+    """``sync_fd`` replaced: each call recorded (its inode, the thread), optionally held at a
+    gate until ``release``; ``in_flight``/``most`` count calls inside it at once."""
+
+    def __init__(self, real: Callable[[int], None]) -> None:
+        self.real = real
+        self.inodes: list[int] = []
+        self.threads: set[int] = set()
+        self.in_flight = self.most = 0
+        self.gate: threading.Event | None = None
+        self.entered = threading.Semaphore(0)
+        self.meet: threading.Barrier | None = None
+        self.fail: OSError | None = None
+        self.errors: list[OSError] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, fd: int) -> None:
+        with self._lock:
+            self.inodes.append(os.fstat(fd).st_ino)
+            self.threads.add(threading.get_ident())
+            self.in_flight += 1
+            self.most = max(self.most, self.in_flight)
+        try:
+            self.entered.release()
+            if self.meet is not None:
+                self.meet.wait(WAIT)  # broken (an error) unless the others arrive meanwhile
+            if self.gate is not None and not self.gate.wait(WAIT):
+                raise AssertionError("the gate was never opened")
+            if self.fail is not None:
+                raise self.fail
+            try:
+                os.fstat(fd)  # still open: nobody closed it under the sync
+            except OSError as error:
+                self.errors.append(error)
+                raise
+            self.real(fd)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def forget(self) -> None:
+        """Forget the calls so far (a test's set-up)."""
+        self.inodes.clear()
+        self.threads.clear()
+        self.most = 0
+        self.entered = threading.Semaphore(0)
+
+    def hold(self) -> threading.Event:
+        self.gate = threading.Event()
+        return self.gate
+
+    async def entered_once(self) -> None:
+        """Wait (off the loop) until a sync call has begun."""
+        assert await asyncio.to_thread(self.entered.acquire, True, WAIT)
+
+
+@pytest.fixture
+def syncs(monkeypatch: pytest.MonkeyPatch) -> Iterator[Syncs]:
+    recorder = Syncs(jsonl_writer.sync_fd)
+    monkeypatch.setattr(jsonl_writer, "sync_fd", recorder)
+    monkeypatch.setattr("host.sessions.jsonl.sync_fd", recorder)
+    yield recorder
+    if recorder.gate is not None:
+        recorder.gate.set()
+
+
+@pytest.fixture
+def dir_syncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The inode of every ``os.fsync`` (the directory's) from now on."""
+    synced: list[int] = []
+    real = os.fsync
+
+    def recording(fd: int) -> None:
+        synced.append(os.fstat(fd).st_ino)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", recording)
+    return synced
+
+
+def written(persistence: JsonlPersistence, session_id: str, syncs: Syncs) -> JsonlWriter:
+    """A new log with a turn appended (its creation's sync forgotten)."""
+    writer = persistence.open_writer(SessionHeader(id=session_id, created_at=1), create=True)
+    writer.append(as_events(turn_bodies()))
+    syncs.forget()
+    return writer
+
+
+async def held_commit(
+    writer: JsonlWriter, syncs: Syncs
+) -> tuple[asyncio.Future[None], threading.Event]:
+    """The writer's durable commit, its sync begun and held at the gate (returned)."""
+    gate = syncs.hold()
+    commit = asyncio.ensure_future(writer.commit_async(durable=True))
+    await syncs.entered_once()
+    return commit, gate
+
+
+def inode(path: Path) -> int:
+    return os.stat(path).st_ino
+
+
+async def test_two_sessions_syncs_are_in_flight_at_once(
+    persistence: JsonlPersistence, syncs: Syncs
+) -> None:
+    first, second = written(persistence, "a", syncs), written(persistence, "b", syncs)
+    syncs.meet = threading.Barrier(2)  # each sync waits for the other one to be in flight
+    await asyncio.gather(first.commit_async(durable=True), second.commit_async(durable=True))
+    assert syncs.most == 2
+    assert threading.get_ident() not in syncs.threads  # none on the event loop's thread
+    first.close()
+    second.close()
+
+
+async def test_an_append_during_a_sync_is_synced_by_the_next_durable_commit(
+    persistence: JsonlPersistence, syncs: Syncs, data_dir: Path
+) -> None:
+    writer = written(persistence, "s1", syncs)
+    commit, gate = await held_commit(writer, syncs)
+    writer.append([Event(4, turn_bodies()[0])])  # while the sync runs: not recorded as synced
+    gate.set()
+    await commit
+    writer.commit(durable=True)
+    writer.commit(durable=True)  # nothing new since: no sync
+    assert syncs.inodes == [inode(data_dir / "s1.jsonl")] * 2
+    writer.close()
+
+
+async def test_a_failing_sync_on_a_worker_thread_breaks_the_writer(
+    persistence: JsonlPersistence, syncs: Syncs
+) -> None:
+    writer = written(persistence, "s1", syncs)
+    syncs.fail = OSError(5, "Input/output error")
+    with pytest.raises(PersistenceError) as failed:
+        await writer.commit_async(durable=True)
+    assert failed.value.code == PersistenceError.PERSISTENCE_FAILED
+    assert failed.value.message == "cannot sync session 's1': [Errno 5] Input/output error"
+    assert threading.get_ident() not in syncs.threads
+    with pytest.raises(PersistenceError, match="unusable: fsync failed"):
+        writer.append([])
+    writer.close()
+
+
+async def test_a_cancelled_commit_ends_after_its_sync_and_records_it(
+    persistence: JsonlPersistence, syncs: Syncs
+) -> None:
+    writer = written(persistence, "s1", syncs)
+    commit, gate = await held_commit(writer, syncs)
+    commit.cancel()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not commit.done()  # its CancelledError waits for the sync
+    gate.set()
+    with pytest.raises(asyncio.CancelledError):
+        await commit
+    writer.commit(durable=True)  # the sync was recorded: nothing left to sync
+    assert len(syncs.inodes) == 1
+    writer.close()
+
+
+async def test_a_close_waits_for_the_sync_in_flight(
+    persistence: JsonlPersistence, syncs: Syncs, data_dir: Path
+) -> None:
+    writer = written(persistence, "s1", syncs)
+    commit, gate = await held_commit(writer, syncs)
+    threading.Timer(0.1, gate.set).start()  # opens the gate while close is (or was) called
+    writer.close()  # returns after the sync: it used this writer's descriptor to the end
+    await commit  # no EBADF: the sync's fstat and fdatasync ran on the open file
+    with pytest.raises(PersistenceError, match="closed"):
+        writer.append([])
+    header = SessionHeader(id="s1", created_at=1)
+    writer = persistence.open_writer(header, create=False)  # the lock was released
+    writer.close()
+
+
+async def test_new_logs_share_one_directory_sync_before_the_first_durable_commit(
+    persistence: JsonlPersistence, syncs: Syncs, dir_syncs: list[int], data_dir: Path
+) -> None:
+    writers = [persistence.open_writer(SessionHeader(id=name), create=True) for name in "abc"]
+    assert syncs.inodes == [inode(data_dir / f"{name}.jsonl") for name in "abc"]
+    assert dir_syncs == []  # no name is claimed durable yet: nothing durable refers to them
+    for writer in writers:
+        writer.append(as_events(turn_bodies()))
+    syncs.forget()
+    await writers[0].commit_async(durable=True)
+    assert dir_syncs == [inode(data_dir)]  # all three names, before the commit's own sync
+    await writers[1].commit_async(durable=True)
+    writers[2].commit(durable=True)
+    assert dir_syncs == [inode(data_dir)]
+    assert syncs.inodes == [inode(data_dir / f"{name}.jsonl") for name in "abc"]
+    writers.append(written(persistence, "d", syncs))
+    writers[0].append([Event(4, turn_bodies()[0])])
+    writers[0].commit(durable=True)  # the new name first, then its own data
+    assert dir_syncs == [inode(data_dir)] * 2
+    for writer in writers:
+        writer.close()
+
+
+async def test_the_directory_is_synced_at_each_creation_with_always(
+    data_dir: Path, syncs: Syncs, dir_syncs: list[int]
+) -> None:
+    persistence = JsonlPersistence(data_dir, fsync="always")
+    for name in ("a", "b"):
+        persistence.open_writer(SessionHeader(id=name), create=True).close()
+    writer = await persistence.create_async(SessionHeader(id="c"))
+    writer.close()
+    assert dir_syncs == [inode(data_dir)] * 3
+
+
+async def test_a_new_log_is_filled_on_a_worker_thread_and_linked_after_its_sync(
+    persistence: JsonlPersistence, syncs: Syncs, data_dir: Path
+) -> None:
+    gate = syncs.hold()
+    creating = asyncio.ensure_future(
+        persistence.create_async(SessionHeader(id="s1"), as_events(turn_bodies()))
+    )
+    await syncs.entered_once()
+    assert not (data_dir / "s1.jsonl").exists()  # linked only after its data is synced
+    gate.set()
+    writer = await creating
+    assert threading.get_ident() not in syncs.threads
+    assert len((await persistence.inspect("s1")).events) == 4
+    writer.close()
+
+
+async def test_a_creation_cancelled_during_its_sync_stores_nothing(
+    persistence: JsonlPersistence, syncs: Syncs, data_dir: Path
+) -> None:
+    gate = syncs.hold()
+    creating = asyncio.ensure_future(persistence.create_async(SessionHeader(id="s1")))
+    await syncs.entered_once()
+    for _ in range(2):  # cancelled again while it waits for the sync: it still waits
+        creating.cancel()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not creating.done()
+    gate.set()
+    with pytest.raises(asyncio.CancelledError):
+        await creating
+    assert os.listdir(data_dir) == []  # not linked, the temporary file gone
+    assert syncs.errors == []  # the descriptor stayed open until its sync was done
+    persistence.open_writer(SessionHeader(id="s1"), create=True).close()
+
+
+async def test_an_id_being_stored_is_neither_free_nor_resumable(
+    persistence: JsonlPersistence, syncs: Syncs
+) -> None:
+    store = SessionStore(persistence, None)
+    gate = syncs.hold()
+    publishing = asyncio.ensure_future(store.publish_async(store.new(SessionHeader(id="s1"))))
+    await syncs.entered_once()
+    with pytest.raises(SessionError) as duplicate:
+        store.publish(store.new(SessionHeader(id="s1")))
+    assert duplicate.value.code == SessionError.DUPLICATE_SESSION
+    with pytest.raises(SessionError) as live:
+        await store.resume("s1")
+    assert live.value.code == SessionError.ALREADY_LIVE
+    gate.set()
+    await publishing
+    assert store.get("s1") is not None
+    store.release("s1")
