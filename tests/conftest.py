@@ -84,6 +84,15 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[.
 
 
 @pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's ``pytester``, whose inner pytest runs as in a plugin author's shell: without
+    the variables a pytest-xdist worker of this suite has (``PYTEST_XDIST_WORKER``, …)."""
+    for name in [n for n in os.environ if n.startswith("PYTEST_XDIST_")]:
+        monkeypatch.delenv(name)
+    return pytester
+
+
+@pytest.fixture
 def unique() -> Callable[[str], str]:
     """``unique("mod")`` → a module name no other test uses (sys.modules is process-wide)."""
     return lambda stem: f"{stem}_{os.getpid()}_{next(_unique)}"

@@ -13,7 +13,8 @@
   (a process or server seen from outside; ``tests.lines.wait_for`` waits for a line);
 * ``plugin_row``: a plugin's row of ``Host.plugin_rows()``;
 * ``scripted``: a host's scripted model;
-* ``run_and_kill``: run a script and SIGKILL it at a planned moment (the crash trials).
+* ``run_and_kill``: run a script and SIGKILL it at a planned moment (the crash trials);
+* ``in_checkout``: marks a test that writes into the checkout (run one at a time).
 """
 
 from __future__ import annotations
@@ -27,12 +28,20 @@ from collections.abc import Callable, Iterable
 from typing import IO, Any
 
 import attrs
+import pytest
 
 from host.agents import Agent, ModelRequest, ModelResponse, ScriptedModel
 from host.app import Host
 from host.cancel import CancelSignal
 from host.sessions.model import Event, InboxAccepted, MessageEvent, TurnEnd, TurnStart
 from host.tools import Tool, ToolExec, tool
+
+in_checkout = pytest.mark.xdist_group("checkout")
+"""Marks a test that writes into the checkout itself: a build of it (``build/``, the
+``*.egg-info`` of ``pip wheel`` or ``pip install -e``) or mypy's cache (``.mypy_cache``, run in
+process from the root). The suite runs on several pytest-xdist workers (``--dist loadgroup``,
+pyproject.toml): the tests so marked all run on one of them, one after another, never two at
+once."""
 
 
 class Gate:

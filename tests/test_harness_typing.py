@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support import in_checkout
 from tests.typecheck import right_and_wrong
 
 RIGHT = '''
@@ -81,6 +82,7 @@ def lookups(ctx: ServiceContext) -> None:
 '''
 
 
+@in_checkout
 def test_mypy_strict_types_the_harness_and_typed_lookups(tmp_path: Path) -> None:
     messages = "\n".join(right_and_wrong(tmp_path, "harness", RIGHT, WRONG))
     assert 'Unexpected keyword argument "bogus" for "__call__" of "MakeHost"' in messages

@@ -15,6 +15,7 @@ import pytest
 
 from host.cli import new_plugin
 from host.cli.main import main
+from tests.support import in_checkout
 from tests.typecheck import run_mypy
 
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -42,6 +43,7 @@ def environ() -> dict[str, str]:
     }
 
 
+@in_checkout
 @pytest.mark.slow  # a fresh venv and two editable installs: about half a minute, run by default
 def test_a_scaffold_passes_its_own_tests_and_mypy_strict_in_a_fresh_venv(tmp_path):
     """agent-host-core installed editable as the README says (``pip install -e``), then the
@@ -150,6 +152,7 @@ def test_a_used_target_is_one_line_and_writes_nothing(tmp_path, capsys):
     assert os.listdir(tmp_path / "full") == ["notes.txt"]
 
 
+@in_checkout
 def test_the_scaffold_plugin_passes_mypy_strict(tmp_path):
     path = tmp_path / "scaffold_plugin_greeter.py"
     path.write_text(new_plugin.files("greeter")["agent_host_greeter/__init__.py"])

@@ -28,7 +28,7 @@ from host.subagents.service import SubagentService
 from host.tools import ToolExec, tool
 from host.tools.workers import ToolWorkers
 from tests.plugins.hooks import ACTIVATION_ORDER
-from tests.support import NoArgs
+from tests.support import NoArgs, in_checkout
 from tests.typecheck import right_and_wrong
 
 RIGHT = '''
@@ -177,6 +177,7 @@ def register_plugins(register: RegisterPlugin, config: Any) -> None:
 '''
 
 
+@in_checkout
 def test_mypy_strict_catches_each_wrong_call_and_passes_the_right_ones(tmp_path: Path) -> None:
     messages = "\n".join(right_and_wrong(tmp_path, "author", RIGHT, WRONG))
     assert '"ServiceContext" has no attribute "subagent"' in messages

@@ -13,6 +13,7 @@ import pytest
 from host import api
 from host.testing import MakeHost
 from tests.plugins.hooks import ACTIVATION_ORDER, HOOKS, SPEC_MODULES
+from tests.support import in_checkout
 from tests.typecheck import ROOT, run_mypy
 
 GUIDE = ROOT / "docs" / "plugin-guide.md"
@@ -59,6 +60,7 @@ def test_the_function_tools_section_shows_the_type_mapping() -> None:
         assert python in section, python
 
 
+@in_checkout
 def test_every_python_example_passes_mypy_strict(tmp_path: Path) -> None:
     examples = EXAMPLE.findall(guide())
     assert len(examples) >= len(ACTIVATION_ORDER)

@@ -18,6 +18,7 @@ from tests.appserver.client import TIMEOUT, environment
 from tests.appserver.conftest import TREE_SCRIPT
 from tests.appserver.websocket import WsServer
 from tests.cli.support import AGENT_HOST
+from tests.support import in_checkout
 from tests.web.browser import CHECKOUT
 
 FILES = [
@@ -75,6 +76,7 @@ def test_web_on_stdio_is_one_line_and_an_exit(tmp_path: Path) -> None:
     assert (result.returncode, result.stdout, result.stderr) == (2, "", said)
 
 
+@in_checkout
 def test_a_wheel_built_from_the_checkout_ships_the_console(tmp_path: Path) -> None:
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",

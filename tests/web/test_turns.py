@@ -42,9 +42,13 @@ def waiting(flag: Path) -> dict[str, Any]:
 
 def sent(tab: Any, text: str) -> None:
     """Type ``text`` in the message box and send it by keyboard; wait until it is taken."""
+    from playwright.sync_api import expect  # as tests.web.browser: imported when a tab is used
+
     tab.page.fill("#message", text)
     tab.page.press("#message", "Enter")
-    tab.page.wait_for_function("document.getElementById('message').value === ''")
+    # Not ``wait_for_function``: its expression is evaluated in the page, which the console's
+    # Content-Security-Policy (no 'unsafe-eval') refuses unless it holds at the first look.
+    expect(tab.page.locator("#message")).to_have_value("", timeout=TIMEOUT * 1000)
 
 
 def test_a_running_turn_shows_its_progress_and_a_steer_joins_it(
