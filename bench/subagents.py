@@ -5,7 +5,7 @@ Run from the project root with the project venv and the benchmark's own requirem
 host)::
 
     .venv/bin/python bench/subagents.py [--children 1000 5000] [--fsync turn never]
-        [--profile N]
+        [--turn] [--profile N]
 
 **Host**: a real host (the built-in plugins and the ``subagent`` delegation plugin; JSONL
 persistence in a temporary directory with each fsync policy given: by default ``turn``, the
@@ -16,7 +16,10 @@ publishes a child with its own durable session,
 which answers once, settles and notifies the parent (a settlement notice durably accepted in
 the parent's inbox; the parent's model answers the notices after that first call). The clock
 runs from the parent's turn until every notice is in the parent's log and the parent is idle.
-Checked: N children, N notices, each naming its child once.
+Checked: N children, N notices, each naming its child once. ``--turn`` makes the delegations
+a real turn's instead: the parent's scripted model answers its first call with one response
+asking for the N ``subagent`` calls, which the agent's driver runs as its tool batch (the
+same children, notices and checks; the clock from the parent's turn as above).
 
 **Baseline, measured in the same run**: the same fan-out through LangGraph's ``Send`` API —
 one graph whose entry edge sends ``N`` tasks to a ``child`` node that answers once, the
@@ -93,6 +96,7 @@ from langgraph.graph import END, START, StateGraph  # noqa: E402
 from langgraph.types import Send  # noqa: E402
 
 from host.agents import ModelRequest, say  # noqa: E402
+from host.agents.scripted import calls, tool_call  # noqa: E402
 from host.sessions.model import InboxAccepted  # noqa: E402
 from host.testing import build_host, call_tool  # noqa: E402
 
@@ -105,8 +109,9 @@ def notices(events: Any) -> list[str]:
     return [source["sender_session_id"] for source in sources if source.get("kind") == NOTICE]
 
 
-async def host_run(children: int, data_dir: Path, fsync: str) -> dict[str, Any]:
-    """``children`` background delegations from one parent; seconds until all notices are in."""
+async def host_run(children: int, data_dir: Path, fsync: str, turn: bool) -> dict[str, Any]:
+    """``children`` background delegations from one parent; seconds until all notices are in
+    (``turn``: asked for by the parent's model in one response, else called directly)."""
     config = {"plugins": {"session_persistence": {"fsync": fsync}}}
     host = build_host(("subagent", agent_host_subagent), data_dir=data_dir, config=config)
     try:
@@ -128,15 +133,18 @@ async def host_run(children: int, data_dir: Path, fsync: str) -> dict[str, Any]:
         # calls: its first model call waits for them, so the notices that arrive meanwhile
         # are answered after it, not each in a turn of its own (children run, settle and
         # notify while their later siblings are still being created).
-        model.complete = complete
+        tasks = [{"description": f"task {i}", "prompt": f"Do task {i}."} for i in range(children)]
+        if turn:
+            model.script("parent", calls(*(tool_call("subagent", **args) for args in tasks)))
+        else:
+            model.complete = complete
         parent = await host.services.agents.create(label="parent")
         SYNCS.clear()
         IN_FLIGHT.clear()
         started, cpu = time.perf_counter(), time.process_time()
         parent.followup("Delegate the tasks.")
         ids = []
-        for index in range(children):
-            args = {"description": f"task {index}", "prompt": f"Do task {index}."}
+        for index, args in enumerate([] if turn else tasks):
             result = await call_tool(
                 host, "subagent", args, agent=parent, tool_call_id=f"call-{index}"
             )
@@ -154,7 +162,10 @@ async def host_run(children: int, data_dir: Path, fsync: str) -> dict[str, Any]:
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         syncs, flight = Counter(SYNCS), Counter(IN_FLIGHT)
         named = notices(parent.session.events)
-        assert sorted(named) == sorted(ids), "a child did not notify its parent exactly once"
+        if turn:  # the driver made the calls: N distinct children, one notice each
+            assert len(named) == len(set(named)) == children, "a child did not notify once"
+        else:
+            assert sorted(named) == sorted(ids), "a child did not notify its parent exactly once"
         turns = sum(1 for e in parent.session.events if e.kind == "turn/start")
     finally:
         await host.aclose()
@@ -202,7 +213,7 @@ def langgraph_run(children: int, directory: Path) -> tuple[float, float]:
     return elapsed, cpu
 
 
-def measure(children: int, fsync: str, profiler: cProfile.Profile | None) -> None:
+def measure(children: int, fsync: str, turn: bool, profiler: cProfile.Profile | None) -> None:
     """One row: the host and LangGraph with ``children`` children each, printed."""
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
@@ -211,7 +222,7 @@ def measure(children: int, fsync: str, profiler: cProfile.Profile | None) -> Non
         os.chdir(tmp)  # no project profiles but the bench's own (none)
         if profiler is not None:
             profiler.enable()
-        ours = asyncio.run(host_run(children, Path(tmp) / "data", fsync))
+        ours = asyncio.run(host_run(children, Path(tmp) / "data", fsync, turn))
         if profiler is not None:
             profiler.disable()
         base, base_cpu = langgraph_run(children, Path(tmp))
@@ -223,7 +234,8 @@ def measure(children: int, fsync: str, profiler: cProfile.Profile | None) -> Non
     flight, total = ours["flight"], sum(syncs.values())
     beside = flight["beside"] / total if total else 0.0
     print(
-        f"{children} children, fsync={fsync}: host {ms:.3f} ms/child (CPU {cpu:.3f}), "
+        f"{children} children{' (one turn)' if turn else ''}, fsync={fsync}: "
+        f"host {ms:.3f} ms/child (CPU {cpu:.3f}), "
         f"LangGraph Send+SQLite {base_ms:.3f} ms/child (CPU {base_cpu:.3f}), ratio "
         f"{ms / base_ms:.2f} (CPU {cpu / base_cpu:.2f}; target <= 1 at 5,000); host syncs "
         f"{per_child:.2f}/child ({detail}); in flight at once: at most {flight['most']}, "
@@ -237,6 +249,9 @@ def main() -> None:
     parser.add_argument(
         "--fsync", choices=["never", "turn", "always"], nargs="+", default=["turn", "never"]
     )
+    parser.add_argument(
+        "--turn", action="store_true", help="delegate from one model response, not directly"
+    )
     parser.add_argument("--profile", type=int, metavar="N", help="print N top functions")
     options = parser.parse_args()
     cwd = os.getcwd()
@@ -245,7 +260,7 @@ def main() -> None:
     try:
         for children in options.children:
             for fsync in options.fsync:
-                measure(children, fsync, profiler)
+                measure(children, fsync, options.turn, profiler)
     finally:
         os.chdir(cwd)
         for name, value in saved.items():
