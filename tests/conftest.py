@@ -1,5 +1,5 @@
-"""Shared fixtures: throwaway distributions on the path, the slow profile switch, the seed of
-random trials."""
+"""Shared fixtures: throwaway distributions on the path and the seed of random trials (the slow
+profile's option is the repository's: ``conftest.py`` at its root)."""
 
 from __future__ import annotations
 
@@ -15,15 +15,10 @@ from typing import Any
 import pytest
 
 from host.testing import MakeHarness
-from tests import profile
 from tests.distributions import write_distribution
 from tests.subagents.harness import Env, make_env
 
 _unique = itertools.count()
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--slow", action="store_true", help="run the long trials as well")
 
 
 @pytest.fixture
@@ -52,11 +47,6 @@ def pytest_runtest_makereport(
     if seed is not None and report.failed:
         report.sections.append(("random trials", f"reproduce with CRASH_SEED={seed}"))
     return report
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Settle the slow profile (``tests.profile``) before any test module is imported."""
-    profile.SLOW = profile.requested(bool(config.getoption("--slow")))
 
 
 @pytest.fixture

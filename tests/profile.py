@@ -1,8 +1,8 @@
 """The slow profile: the long trials at full counts (no tests here).
 
 On with ``--slow`` or ``AGENT_HOST_SLOW=1``; any other value of the variable (``0``, empty,
-``yes``) leaves it off. ``tests/conftest.py`` settles ``SLOW`` in ``pytest_configure``, before
-any test module is imported, so module-level counts may use ``scale``. A test whose counts
+``yes``) leaves it off. The repository's ``conftest.py`` settles ``SLOW`` in
+``pytest_configure``, before any test module is imported, so module-level counts may use ``scale``. A test whose counts
 scale is marked ``@pytest.mark.slow``: ``-m slow`` selects the long trials, e.g.
 ``AGENT_HOST_SLOW=1 .venv/bin/python -m pytest -m slow`` runs them at full counts.
 """
