@@ -96,7 +96,11 @@ async def test_forged_stale_and_replaced_senders_are_unauthorized(env: ReportEnv
 
 async def test_a_one_shot_child_is_unauthorized(env: ReportEnv) -> None:
     root = await env.root()
-    holder = await env.start(root, label="holder")  # only to borrow the report tool object
+    # the holder only lends its report tool object: it stays in its turn (and so resident,
+    # its tools in place) until the one-shot child's call is over
+    hold = Gate()
+    env.model.script("holder", hold.reply(say("done")))
+    holder = await env.start(root, label="holder")
     gate = Gate()
     env.model.script("solo", gate.reply(say("done")))
     run = await env.subagents.start("spawn", ChildRequest("once", label="solo"), parent=root)
@@ -107,6 +111,7 @@ async def test_a_one_shot_child_is_unauthorized(env: ReportEnv) -> None:
     assert (result.is_error, result.text) == (True, not_reporter(solo.id))
     gate.open()
     await run.result()
+    hold.open()
     await env.settled(holder.id, root)
     assert reports_in(root) == []
 
