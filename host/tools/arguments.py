@@ -47,22 +47,19 @@ class Arguments(Protocol):
 @attrs.frozen
 class ParamsArguments:
     """Arguments declared by a frozen attrs class: validated against its schema, then built
-    as an instance of it. The schema is checked when this is made."""
+    as an instance of it. The schema is made (and checked) when this is made."""
 
-    params: type = attrs.field()
+    params: type
+    schema: JsonSchema = attrs.field(init=False, eq=False, repr=False)
+    """The class's JSON Schema."""
 
-    @params.validator
-    def _has_schema(self, _: attrs.Attribute[type], params: type) -> None:
-        schema_for(params)  # an unsupported field type fails at declaration time
-
-    @property
-    def schema(self) -> JsonSchema:
-        """The class's JSON Schema."""
-        return schema_for(self.params)
+    @schema.default
+    def _schema(self) -> JsonSchema:
+        return schema_for(self.params)  # an unsupported field type fails at declaration time
 
     def parse(self, raw: Any) -> Any:
         """An instance of ``params`` from valid ``raw``; ``ValueError`` otherwise."""
-        problems = validate(schema_for(self.params), raw)
+        problems = validate(self.schema, raw)
         if problems:
             raise ValueError("; ".join(problems))
         import cattrs  # on first call: keeps cattrs off start-up

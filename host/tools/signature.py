@@ -122,14 +122,12 @@ class FunctionSignature(ObjectArguments):
         """For a plain function: True on a thread, False on the loop, None as its parameters
         say (on a thread unless it takes a ``ToolExec``); None for an ``async`` one too."""
         self._declaration: _Declaration | None = None
-        self._schema: JsonSchema | None = None
 
-    @property
+    @functools.cached_property
     def schema(self) -> JsonSchema:
-        """The arguments' JSON Schema (built on first use; ``TypeError`` when it cannot be)."""
-        if self._schema is None:
-            self._schema = _described(self.declare().schema, self.function.__doc__)
-        return self._schema
+        """The arguments' JSON Schema (built on first use, then kept as a value; ``TypeError``
+        when it cannot be)."""
+        return _described(self.declare().schema, self.function.__doc__)
 
     @property
     def threaded(self) -> bool:

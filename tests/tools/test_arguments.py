@@ -4,12 +4,19 @@ JSON Schema given as is) makes ``tool.arguments``, with the schema the model is 
 
 from __future__ import annotations
 
+import os
+import sys
+import types
+from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
+import host
 from host.tools import Tool, ToolExec, schema_tool, tool
+
+HOST = os.path.join(os.path.realpath(Path(host.__file__).parent), "")
 
 
 @tool
@@ -53,6 +60,27 @@ def test_every_form_offers_its_arguments_schema_as_the_tools_parameters(made: To
     assert made.arguments.schema is made.parameters
     assert made.parameters["required"] == ["text"]
     assert made.arguments.params is made.params
+
+
+@pytest.mark.parametrize("made", FORMS, ids=["function", "params", "schema"])
+def test_every_forms_schema_is_a_value_read_without_running_anything(made: Tool) -> None:
+    """Describing the tools to the model on every request builds no schema: once made (an
+    attrs class's with the tool, a function's on first use), reading it enters no function of
+    the host."""
+    made.parameters  # noqa: B018 - a function tool builds its schema on first use
+    entered: list[str] = []
+
+    def profile(frame: types.FrameType, event: str, arg: object) -> None:
+        if event == "call" and os.path.realpath(frame.f_code.co_filename).startswith(HOST):
+            entered.append(frame.f_code.co_qualname)
+
+    sys.setprofile(profile)
+    try:
+        for _ in range(3):
+            made.arguments.schema  # noqa: B018
+    finally:
+        sys.setprofile(None)
+    assert entered == []
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
+import host.api as api
 from host import hookimpl
 from host.api import Disposer, HostError, Owner, Scope, dispose_errors, roll_back
 from host.tools import Tool, ToolExec, ToolResult, tool
@@ -90,10 +91,9 @@ def make_contribution(config: Config, owner: Owner) -> Contribution:
     report = make_report_tool(config)
 
     def contribute(setup: AgentSetup) -> Disposer:
-        from host.api import PromptSection  # with the first child, not at activation
-
         installed: list[Disposer] = []
-        section = PromptSection("subagent_report", GUIDANCE, order=50)
+        # read with the first child, not at activation (host.api keeps it from then on)
+        section = api.PromptSection("subagent_report", GUIDANCE, order=50)
         installed.append(setup.sections.register(section.name, section, owner=owner))
         try:
             installed.append(setup.tools.register(report.name, report, owner=owner))

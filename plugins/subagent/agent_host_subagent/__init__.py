@@ -27,14 +27,19 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+import host.api as api
 from host import hookimpl
 from host.api import ChildMode, HostError
 from host.tools import Tool, ToolExec, ToolResult, tool
 
-if TYPE_CHECKING:  # the subagent values are imported where they are built, not at load
+# The subagent and profile values are read as ``api.<name>`` where they are used, not at load:
+# host.api imports each on first use and keeps it (a ``from host.api import`` inside a function
+# would run the import system again at every call).
+if TYPE_CHECKING:
     from host.api import (
         ChildRequest,
         Profile,
+        ProfileError,
         ProfileSet,
         RegisterTool,
         RunResult,
@@ -78,9 +83,7 @@ class ToolInstance:
         """The filter every child of this tool is cut down to (None: no restriction)."""
         if self.allow is None and not self.deny:
             return None
-        from host.api import ToolFilter
-
-        return ToolFilter(allow=self.allow, deny=self.deny or None)
+        return api.ToolFilter(allow=self.allow, deny=self.deny or None)
 
 
 @attrs.frozen
@@ -159,9 +162,7 @@ def load_profiles(ctx: ServiceContext, deployment: ToolFilter | None) -> Profile
     ``profiles`` service)."""
     library = ctx.find("profiles")
     if library is None:
-        from host.api import ProfileSet
-
-        return ProfileSet()
+        return api.ProfileSet()
     loaded: ProfileSet = library.load(deployment)
     return loaded
 
@@ -176,20 +177,18 @@ def child_request(
     """What to ask the subagent service for: the task, plus the profile cut to ``deployment``
     (its persona as a child of that mode, with ``report`` or not, gets it:
     ``Profile.persona_for``)."""
-    from host.api import ChildRequest, combine_filters, memory_of, own_filter
-
     if profile is None:
-        return ChildRequest(prompt=args.prompt, label=args.description, tool_filter=deployment)
-    return ChildRequest(
+        return api.ChildRequest(prompt=args.prompt, label=args.description, tool_filter=deployment)
+    return api.ChildRequest(
         prompt=args.prompt,
         label=args.description,
         model=profile.model,
         persona=profile.persona_for(continuable, reporting),
-        tool_filter=combine_filters(deployment, own_filter(profile)),
+        tool_filter=api.combine_filters(deployment, api.own_filter(profile)),
         max_steps=profile.max_steps,
         profile=profile.name,
         mcp_servers=list(profile.mcp_servers) if profile.mcp_servers is not None else None,
-        memory=memory_of(profile),
+        memory=api.memory_of(profile),
     )
 
 
@@ -209,48 +208,48 @@ def make_tool(
 
     @tool(instance.name, description, SubagentArgs, offered_to=offered_to)
     async def delegate(args: SubagentArgs, exec: ToolExec) -> ToolResult:
-        profile = None
-        name = args.subagent_type
         loaded = load_profiles(exec.ctx, deployment)  # once: the default and the lookup agree
-        if name is None:
-            default = loaded.default()
-            name = default.name if default is not None else None
-        if name is not None:
-            resolved = resolve_profile(instance.name, exec.ctx, loaded, name)
-            if isinstance(resolved, ToolResult):
-                return resolved
-            profile = resolved
+        profile = chosen_profile(instance.name, exec.ctx, loaded, args.subagent_type)
+        if isinstance(profile, ToolResult):
+            return profile
         return await start_child(instance, args, exec, profile, deployment)
 
     return delegate
 
 
-def resolve_profile(
-    tool_name: str, ctx: ServiceContext, loaded: ProfileSet, name: str
-) -> Profile | ToolResult:
-    """The profile ``name`` asks for among ``loaded``, or the error result the model gets
-    instead."""
-    from host.api import ProfileError, check_model, check_servers, resolve
-
-    try:
-        profile = resolve(name, loaded)
-    except ProfileError as error:
-        text = f"{tool_name} failed: {error.message}"
-        problems = [d for d in loaded.diagnostics if d.skipped]
-        if error.code == "UNKNOWN_PROFILE" and problems:
-            skipped = "; ".join(str(d) for d in problems[:3])
-            more = len(problems) - 3
-            text += f"\nSkipped profile files: {skipped}" + (
-                f" (and {more} more)" if more > 0 else ""
-            )
-        return ToolResult.error(text)
-    problem = check_model(ctx, profile)
+def chosen_profile(
+    tool_name: str, ctx: ServiceContext, loaded: ProfileSet, name: str | None
+) -> Profile | ToolResult | None:
+    """The profile ``name`` asks for among ``loaded`` (None: the default profile, if it is in
+    effect), ready to start from, or the error result the model gets instead."""
+    if name is None:
+        profile = loaded.default()
+        if profile is None:
+            return None
+    else:
+        try:
+            profile = api.resolve(name, loaded)
+        except api.ProfileError as error:
+            return unresolved(tool_name, loaded, error)
+    problem = api.check_model(ctx, profile)
     if problem is not None:
         return ToolResult.error(f"{tool_name} failed: {problem}")
-    missing = check_servers(ctx, profile)
+    missing = api.check_servers(ctx, profile)
     if missing is not None:
         return ToolResult.error(missing)
     return profile
+
+
+def unresolved(tool_name: str, loaded: ProfileSet, error: ProfileError) -> ToolResult:
+    """The error result of a ``subagent_type`` that names no profile of ``loaded`` (or
+    several), with the profile files skipped when it names none."""
+    text = f"{tool_name} failed: {error.message}"
+    problems = [d for d in loaded.diagnostics if d.skipped]
+    if error.code == "UNKNOWN_PROFILE" and problems:
+        skipped = "; ".join(str(d) for d in problems[:3])
+        more = len(problems) - 3
+        text += f"\nSkipped profile files: {skipped}" + (f" (and {more} more)" if more > 0 else "")
+    return ToolResult.error(text)
 
 
 async def start_child(

@@ -164,3 +164,63 @@ async def test_delegations_find_the_identity_index_without_building_its_path(
     await delegate(host, root, 20)
     assert built == []
     assert host.services.subagents.index() is index
+
+
+def counted(monkeypatch: pytest.MonkeyPatch, name: str) -> list[tuple[Any, ...]]:
+    """Every call of ``host.api.<name>`` from now on, by its arguments."""
+    import host.api
+
+    calls: list[tuple[Any, ...]] = []
+    real = getattr(host.api, name)
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(host.api, name, counting)
+    return calls
+
+
+async def test_the_default_profile_is_started_from_as_found_not_looked_up_by_name(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = await host.services.agents.create(label="root")
+    resolved = counted(monkeypatch, "resolve")
+    result = await call_tool(host, "subagent", {"description": "d", "prompt": "p"}, agent=root)
+    assert result.structured["subagent_type"] == "general-purpose"
+    await delegate(host, root, 3)
+    assert resolved == []  # no subagent_type: the default profile, as loaded
+    await delegate(host, root, 1, subagent_type="general_purpose")  # a name: resolved
+    assert [args[0] for args in resolved] == ["general_purpose"]
+
+
+async def test_a_delegation_reads_host_api_names_without_the_import_system(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The delegation tool and the report contribution read ``host.api``'s lazy names as module
+    attributes once loaded: no lazy lookup at all per child (a ``from host.api import`` inside
+    a function probes ``host.api.__path__`` through its ``__getattr__`` at every call)."""
+    import tool_subagent_report.plugin as report_plugin
+
+    import host.api
+
+    never = {"plugins": {"session_persistence": {"fsync": "never"}}}
+    plugins = [("subagent", agent_host_subagent), ("subagent_report", report_plugin)]
+    built = build_host(*plugins, data_dir=tmp_path / "data", config=never)
+    built.services.models.resolve("scripted").answer_unscripted(lambda request: say("done"))
+    try:
+        root = await built.services.agents.create(label="root")
+        await delegate(built, root, 1)  # the first child loads what it loads once
+        looked_up: list[str] = []
+        real = host.api.__getattr__
+
+        def counting(name: str) -> Any:
+            looked_up.append(name)
+            return real(name)
+
+        monkeypatch.setattr(host.api, "__getattr__", counting)
+        await delegate(built, root, 3)
+        await delegate(built, root, 1, subagent_type="general-purpose")
+        assert looked_up == []
+    finally:
+        await built.aclose()
