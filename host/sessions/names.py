@@ -33,8 +33,8 @@ def sync_directory(directory: Path) -> None:
 class NameSync:
     """The links made in one data directory and how many of them a directory sync covers.
 
-    Safe from any thread: ``settle`` blocks (a worker thread's sync, or a synchronous durable
-    point on the event loop, as before).
+    Safe from any thread: ``settle`` blocks (a sync on the sync thread, or a synchronous
+    durable point on the event loop, as before).
     """
 
     def __init__(self, directory: Path) -> None:
