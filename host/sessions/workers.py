@@ -74,27 +74,23 @@ _syncs: queue.SimpleQueue[_Job] | None = None
 
 
 async def sync(job: Callable[[], None]) -> None:
-    """Run ``job`` (a sync) on the sync thread and wait for it without giving up on it
-    (``settled``); its exception is raised here."""
+    """Run ``job`` (a sync) on the sync thread, started on the first call, and wait for it
+    without giving up on it (``settled``); its exception is raised here."""
+    global _syncs
     loop = asyncio.get_running_loop()
     future: asyncio.Future[None] = loop.create_future()
-    _sync_queue().put((job, loop, future))
-    await settled(future)
-
-
-def _sync_queue() -> queue.SimpleQueue[_Job]:
-    """The sync thread's queue; the thread is started on the first call."""
-    global _syncs
     with _lock:
         if _syncs is None:
             _syncs = queue.SimpleQueue()
             name = "agent-host-sync"
             threading.Thread(target=_serve, args=(_syncs,), name=name, daemon=True).start()
-        return _syncs
+        _syncs.put((job, loop, future))
+    await settled(future)
 
 
 def _serve(jobs: queue.SimpleQueue[_Job]) -> None:
-    """The sync thread: run each batch — every job queued by the time it looks — in order."""
+    """The sync thread: take every job queued by the time it looks (a batch), run them in
+    order, then tell each event loop the outcomes of its jobs with one call."""
     while True:
         batch = [jobs.get()]
         while True:
@@ -102,22 +98,17 @@ def _serve(jobs: queue.SimpleQueue[_Job]) -> None:
                 batch.append(jobs.get_nowait())
             except queue.Empty:
                 break
-        _run(batch)
-
-
-def _run(batch: list[_Job]) -> None:
-    """Run the jobs, then tell each event loop their outcomes with one call."""
-    outcomes: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
-    for job, loop, future in batch:
-        error: BaseException | None = None
-        try:
-            job()
-        except BaseException as exc:  # handed to the awaiting caller
-            error = exc
-        outcomes.setdefault(loop, []).append((future, error))
-    for loop, told in outcomes.items():
-        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
-            loop.call_soon_threadsafe(_tell, told)
+        outcomes: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
+        for job, loop, future in batch:
+            error: BaseException | None = None
+            try:
+                job()
+            except BaseException as exc:  # handed to the awaiting caller
+                error = exc
+            outcomes.setdefault(loop, []).append((future, error))
+        for loop, told in outcomes.items():
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+                loop.call_soon_threadsafe(_tell, told)
 
 
 def _tell(outcomes: list[_Outcome]) -> None:
