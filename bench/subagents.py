@@ -5,7 +5,7 @@ Run from the project root with the project venv and the benchmark's own requirem
 host)::
 
     .venv/bin/python bench/subagents.py [--children 1000 5000] [--fsync turn never]
-        [--turn] [--profile N]
+        [--turn] [--rounds R] [--profile N]
 
 **Host**: a real host (the built-in plugins and the ``subagent`` delegation plugin; JSONL
 persistence in a temporary directory with each fsync policy given: by default ``turn``, the
@@ -32,11 +32,12 @@ of their own; SQLite syncs its write-ahead log about once per child (``strace -c
 Prints ms per child for each, wall clock and CPU time (of the whole process, every thread:
 steadier than the wall clock on a shared machine), the ratios host ÷ LangGraph (target <= 1
 at 5,000), and the ``fsync``/``fdatasync`` calls the host made per child (counted by wrapping
-``os.fsync`` and ``os.fdatasync`` in this process), with how many of them ran at once (the
-most, and how many others were running when one began, on average: syncs in flight together
-are what the file system can write with one journal commit). ``--profile N`` runs the host
-side under cProfile and prints its N most expensive functions (cumulative, then own time)
-after the figures.
+``os.fsync`` and ``os.fdatasync`` in this process). Each side starts from a collected heap
+(``gc.collect()`` before it), so neither pays for collecting the other's garbage.
+``--rounds R`` measures each row R times and prints the median ratio: on a shared machine
+either side's figure swings by half from one round to the next. ``--profile N`` runs the
+host side under cProfile and prints its N most expensive functions (cumulative, then own
+time) after the figures.
 """
 
 from __future__ import annotations
@@ -44,9 +45,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import operator
 import os
 import pstats
+import statistics
 import sys
 import tempfile
 import threading
@@ -59,29 +62,18 @@ from typing import Annotated, Any, TypedDict
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 SYNCS: Counter[str] = Counter()
-
-
-IN_FLIGHT: Counter[str] = Counter()  # syncs running now, most at once, others at each start
-_FLIGHT = threading.Lock()
+_COUNT = threading.Lock()
 
 
 def _counted(name: str) -> None:
-    """Wrap ``os.<name>`` to count its calls in ``SYNCS`` and how many run at once in
-    ``IN_FLIGHT`` — before the host is imported, so that a module binding it at import
-    (``sync_fd = os.fdatasync``) binds the counter."""
+    """Wrap ``os.<name>`` to count its calls in ``SYNCS`` — before the host is imported, so
+    that a module binding it at import (``sync_fd = os.fdatasync``) binds the counter."""
     real: Callable[[int], None] = getattr(os, name)
 
     def counted(fd: int) -> None:
-        with _FLIGHT:
+        with _COUNT:
             SYNCS[name] += 1
-            IN_FLIGHT["beside"] += IN_FLIGHT["now"]
-            IN_FLIGHT["now"] += 1
-            IN_FLIGHT["most"] = max(IN_FLIGHT["most"], IN_FLIGHT["now"])
-        try:
-            real(fd)
-        finally:
-            with _FLIGHT:
-                IN_FLIGHT["now"] -= 1
+        real(fd)
 
     setattr(os, name, counted)
 
@@ -140,7 +132,6 @@ async def host_run(children: int, data_dir: Path, fsync: str, turn: bool) -> dic
             model.complete = complete
         parent = await host.services.agents.create(label="parent")
         SYNCS.clear()
-        IN_FLIGHT.clear()
         started, cpu = time.perf_counter(), time.process_time()
         parent.followup("Delegate the tasks.")
         ids = []
@@ -160,7 +151,7 @@ async def host_run(children: int, data_dir: Path, fsync: str, turn: bool) -> dic
             await parent.wait_idle()
             await asyncio.sleep(0)
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-        syncs, flight = Counter(SYNCS), Counter(IN_FLIGHT)
+        syncs = Counter(SYNCS)
         named = notices(parent.session.events)
         if turn:  # the driver made the calls: N distinct children, one notice each
             assert len(named) == len(set(named)) == children, "a child did not notify once"
@@ -173,7 +164,6 @@ async def host_run(children: int, data_dir: Path, fsync: str, turn: bool) -> dic
         "seconds": elapsed,
         "cpu": cpu,
         "syncs": syncs,
-        "flight": flight,
         "parent_turns": turns,
     }
 
@@ -213,34 +203,36 @@ def langgraph_run(children: int, directory: Path) -> tuple[float, float]:
     return elapsed, cpu
 
 
-def measure(children: int, fsync: str, turn: bool, profiler: cProfile.Profile | None) -> None:
-    """One row: the host and LangGraph with ``children`` children each, printed."""
+def measure(children: int, fsync: str, turn: bool, profiler: cProfile.Profile | None) -> float:
+    """One round: the host and LangGraph with ``children`` children each, printed; returns
+    the ratio of their wall-clock times. Each side starts from a collected heap, so neither
+    pays for collecting the other's garbage."""
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         home.mkdir()
         os.environ["HOME"] = os.environ["AGENT_HOST_HOME"] = str(home)
         os.chdir(tmp)  # no project profiles but the bench's own (none)
+        gc.collect()
         if profiler is not None:
             profiler.enable()
         ours = asyncio.run(host_run(children, Path(tmp) / "data", fsync, turn))
         if profiler is not None:
             profiler.disable()
+        gc.collect()
         base, base_cpu = langgraph_run(children, Path(tmp))
     ms, base_ms = ours["seconds"] / children * 1e3, base / children * 1e3
     cpu, base_cpu = ours["cpu"] / children * 1e3, base_cpu / children * 1e3
     syncs = ours["syncs"]
     per_child = sum(syncs.values()) / children
     detail = ", ".join(f"{name} {count}" for name, count in sorted(syncs.items()))
-    flight, total = ours["flight"], sum(syncs.values())
-    beside = flight["beside"] / total if total else 0.0
     print(
         f"{children} children{' (one turn)' if turn else ''}, fsync={fsync}: "
         f"host {ms:.3f} ms/child (CPU {cpu:.3f}), "
         f"LangGraph Send+SQLite {base_ms:.3f} ms/child (CPU {base_cpu:.3f}), ratio "
         f"{ms / base_ms:.2f} (CPU {cpu / base_cpu:.2f}; target <= 1 at 5,000); host syncs "
-        f"{per_child:.2f}/child ({detail}); in flight at once: at most {flight['most']}, "
-        f"{beside:.1f} others at a sync's start on average; parent turns {ours['parent_turns']}"
+        f"{per_child:.2f}/child ({detail}); parent turns {ours['parent_turns']}"
     )
+    return float(ms / base_ms)
 
 
 def main() -> None:
@@ -253,6 +245,9 @@ def main() -> None:
         "--turn", action="store_true", help="delegate from one model response, not directly"
     )
     parser.add_argument("--profile", type=int, metavar="N", help="print N top functions")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="rounds per row; their median ratio is printed"
+    )
     options = parser.parse_args()
     cwd = os.getcwd()
     saved = {name: os.environ.get(name) for name in ("HOME", "AGENT_HOST_HOME")}
@@ -260,7 +255,16 @@ def main() -> None:
     try:
         for children in options.children:
             for fsync in options.fsync:
-                measure(children, fsync, options.turn, profiler)
+                ratios = [
+                    measure(children, fsync, options.turn, profiler)
+                    for _ in range(options.rounds)
+                ]
+                if options.rounds > 1:
+                    print(
+                        f"{children} children, fsync={fsync}: median ratio "
+                        f"{statistics.median(ratios):.2f} of {options.rounds} rounds "
+                        f"({', '.join(f'{r:.2f}' for r in ratios)})"
+                    )
     finally:
         os.chdir(cwd)
         for name, value in saved.items():

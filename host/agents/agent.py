@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
 from host.agents.driver import Driver, Finisher, StreamListener, TurnEndListener
-from host.agents.inbox import Inbox, MessageId
+from host.agents.inbox import EventLog, Inbox, MessageId
 from host.agents.models import Model
 from host.agents.prompt import SectionView
 from host.disposal import Disposer, Scope
 from host.services import Lookup
-from host.sessions.model import Event, EventBody, MessageEvent, SessionHeader, ToolCall
+from host.sessions.model import MessageEvent, SessionHeader, ToolCall
 from host.sessions.persistence import Voice
 from host.tools.scope import ToolView
 
@@ -28,8 +28,9 @@ DEFAULT_MAX_STEPS = 50
 AgentStatus = Literal["running", "idle"]
 
 
-class AgentSession(Protocol):
-    """What an agent needs from its session (``host.sessions.store.Session`` provides it)."""
+class AgentSession(EventLog, Protocol):
+    """What an agent needs from its session (``host.sessions.store.Session`` provides it): the
+    log its inbox writes to, and more."""
 
     @property
     def id(self) -> str:
@@ -39,27 +40,6 @@ class AgentSession(Protocol):
     @property
     def header(self) -> SessionHeader:
         """The immutable header."""
-        ...
-
-    @property
-    def events(self) -> Sequence[Event]:
-        """Every event of the log, in ``seq`` order."""
-        ...
-
-    def append(self, body: EventBody) -> Event:
-        """Append one event; acknowledged on return."""
-        ...
-
-    def append_all(self, bodies: Sequence[EventBody]) -> list[Event]:
-        """Append several events with one write; all acknowledged on return, or none."""
-        ...
-
-    async def append_async(self, body: EventBody) -> Event:
-        """``append`` without blocking the event loop while the write commits."""
-        ...
-
-    async def append_all_async(self, bodies: Sequence[EventBody]) -> list[Event]:
-        """``append_all`` without blocking the event loop while the write commits."""
         ...
 
     def commit(self, durable: bool = False) -> None:

@@ -7,13 +7,13 @@ Durability policy (``fsync``):
 * ``"turn"`` (default): ``commit(durable=True)`` — which the agent calls at every turn end —
   ``fdatasync``s the file, so completed turns survive a machine crash (a durable commit with
   nothing written since the last sync does not sync again; docs/reliability.md lists a child's
-  durable points). ``commit_async`` does it on a worker thread, so that many sessions' syncs
-  are in flight at once and the file system can write them with fewer journal commits.
+  durable points). ``commit_async`` does it on the sync thread (``host.sessions.workers``),
+  which runs the syncs asked for meanwhile as one batch: fewer journal commits.
 * ``"always"``: every append is ``fdatasync``ed before it returns.
 * ``"never"``: the OS decides when data reaches the disk.
 Session creation writes the header and initial events to a hidden temporary file in
 ``data_dir`` and hard-links it into place, so a stored log always has its header; with a policy
-other than ``"never"`` the file is synced before the link (``create_async``: on a worker
+other than ``"never"`` the file is synced before the link (``create_async``: on the sync
 thread), and the directory after it: at once with ``"always"``, with ``"turn"`` before the first
 durable point that could refer to the new log, one directory sync for every link before it
 (``host.sessions.names``).
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -121,73 +122,66 @@ class JsonlPersistence:
     async def create_async(
         self, header: SessionHeader, events: Sequence[Event] = ()
     ) -> JsonlWriter:
-        """``open_writer(header, create=True, events=events)`` whose data sync runs on a
-        worker thread (``CreatingPersistence.create_async``). A cancelled caller gets its
+        """``open_writer(header, create=True, events=events)`` whose data sync runs on the
+        sync thread (``CreatingPersistence.create_async``). A cancelled caller gets its
         ``CancelledError`` once that sync finished, and nothing is stored (not linked)."""
         path = self.path_for(header.id)
-        with self._new_file(path, header, events) as (fd, tmp, data):
-            if self.fsync == "never":
-                self._fill(fd, path, data)
-            else:
-                await workers.settled(workers.syncing().submit(self._fill, fd, path, data))
+        with self._new_file(path, header, events) as (fd, tmp):
+            if self.fsync != "never":
+                await workers.sync(functools.partial(self._sync_new, fd, path))
             self._link(tmp, path)
         return JsonlWriter(fd, header.id, self.fsync, len(events), self._names)
 
     def _create(self, path: Path, header: SessionHeader, events: Sequence[Event]) -> JsonlWriter:
-        with self._new_file(path, header, events) as (fd, tmp, data):
-            self._fill(fd, path, data)
+        with self._new_file(path, header, events) as (fd, tmp):
+            if self.fsync != "never":
+                self._sync_new(fd, path)
             self._link(tmp, path)
         return JsonlWriter(fd, header.id, self.fsync, len(events), self._names)
 
     @contextmanager
     def _new_file(
         self, path: Path, header: SessionHeader, events: Sequence[Event]
-    ) -> Iterator[tuple[int, Path, bytes]]:
-        """The new log's descriptor, temporary file and bytes (``_start_create``); the
-        descriptor is closed if the block fails, the temporary file removed either way."""
-        fd, tmp, data = self._start_create(path, header, events)
+    ) -> Iterator[tuple[int, Path]]:
+        """The new log's descriptor and hidden temporary file, locked and filled with the
+        header and ``events`` (not synced); the descriptor is closed if the block fails, the
+        temporary file removed either way."""
         try:
-            yield fd, tmp, data
+            data = encode_header(header) + encode_events(events)
+        except Exception as exc:
+            raise PersistenceError.failed(f"cannot encode session {header.id!r}", exc) from exc
+        failed = f"cannot create session {header.id!r}"
+        if any(event.seq != index for index, event in enumerate(events)):
+            raise PersistenceError.failed(failed, ValueError("bad seq"))
+        if path.exists():
+            raise self._exists(header.id)
+        tmp = self.data_dir / f".{header.id}.{new_id()}.tmp"
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError as exc:
+            raise PersistenceError.failed(failed, exc) from exc
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh inode: cannot be held
+                view, written = memoryview(data), 0
+                while written < len(data):
+                    written += os.write(fd, view[written:])
+            except OSError as exc:
+                raise PersistenceError.failed(failed, exc) from exc
+            yield fd, tmp
         except BaseException:
             os.close(fd)
             raise
         finally:
             tmp.unlink(missing_ok=True)
 
-    def _start_create(
-        self, path: Path, header: SessionHeader, events: Sequence[Event]
-    ) -> tuple[int, Path, bytes]:
-        """The new log's bytes, checked, and its hidden temporary file, opened."""
+    @staticmethod
+    def _sync_new(fd: int, path: Path) -> None:
+        """Sync a new log's data (before its link: a log that is linked into place always has
+        its header)."""
         try:
-            data = encode_header(header) + encode_events(events)
-        except Exception as exc:
-            raise PersistenceError.failed(f"cannot encode session {header.id!r}", exc) from exc
-        for index, event in enumerate(events):
-            if event.seq != index:
-                raise PersistenceError.failed(
-                    f"cannot create session {header.id!r}", ValueError("bad seq")
-                )
-        if path.exists():
-            raise self._exists(header.id)
-        try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.data_dir / f".{header.id}.{new_id()}.tmp"
-            fd = os.open(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
-        except OSError as exc:
-            raise PersistenceError.failed(f"cannot create session {header.id!r}", exc) from exc
-        return fd, tmp, data
-
-    def _fill(self, fd: int, path: Path, data: bytes) -> None:
-        """Lock the new file, write ``data`` and (unless ``never``) sync it: a log that is
-        linked into place always has its header."""
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh inode: cannot be held
-        try:
-            view = memoryview(data)
-            written = 0
-            while written < len(data):
-                written += os.write(fd, view[written:])
-            if self.fsync != "never":
-                sync_fd(fd)
+            sync_fd(fd)
         except OSError as exc:
             raise PersistenceError.failed(f"cannot create session {path.stem!r}", exc) from exc
 

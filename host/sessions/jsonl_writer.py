@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -31,7 +32,7 @@ def lock_session(fd: int, session_id: str) -> None:
 class JsonlWriter:
     """The writer of one JSONL log; see ``SessionWriter`` for what each method promises.
 
-    A sync may run on a worker thread (``commit_async``) while the event loop appends: it
+    A sync may run on the sync thread (``commit_async``) while the event loop appends: it
     records as synced only the size the file had when it began, so what was appended
     meanwhile is synced by the next durable commit. Before syncing it makes the names of the
     logs linked before it durable (``names``: nothing durable may refer to a log whose name
@@ -55,7 +56,7 @@ class JsonlWriter:
         self._synced = -1  # the size a finished sync began with (-1: none yet)
         self._broken: str | None = None
         self._syncs = threading.Condition()
-        self._in_flight = 0  # syncs running on worker threads
+        self._in_flight = 0  # syncs asked of the sync thread and not finished
 
     @property
     def session_id(self) -> str:
@@ -103,8 +104,9 @@ class JsonlWriter:
             self._fsync()
 
     async def commit_async(self, durable: bool = False) -> None:
-        """``commit`` whose sync runs on a worker thread (``host.sessions.workers``): the
-        event loop goes on meanwhile, and other sessions' syncs can be in flight beside it.
+        """``commit`` whose sync runs on the sync thread (``host.sessions.workers.sync``): the
+        event loop goes on meanwhile, and other sessions' syncs asked for meanwhile run
+        after it as one batch.
         Errors as ``commit``'s (a failed sync breaks the writer). A cancelled caller gets its
         ``CancelledError`` once the sync finished, its outcome recorded by the writer."""
         self._check_usable()
@@ -112,12 +114,7 @@ class JsonlWriter:
             return
         with self._syncs:
             self._in_flight += 1
-        try:
-            future = workers.syncing().submit(self._fsync, self._syncs_done)
-        except BaseException:
-            self._syncs_done()
-            raise
-        await workers.settled(future)
+        await workers.sync(functools.partial(self._fsync, self._syncs_done))
 
     def _wants_sync(self, durable: bool) -> bool:
         return durable and self._policy == "turn" and self._synced != self._size

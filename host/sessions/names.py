@@ -13,28 +13,17 @@ flight waits for it rather than start another beside it (docs/reliability.md).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from pathlib import Path
 
 
-def sync_directory(directory: Path) -> None:
-    """``fsync`` the directory; some file systems cannot (the data itself is synced)."""
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
-
-
 class NameSync:
     """The links made in one data directory and how many of them a directory sync covers.
 
-    Safe from any thread: ``settle`` blocks (a worker thread's sync, or a synchronous durable
-    point on the event loop, as before).
+    Safe from any thread: ``settle`` blocks (a sync on the sync thread, or a synchronous
+    durable point on the event loop, as before).
     """
 
     def __init__(self, directory: Path) -> None:
@@ -66,14 +55,18 @@ class NameSync:
             if self._durable >= wanted:
                 return
             self._running, covers = True, self._linked
+        synced = False
         try:
-            sync_directory(self._directory)
-        except BaseException:
+            with contextlib.suppress(OSError):  # some file systems cannot sync a directory
+                dir_fd = os.open(self._directory, os.O_RDONLY)
+                try:
+                    os.fsync(dir_fd)
+                finally:
+                    os.close(dir_fd)
+            synced = True
+        finally:
             with self._changed:
                 self._running = False
+                if synced:
+                    self._durable = max(self._durable, covers)
                 self._changed.notify_all()
-            raise
-        with self._changed:
-            self._running = False
-            self._durable = max(self._durable, covers)
-            self._changed.notify_all()

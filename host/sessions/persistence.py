@@ -317,7 +317,8 @@ class SessionPersistence(Protocol):
 
 class CreatingPersistence(SessionPersistence, Protocol):
     """A persistence that stores a new log without blocking the event loop on storage (the
-    JSONL one syncs the new file on a worker thread; PostgreSQL inserts it on one)."""
+    JSONL one syncs the new file on the sync thread; PostgreSQL inserts it on a worker
+    thread)."""
 
     async def create_async(
         self, header: SessionHeader, events: Sequence[Event] = ()

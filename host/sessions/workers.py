@@ -11,22 +11,28 @@ as generating the codec's event decoders (about 30 ms), which the first read wou
 cancelled while the thread works, the writer is closed once the thread finishes, so a
 cancelled resume never leaves the session's lock held.
 
-Syncs (``fdatasync``, a directory's ``fsync``) run on a pool of their own, ``syncing``: a
-thread there mostly waits for the disk, and many syncs in flight at once are what lets the
-file system write them with one journal commit; they must not take the readers' threads.
-``settled`` awaits such a call without giving up on it: a cancelled caller sees its
-``CancelledError`` only once the call has finished.
+Syncs (``fdatasync``, a directory's ``fsync``) run on one thread of their own, ``sync``: it
+runs, one after another, every sync queued while it was busy, then tells each waiting event
+loop once (a group commit: the first sync of a batch commits the file system's journal for
+all the others, which then find little left to write). A thread mostly waits for the disk
+and must not take the readers' threads; one thread, not a pool, because each hand-off
+between threads costs the event loop's thread CPU (the lock every Python thread needs), and
+a batch costs about one hand-off for all its syncs. ``settled`` awaits such a call without
+giving up on it: a cancelled caller sees its ``CancelledError`` only once the call has
+finished.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
+import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar
 
 if TYPE_CHECKING:
     from host.sessions.persistence import Resumed
@@ -45,9 +51,6 @@ class Closable(Protocol):
 W = TypeVar("W", bound=Closable)
 
 _pool: ThreadPoolExecutor | None = None
-_sync_pool: ThreadPoolExecutor | None = None
-SYNC_THREADS = 16
-"""Syncs in flight at once at most: past about 16 the journal commits are not fewer."""
 _prepared: set[Callable[[], object]] = set()
 _lock = threading.Lock()
 
@@ -63,16 +66,70 @@ def _executor() -> ThreadPoolExecutor:
         return _pool
 
 
-def syncing() -> ThreadPoolExecutor:
-    """The pool that blocking syncs run on (module docstring), created on first use."""
-    global _sync_pool
+_Job: TypeAlias = tuple[
+    Callable[[], None], asyncio.AbstractEventLoop, "asyncio.Future[None]"
+]
+_Outcome: TypeAlias = tuple["asyncio.Future[None]", BaseException | None]
+_syncs: queue.SimpleQueue[_Job] | None = None
+
+
+async def sync(job: Callable[[], None]) -> None:
+    """Run ``job`` (a sync) on the sync thread, started on the first call, and wait for it
+    without giving up on it (``settled``); its exception is raised here."""
+    global _syncs
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[None] = loop.create_future()
     with _lock:
-        if _sync_pool is None:
-            _sync_pool = ThreadPoolExecutor(SYNC_THREADS, thread_name_prefix="agent-host-sync")
-        return _sync_pool
+        if _syncs is None:
+            _syncs = queue.SimpleQueue()
+            name = "agent-host-sync"
+            threading.Thread(target=_serve, args=(_syncs,), name=name, daemon=True).start()
+        _syncs.put((job, loop, future))
+    await settled(future)
 
 
-async def settled(future: Future[T]) -> T:
+def _serve(jobs: queue.SimpleQueue[_Job]) -> None:
+    """The sync thread: take every job queued by the time it looks (a batch), run them in
+    order, then tell each event loop the outcomes of its jobs with one call."""
+    while True:
+        batch = [jobs.get()]
+        while True:
+            try:
+                batch.append(jobs.get_nowait())
+            except queue.Empty:
+                break
+        outcomes: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
+        for job, loop, future in batch:
+            error: BaseException | None = None
+            try:
+                job()
+            except BaseException as exc:  # handed to the awaiting caller
+                error = exc
+            outcomes.setdefault(loop, []).append((future, error))
+        for loop, told in outcomes.items():
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+                loop.call_soon_threadsafe(_tell, told)
+
+
+def _tell(outcomes: list[_Outcome]) -> None:
+    for future, error in outcomes:
+        if future.done():
+            continue
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
+
+
+def _forget_sync_thread() -> None:
+    global _syncs
+    _syncs = None  # a forked child has no sync thread: the next sync starts one
+
+
+os.register_at_fork(after_in_child=_forget_sync_thread)
+
+
+async def settled(future: Future[T] | asyncio.Future[T]) -> T:
     """The result of ``future``; should the caller be cancelled meanwhile (once or more), its
     ``CancelledError`` is raised once ``future`` finished (its outcome left to whoever
     submitted it: a sync's writer records it either way; a new log's descriptor is closed only

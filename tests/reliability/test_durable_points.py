@@ -19,7 +19,9 @@ from pathlib import Path
 import agent_host_subagent
 import pytest
 
+from host.agents import ModelRequest, ModelResponse
 from host.agents.scripted import say
+from host.cancel import CancelSignal
 from host.sessions import jsonl_writer
 from host.testing import build_host, call_tool
 
@@ -69,50 +71,58 @@ async def test_a_background_child_syncs_its_creation_and_its_turn_end_only(
         await host.aclose()
 
 
-async def test_two_background_children_sync_their_turn_ends_at_once(
+async def test_a_childs_turn_end_sync_in_flight_does_not_hold_up_another_child(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The syncs run on worker threads, awaited: a child's turn end waits for its own sync
-    while the event loop runs the other child up to its turn end, so both are in flight at
-    once (on the event loop's thread the first would block the second from ever starting)."""
+    """The syncs run on the sync thread, awaited: while a child's turn end waits for its
+    sync, the event loop runs the other child up to its own turn end (on the event loop's
+    thread the first sync would block the second child from ever getting there); the second
+    sync then runs after the first, on the same thread."""
     data = tmp_path / "data"
     host = build_host(("subagent", agent_host_subagent), data_dir=data)
     try:
-        host.services.models.resolve("scripted").answer_unscripted(lambda request: say("done"))
+        model = host.services.models.resolve("scripted")
+        model.answer_unscripted(lambda request: say("done"))
+        created, scripted = asyncio.Event(), model.complete
+
+        async def complete(request: ModelRequest, *, signal: CancelSignal) -> ModelResponse:
+            await created.wait()  # both children exist before either can end its turn
+            return await scripted(request, signal=signal)
+
+        monkeypatch.setattr(model, "complete", complete)
         root = await host.services.agents.create(label="root")
-        meet = threading.Barrier(2)
-        counts = {"now": 0, "most": 0, "arrived": 0}  # turn-end syncs in flight, at most
-        lock = threading.Lock()
-        real = jsonl_writer.sync_fd
-
-        def sync(fd: int) -> None:
-            linked = {os.stat(path).st_ino for path in data.glob("*.jsonl")}
-            if os.fstat(fd).st_ino not in linked:  # a new log's data, before its link
-                real(fd)
-                return
-            with lock:
-                counts["now"] += 1
-                counts["most"] = max(counts["most"], counts["now"])
-                counts["arrived"] += 1
-                meets = counts["arrived"] <= 2  # the first two wait for each other
-            try:
-                if meets:
-                    meet.wait(30.0)  # a generous timeout: broken unless the other arrives
-                real(fd)
-            finally:
-                with lock:
-                    counts["now"] -= 1
-
-        monkeypatch.setattr(jsonl_writer, "sync_fd", sync)
         children = []
         for index in range(2):
             args = {"description": f"task {index}", "prompt": "Do it."}
             result = await call_tool(host, "subagent", args, agent=root)
             children.append(result.structured["subagent_id"])
+        gate, held = threading.Event(), threading.Event()
+        synced: list[tuple[int, int]] = []  # (inode, thread) of each turn-end sync
+        real = jsonl_writer.sync_fd
+
+        def sync(fd: int) -> None:
+            synced.append((os.fstat(fd).st_ino, threading.get_ident()))
+            if len(synced) == 1:
+                held.set()
+                assert gate.wait(30.0), "the gate was never opened"
+            real(fd)
+
+        monkeypatch.setattr(jsonl_writer, "sync_fd", sync)
+        created.set()
+        assert await asyncio.to_thread(held.wait, 30.0)
+        first = next(c for c in children if os.stat(data / f"{c}.jsonl").st_ino == synced[0][0])
+        other = data / f"{children[1 - children.index(first)]}.jsonl"
+        for _ in range(3000):  # a generous wait for the loop to run the other child on
+            if b'"turn/end"' in other.read_bytes():
+                break
+            await asyncio.sleep(0.01)
+        assert b'"turn/end"' in other.read_bytes()  # written while the first sync is held
+        gate.set()
         activations = map(host.services.subagents.manager().activation, children)
         await asyncio.gather(*(each.wait_done() for each in activations if each is not None))
         await root.wait_idle()
-        assert counts["most"] == 2
-        assert not meet.broken
+        assert [ino for ino, _ in synced[:2]] == [synced[0][0], os.stat(other).st_ino]
+        threads = {thread for _, thread in synced}
+        assert len(threads) == 1 and threading.get_ident() not in threads
     finally:
         await host.aclose()

@@ -1,7 +1,8 @@
 """Syncs off the event loop (fsync policy ``turn``): a durable commit or a new log's data sync
-runs on a worker thread, awaited, so that several sessions' syncs are in flight at once; and a
-new log's name is made durable by one directory sync for every link before it, before anything
-durable can refer to the log. Observed by counting and gating the sync calls, never by time.
+runs on the sync thread, awaited, while the event loop goes on; the syncs asked for meanwhile
+run after it as one batch; and a new log's name is made durable by one directory sync for every
+link before it, before anything durable can refer to the log. Observed by counting and gating
+the sync calls, never by time.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class Syncs:
         self.entered = threading.Semaphore(0)
         self.meet: threading.Barrier | None = None
         self.fail: OSError | None = None
+        self.fail_once = False  # the next sync fails, then they succeed again
         self.errors: list[OSError] = []
         self._lock = threading.Lock()
 
@@ -54,7 +56,10 @@ class Syncs:
             if self.gate is not None and not self.gate.wait(WAIT):
                 raise AssertionError("the gate was never opened")
             if self.fail is not None:
-                raise self.fail
+                error = self.fail
+                if self.fail_once:
+                    self.fail = None
+                raise error
             try:
                 os.fstat(fd)  # still open: nobody closed it under the sync
             except OSError as error:
@@ -127,16 +132,44 @@ def inode(path: Path) -> int:
     return os.stat(path).st_ino
 
 
-async def test_two_sessions_syncs_are_in_flight_at_once(
-    persistence: JsonlPersistence, syncs: Syncs
+async def test_syncs_asked_for_during_a_sync_run_after_it_as_one_batch(
+    persistence: JsonlPersistence, syncs: Syncs, data_dir: Path
 ) -> None:
-    first, second = written(persistence, "a", syncs), written(persistence, "b", syncs)
-    syncs.meet = threading.Barrier(2)  # each sync waits for the other one to be in flight
-    await asyncio.gather(first.commit_async(durable=True), second.commit_async(durable=True))
-    assert syncs.most == 2
-    assert threading.get_ident() not in syncs.threads  # none on the event loop's thread
-    first.close()
-    second.close()
+    writers = [written(persistence, name, syncs) for name in "abc"]
+    first, gate = await held_commit(writers[0], syncs)
+    rest = [asyncio.ensure_future(w.commit_async(durable=True)) for w in writers[1:]]
+    for _ in range(5):
+        await asyncio.sleep(0)  # both are queued behind the sync in flight
+    assert syncs.inodes == [inode(data_dir / "a.jsonl")]
+    gate.set()
+    await first
+    # the queued syncs ran as the next batch, and the loop was told of it at once
+    await asyncio.wait_for(asyncio.gather(*rest), WAIT)
+    assert syncs.inodes == [inode(data_dir / f"{name}.jsonl") for name in "abc"]
+    assert syncs.most == 1  # one after another: the first commits the journal for the rest
+    assert len(syncs.threads) == 1  # the sync thread
+    assert threading.get_ident() not in syncs.threads  # not the event loop's
+    for writer in writers:
+        writer.close()
+
+
+async def test_a_failing_sync_in_a_batch_fails_only_its_own_commit(
+    persistence: JsonlPersistence, syncs: Syncs, data_dir: Path
+) -> None:
+    writers = [written(persistence, name, syncs) for name in "ab"]
+    first, gate = await held_commit(writers[0], syncs)
+    second = asyncio.ensure_future(writers[1].commit_async(durable=True))
+    syncs.fail, syncs.fail_once = OSError(5, "Input/output error"), True
+    gate.set()
+    with pytest.raises(PersistenceError, match="cannot sync session 'a'"):
+        await first
+    await second  # the next sync of the same batch still ran, and succeeded
+    assert syncs.inodes == [inode(data_dir / f"{name}.jsonl") for name in "ab"]
+    with pytest.raises(PersistenceError, match="unusable: fsync failed"):
+        writers[0].append([])
+    writers[1].append([Event(4, turn_bodies()[0])])  # unharmed
+    for writer in writers:
+        writer.close()
 
 
 async def test_an_append_during_a_sync_is_synced_by_the_next_durable_commit(
@@ -234,7 +267,7 @@ async def test_the_directory_is_synced_at_each_creation_with_always(
     assert dir_syncs == [inode(data_dir)] * 3
 
 
-async def test_a_new_log_is_filled_on_a_worker_thread_and_linked_after_its_sync(
+async def test_a_new_log_is_synced_on_the_sync_thread_and_linked_after_its_sync(
     persistence: JsonlPersistence, syncs: Syncs, data_dir: Path
 ) -> None:
     gate = syncs.hold()
