@@ -116,6 +116,9 @@ def _class_properties(cls: type) -> list[Property]:
         message = f"{cls.__qualname__}: cannot resolve its annotations: {error}"
         raise UnsupportedType(message) from None
     if attrs.has(cls):
+        # bound to the fields now, while the class's module is loaded: parsing (cattrs) reads
+        # them from the fields, also after a reload unloaded that module (a sibling plugin's)
+        attrs.resolve_types(cls)
         return [
             Property(
                 field.name,

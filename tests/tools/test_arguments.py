@@ -116,3 +116,48 @@ def test_every_form_refuses_invalid_arguments_in_one_line(
     with pytest.raises(ValueError) as refused:
         made.arguments.parse(raw)
     assert str(refused.value) == problem
+
+
+PLUGIN_MODULE = '''
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from host.tools import ToolExec, tool
+
+Scope = Literal["children", "descendants"]
+
+
+@attrs.frozen
+class Where:
+    scope: Scope = "children"
+
+
+@attrs.frozen
+class ListArgs:
+    where: Where
+    limit: int = 10
+
+
+@tool("list_things", "List things.", ListArgs)
+async def list_things(args: ListArgs, exec: ToolExec) -> str:
+    return args.where.scope
+'''
+
+
+def test_a_params_tool_parses_after_its_module_was_unloaded() -> None:
+    """A reload of one plugin unloads every module of its package, also one a sibling
+    plugin's tool was declared in; that tool's string annotations must already be bound
+    (a first call after the unload otherwise fails to resolve them: NameError)."""
+    module = types.ModuleType("agent_host_test_unloaded_params")
+    sys.modules[module.__name__] = module
+    try:
+        exec(compile(PLUGIN_MODULE, "<plugin>", "exec"), module.__dict__)
+    finally:
+        del sys.modules[module.__name__]  # as a reload of a sibling plugin leaves it
+    made: Tool = module.list_things
+    raw = {"where": {"scope": "descendants"}, "limit": 2}
+    parsed = made.arguments.parse(raw)
+    assert (parsed.where.scope, parsed.limit) == ("descendants", 2)
