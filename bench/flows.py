@@ -66,6 +66,7 @@ from host.agents.scripted import ScriptFn  # noqa: E402
 from host.api import RegisterTool  # noqa: E402
 from host.plugins.discovery import discover  # noqa: E402
 from host.plugins.watch import ReloadLoop, WatchMap  # noqa: E402
+from host.sessions import workers  # noqa: E402
 from host.sessions.model import MessageEvent  # noqa: E402
 from host.testing import HostHarness, call_tool  # noqa: E402
 from host.tools import ToolExec, tool  # noqa: E402
@@ -342,6 +343,15 @@ def dispatch(frame: types.FrameType, event: str, arg: object) -> None:
         ACTIVE[0].profile(frame, event, arg)
 
 
+def warm_at_once(*prepare: Callable[[], object]) -> None:
+    """``host.sessions.workers.warm`` for this script: a persistence's one-time set-ups (the
+    codec's decoders) run when it is constructed, in the constructing thread, instead of on
+    a worker thread that could still be busy with them while a flow is traced (under load
+    they take long enough to overlap it). Start-up work is not part of any flow."""
+    for task in prepare:
+        task()
+
+
 def profile_every_thread() -> None:
     """Profile this thread and every thread started from now on (the persistence's workers
     are started with the first host), before anything is traced."""
@@ -380,6 +390,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     options = parser.parse_args()
     results: dict[str, Any] = {}
+    workers.warm = warm_at_once
     profile_every_thread()
     for name in options.flow or list(FLOWS):
         trace = measure(name)
