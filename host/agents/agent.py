@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from host.agents.driver import Driver, Finisher, StreamListener, TurnEndListener
 from host.agents.inbox import EventLog, Inbox, MessageId
@@ -83,6 +83,8 @@ class Agent:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
         self.session = session
+        self.id: Final[str] = session.id
+        """The agent id, which is its session id."""
         self.model = model
         self.tools = tools
         self.sections = sections
@@ -99,11 +101,6 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent({self.id!r}, label={self.label!r}, status={self.status!r})"
-
-    @property
-    def id(self) -> str:
-        """The agent id, which is its session id."""
-        return self.session.id
 
     @property
     def status(self) -> AgentStatus:

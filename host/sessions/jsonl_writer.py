@@ -6,7 +6,7 @@ import fcntl
 import functools
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 from host.sessions import workers
@@ -114,14 +114,15 @@ class JsonlWriter:
             return
         with self._syncs:
             self._in_flight += 1
-        await workers.sync(functools.partial(self._fsync, self._syncs_done))
+        await workers.sync(functools.partial(self._fsync, in_flight=True))
 
     def _wants_sync(self, durable: bool) -> bool:
         return durable and self._policy == "turn" and self._synced != self._size
 
-    def _fsync(self, then: Callable[[], None] | None = None) -> None:
+    def _fsync(self, *, in_flight: bool = False) -> None:
         """Sync the names linked so far, then the data up to the present size, which is
-        recorded as synced; ``then`` runs afterwards, whatever happened."""
+        recorded as synced; ``in_flight``: a sync ``commit_async`` counted, uncounted
+        afterwards whatever happened (``close`` waits for it)."""
         size = self._size
         try:
             try:
@@ -135,13 +136,10 @@ class JsonlWriter:
                 ) from exc
             self._synced = max(self._synced, size)
         finally:
-            if then is not None:
-                then()
-
-    def _syncs_done(self) -> None:
-        with self._syncs:
-            self._in_flight -= 1
-            self._syncs.notify_all()
+            if in_flight:
+                with self._syncs:
+                    self._in_flight -= 1
+                    self._syncs.notify_all()
 
     def _check_usable(self) -> None:
         if self._fd < 0:

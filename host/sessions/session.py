@@ -17,7 +17,7 @@ import concurrent.futures
 import logging
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from typing import cast, overload
+from typing import Final, cast, overload
 
 from host.errors import HostError
 from host.sessions.model import Compaction, Event, EventBody, MessageEvent, SessionHeader
@@ -97,6 +97,8 @@ class Session:
         projections: Projections | None,
     ) -> None:
         self.header = header
+        self.id: Final[str] = header.id
+        """The session id (= the header's, which never changes)."""
         self._events: list[Event] = list(events)
         # The model view (see model_messages): the latest compaction and the visible messages
         # with seq >= _visible_from, maintained by _track_visible on every append.
@@ -118,11 +120,6 @@ class Session:
         self.published = False
         self.released = False
         self._voice: Voice | None = None  # its writer's, kept after the release
-
-    @property
-    def id(self) -> str:
-        """The session id (= the header's)."""
-        return self.header.id
 
     @property
     def events(self) -> Sequence[Event]:

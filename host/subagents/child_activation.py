@@ -20,7 +20,7 @@ Its residency state (``ChildActivation.residency``, a ``ResidencyState``):
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import Final, Literal
 
 from host.agents.agent import Agent
 from host.agents.driver import TurnOutcome
@@ -44,8 +44,14 @@ class ChildActivation:
         resumed: bool,
     ) -> None:
         self.agent = agent
+        self.id: Final[str] = agent.id
+        """The child's id (= its session id)."""
+        self.parent_id: Final[str | None] = agent.session.header.parent_session
+        """The durable direct parent (the child's header ``parent_session``)."""
         self.descriptor = descriptor
         self.ancestors = ancestors
+        self.ancestor_ids: Final[tuple[str, ...]] = tuple(agent.id for agent in ancestors)
+        """The ids of the materialization-time ancestry, nearest first."""
         self.resumed = resumed
         self.phase: Phase = "resident"
         self.children: set[str] = set()
@@ -60,21 +66,6 @@ class ChildActivation:
 
     def __repr__(self) -> str:
         return f"ChildActivation({self.id!r}, residency={self.residency!r})"
-
-    @property
-    def id(self) -> str:
-        """The child's id (= its session id)."""
-        return self.agent.id
-
-    @property
-    def parent_id(self) -> str | None:
-        """The durable direct parent (the child's header ``parent_session``)."""
-        return self.agent.session.header.parent_session
-
-    @property
-    def ancestor_ids(self) -> tuple[str, ...]:
-        """The ids of the materialization-time ancestry, nearest first."""
-        return tuple(agent.id for agent in self.ancestors)
 
     @property
     def closing(self) -> bool:

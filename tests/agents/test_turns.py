@@ -5,10 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import attrs
-import pytest
 
 from host.agents import AgentRegistry, ScriptedModel, ToolSpec, call, calls, say, tool_call
-from host.agents.agent import Agent
 from host.agents.prompt import PromptSection, register_section
 from host.agents.registry import AgentSetup
 from host.disposal import Disposer
@@ -263,28 +261,3 @@ async def test_each_calls_tool_is_looked_up_once(
     await agent.wait_idle()
     # described to the model, each call's tool found once, both run, described again
     assert trace == ["offered", "offered", "offered", "ran a", "ran b", "offered"]
-
-
-async def test_a_turn_names_its_agent_without_asking_the_agent(
-    agents: AgentRegistry, model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The driver binds its agent's id (its session's, fixed for the agent's life) once: the
-    model requests and turn outcomes of a turn with a tool call never read ``Agent.id``."""
-    model.script("w", call("echo", text="hi"), say("done"))
-    agent = await agents.create(label="w")
-    outcomes: list[str] = []
-    agent.on_turn_end(lambda outcome: outcomes.append(outcome.agent_id))
-    read: list[str] = []
-    real = vars(Agent)["id"]
-
-    def counting(self: Agent) -> str:
-        value: str = real.fget(self)
-        read.append(value)
-        return value
-
-    monkeypatch.setattr(Agent, "id", property(counting))
-    agent.followup("call echo")
-    await agent.wait_idle()
-    assert read == []
-    assert [r.agent_id for r in model.requests] == [agent.session.id] * 2
-    assert outcomes == [agent.session.id]
