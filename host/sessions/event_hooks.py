@@ -20,7 +20,7 @@ from cattrs.strategies import configure_tagged_union
 
 from host.serialization import converter
 from host.sessions import fast_paths
-from host.sessions.model import EVENT_BODY_TYPES, Event, EventBody, ToolCall
+from host.sessions.model import EVENT_BODY_TYPES, Event, EventBody, SessionHeader, ToolCall
 
 
 def _kind_tag(cls: type) -> str:
@@ -124,7 +124,7 @@ converter.register_structure_hook_factory(_is_lazy, _lazy_structure)
 converter.register_unstructure_hook_factory(_is_lazy, _lazy_unstructure)
 
 _body_hooks: dict[str, tuple[type[EventBody], Callable[[Any, Any], Any]]] = {}
-_body_unhooks: dict[type, Callable[[Any], dict[str, Any]]] = {}
+_unhooks: dict[type, Callable[[Any], dict[str, Any]]] = {}
 
 
 def body_structure_hooks() -> dict[str, tuple[type[EventBody], Callable[[Any, Any], Any]]]:
@@ -159,13 +159,22 @@ def structure_event_fields(data: dict[str, Any]) -> Event:
 def unstructure_event_fields(event: Event) -> dict[str, Any]:
     """The flat JSON form of ``event``: ``{"seq": …, "kind": …, <body fields>}``."""
     cls = type(event.body)
-    hook = _body_unhooks.get(cls)
+    hook = _unhooks.get(cls)
     if hook is None:
         _configure()
-        hook = _body_unhooks[cls] = converter.get_unstructure_hook(cls)
+        hook = _unhooks[cls] = converter.get_unstructure_hook(cls)
     out: dict[str, Any] = {"seq": event.seq, "kind": event.body.kind}
     out.update(hook(event.body))
     return out
+
+
+def unstructure_header(header: SessionHeader) -> dict[str, Any]:
+    """The JSON form of a session header: every field (the codec writes the header line)."""
+    hook = _unhooks.get(SessionHeader)
+    if hook is None:
+        _configure()
+        hook = _unhooks[SessionHeader] = converter.get_unstructure_hook(SessionHeader)
+    return hook(header)
 
 
 def _structure_event(data: Any, _cls: Any) -> Event:

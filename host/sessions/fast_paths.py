@@ -7,11 +7,12 @@ of the exact JSON type the strict generated hooks demand — and return None for
 which then goes to the generated hook unchanged: accepted values, results and errors are
 exactly the generated hook's. ``install`` puts them in front of those hooks on a converter.
 
-Writing goes the other way, once per appended event (several per child): the unstructurers
-here give what the generated hook gives — a new dict, every field, a value of unknown type
-unstructured by its class — for bodies whose loosely typed fields hold plain JSON values
-(strings, numbers, booleans, None, and lists, tuples and string-keyed dicts of them), without
-a function call per field and per value; any other value sends the body to the generated hook.
+Writing goes the other way, once per appended event (several per child) and per new log's
+header: the unstructurers here give what the generated hook gives — a new dict, every field, a
+value of unknown type unstructured by its class — for bodies whose loosely typed fields hold
+plain JSON values (strings, numbers, booleans, None, and lists, tuples and string-keyed dicts
+of them), without a function call per field and per value; any other value sends the body to
+the generated hook.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from host.sessions.model import (
     MessageEvent,
     PluginEvent,
     Role,
+    SessionHeader,
     StopReason,
     SubagentDescriptorEvent,
     ToolCall,
@@ -254,6 +256,20 @@ def _unstructure_plugin(p: PluginEvent) -> dict[str, Any]:
     return {"plugin": p.plugin, "type": p.type, "data": _plain(p.data), "kind": p.kind}
 
 
+def _unstructure_header(h: SessionHeader) -> dict[str, Any]:
+    return {
+        "id": h.id,
+        "parent_session": h.parent_session,
+        "created_at": h.created_at,
+        "origin": h.origin,
+        "delegation_depth": h.delegation_depth,
+        "seed_length": h.seed_length,
+        "label": h.label,
+        "profile": h.profile,
+        "model": h.model,
+    }
+
+
 _UNSTRUCTURERS: dict[type, Callable[[Any], dict[str, Any]]] = {
     MessageEvent: _unstructure_message,
     InboxAccepted: _unstructure_accepted,
@@ -262,6 +278,7 @@ _UNSTRUCTURERS: dict[type, Callable[[Any], dict[str, Any]]] = {
     TurnEnd: _unstructure_turn_end,
     SubagentDescriptorEvent: _unstructure_descriptor,
     PluginEvent: _unstructure_plugin,
+    SessionHeader: _unstructure_header,
 }
 
 

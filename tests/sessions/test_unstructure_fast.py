@@ -18,7 +18,7 @@ from cattrs.gen import make_dict_unstructure_fn
 
 from host.serialization import converter
 from host.sessions import event_hooks
-from host.sessions.codec import encode_events
+from host.sessions.codec import encode_events, encode_header
 from host.sessions.fast_paths import _UNSTRUCTURERS
 from host.sessions.model import (
     Event,
@@ -26,6 +26,7 @@ from host.sessions.model import (
     InboxClaimed,
     MessageEvent,
     PluginEvent,
+    SessionHeader,
     SubagentDescriptorEvent,
     ToolCall,
     TurnEnd,
@@ -80,6 +81,8 @@ def bodies() -> Iterator[Any]:
     yield MessageEvent("assistant", "", "msg_4", tool_calls=(call, ToolCall("c2", "x")))
     yield MessageEvent("tool", "ok", "msg_5", tool_call_id="c1", structured={"id": "sub_1"})
     yield MessageEvent("tool", "no", "msg_6", tool_call_id="c1", is_error=True, structured=[1])
+    yield SessionHeader("sub_1", "agent_p", 1, "subagent", 1, 0, "task", "explore", "m")
+    yield SessionHeader("agent_1")
     yield PluginEvent("p", "p/t", {"a": [1, 2]})
     yield PluginEvent("p", "p/t")
     for value in ODD:
@@ -93,6 +96,7 @@ def bodies() -> Iterator[Any]:
         yield InboxClaimed(value)
         yield TurnEnd("t", "error", value)
         yield TurnStart(value)
+        yield SessionHeader("s", value, value, value, value, value, value, value, value)
         yield MessageEvent("tool", value, value, tool_call_id=value, is_error=value)
 
 
@@ -143,8 +147,8 @@ def cattrs_calls() -> Iterator[Counter[str]]:
 
 
 def test_writing_a_childs_events_calls_no_cattrs_function() -> None:
-    """A child's life appends a descriptor, its start message, a claim, a turn's start, its
-    messages and the turn's end; its parent a notice. Before, each went through the generated
+    """A child's log is created with its header; it appends a descriptor, its start message, a
+    claim, a turn's start, its messages and the turn's end; its parent a notice. Before, each went through the generated
     hooks: about 80 cattrs calls per child (an optional field, a mapping, an iterable, and a
     call per value of a loosely typed field)."""
     call = ToolCall("c1", "read", {"path": "a.txt"})
@@ -160,9 +164,10 @@ def test_writing_a_childs_events_calls_no_cattrs_function() -> None:
         Event(8, TurnEnd("turn_1", "completed")),
         Event(9, InboxAccepted("msg_5", "steer", "Background subagent ...", START)),
     ]
-    expected = encode_events(events)  # configures the hooks, outside the count
+    header = SessionHeader("sub_1", "agent_p", 1, "subagent", 1, 0, "task 1")
+    expected = encode_header(header) + encode_events(events)  # configured outside the count
     with cattrs_calls() as counted:
-        written = encode_events(events)
+        written = encode_header(header) + encode_events(events)
     assert written == expected
     assert counted == Counter()
 
