@@ -1,4 +1,4 @@
-"""Hand-written fast paths for event bodies, in front of cattrs' generated hooks.
+"""Hand-written fast paths for structuring event bodies, in front of cattrs' generated hooks.
 
 Cold loads structure one body per log line, and cattrs' generated hooks (a function call per
 field, a kwargs dict, a key-set difference) cost more than parsing the JSON. The builders here
@@ -6,13 +6,6 @@ take the shape the encoder writes — every field present (``omit_if_default=Fal
 of the exact JSON type the strict generated hooks demand — and return None for anything else,
 which then goes to the generated hook unchanged: accepted values, results and errors are
 exactly the generated hook's. ``install`` puts them in front of those hooks on a converter.
-
-Writing goes the other way, once per appended event (several per child) and per new log's
-header: the unstructurers here give what the generated hook gives — a new dict, every field, a
-value of unknown type unstructured by its class — for bodies whose loosely typed fields hold
-plain JSON values (strings, numbers, booleans, None, and lists, tuples and string-keyed dicts
-of them), without a function call per field and per value; any other value sends the body to
-the generated hook.
 """
 
 from __future__ import annotations
@@ -26,13 +19,10 @@ import cattrs
 from host.sessions.model import (
     Delivery,
     InboxAccepted,
-    InboxClaimed,
     MessageEvent,
     PluginEvent,
     Role,
-    SessionHeader,
     StopReason,
-    SubagentDescriptorEvent,
     ToolCall,
     TurnEnd,
     TurnStart,
@@ -161,150 +151,11 @@ _BUILDERS: dict[type, Callable[[dict[str, Any]], Any]] = {
 }
 
 
-class _NotPlain(Exception):
-    """A value the fast unstructurers leave to the generated hook."""
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _plain(value: Any) -> Any:
-    """``value`` as the converter unstructures a value of unknown type (by its class), for a
-    plain JSON value; ``_NotPlain`` for anything else."""
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
-    if kind is dict:
-        out = {}
-        for key, item in value.items():
-            if type(key) is not str:
-                raise _NotPlain
-            out[key] = item if type(item) in _SCALARS else _plain(item)
-        return out
-    if kind is list or kind is tuple:
-        return [item if type(item) in _SCALARS else _plain(item) for item in value]
-    raise _NotPlain
-
-
-def _mapping(value: Any) -> Any:
-    """A ``dict[str, Any] | None`` field as the generated hook gives it (a new dict)."""
-    if value is None:
-        return None
-    if type(value) is not dict:
-        raise _NotPlain
-    return {key: item if type(item) in _SCALARS else _plain(item) for key, item in value.items()}
-
-
-def _items(values: Any) -> Any:
-    """A ``tuple[...]`` field's values as the generated hook iterates them."""
-    if type(values) is not tuple and type(values) is not list:
-        raise _NotPlain
-    return values
-
-
-def _calls(calls: Any) -> list[dict[str, Any]]:
-    out = []
-    for call in _items(calls):
-        if type(call) is not ToolCall or type(call.arguments) is not dict:
-            raise _NotPlain
-        out.append({"id": call.id, "name": call.name, "arguments": _mapping(call.arguments)})
-    return out
-
-
-def _unstructure_message(m: MessageEvent) -> dict[str, Any]:
-    structured = m.structured
-    return {
-        "role": m.role,
-        "content": m.content,
-        "message_id": m.message_id,
-        "source": _mapping(m.source),
-        "tool_calls": _calls(m.tool_calls),
-        "tool_call_id": m.tool_call_id,
-        "is_error": m.is_error,
-        "structured": structured if type(structured) in _SCALARS else _plain(structured),
-        "kind": m.kind,
-    }
-
-
-def _unstructure_accepted(a: InboxAccepted) -> dict[str, Any]:
-    return {
-        "message_id": a.message_id,
-        "delivery": a.delivery,
-        "content": a.content,
-        "source": _mapping(a.source),
-        "kind": a.kind,
-    }
-
-
-def _unstructure_claimed(c: InboxClaimed) -> dict[str, Any]:
-    return {"message_ids": list(_items(c.message_ids)), "kind": c.kind}
-
-
-def _unstructure_turn_start(s: TurnStart) -> dict[str, Any]:
-    return {"turn_id": s.turn_id, "kind": s.kind}
-
-
-def _unstructure_turn_end(e: TurnEnd) -> dict[str, Any]:
-    return {"turn_id": e.turn_id, "stop_reason": e.stop_reason, "error": e.error, "kind": e.kind}
-
-
-def _unstructure_descriptor(d: SubagentDescriptorEvent) -> dict[str, Any]:
-    return {"descriptor": _plain(d.descriptor), "kind": d.kind}
-
-
-def _unstructure_plugin(p: PluginEvent) -> dict[str, Any]:
-    return {"plugin": p.plugin, "type": p.type, "data": _plain(p.data), "kind": p.kind}
-
-
-def _unstructure_header(h: SessionHeader) -> dict[str, Any]:
-    return {
-        "id": h.id,
-        "parent_session": h.parent_session,
-        "created_at": h.created_at,
-        "origin": h.origin,
-        "delegation_depth": h.delegation_depth,
-        "seed_length": h.seed_length,
-        "label": h.label,
-        "profile": h.profile,
-        "model": h.model,
-    }
-
-
-_UNSTRUCTURERS: dict[type, Callable[[Any], dict[str, Any]]] = {
-    MessageEvent: _unstructure_message,
-    InboxAccepted: _unstructure_accepted,
-    InboxClaimed: _unstructure_claimed,
-    TurnStart: _unstructure_turn_start,
-    TurnEnd: _unstructure_turn_end,
-    SubagentDescriptorEvent: _unstructure_descriptor,
-    PluginEvent: _unstructure_plugin,
-    SessionHeader: _unstructure_header,
-}
-
-
 def install(converter: cattrs.Converter) -> None:
-    """Put each builder and unstructurer in front of its class's hook on ``converter`` (those
-    hooks must be registered already: they take whatever a fast path does not)."""
+    """Put each builder in front of its class's structure hook on ``converter`` (those hooks
+    must be registered already: they take whatever a builder does not)."""
     for cls, build in _BUILDERS.items():
         converter.register_structure_hook(cls, _fast_hook(converter, cls, build))
-    for cls, unstructure in _UNSTRUCTURERS.items():
-        converter.register_unstructure_hook(cls, _fast_unhook(converter, cls, unstructure))
-
-
-def _fast_unhook(
-    converter: cattrs.Converter, cls: type, unstructure: Callable[[Any], dict[str, Any]]
-) -> Callable[[Any], dict[str, Any]]:
-    slow = converter.get_unstructure_hook(cls)
-
-    def hook(value: Any) -> dict[str, Any]:
-        try:
-            return unstructure(value)
-        except _NotPlain:
-            result: dict[str, Any] = slow(value)
-            return result
-
-    hook.__name__ = f"unstructure_{cls.__name__}_fast"
-    return hook
 
 
 def _fast_hook(

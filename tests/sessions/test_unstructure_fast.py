@@ -1,5 +1,5 @@
-"""Writing an event gives exactly what cattrs' generated hooks give, without calling them for
-the plain bodies every child appends (host.sessions.fast_paths: unstructurers)."""
+"""Writing an event or a header gives exactly what cattrs' generated hooks give, without calling
+them for the plain bodies every child appends (``host.sessions.event_hooks``: the writers)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,13 @@ from types import FrameType
 from typing import Any
 
 import attrs
-import pytest
 from cattrs.gen import make_dict_unstructure_fn
 
 from host.serialization import converter
 from host.sessions import event_hooks
 from host.sessions.codec import encode_events, encode_header
-from host.sessions.fast_paths import _UNSTRUCTURERS
 from host.sessions.model import (
+    Compaction,
     Event,
     InboxAccepted,
     InboxClaimed,
@@ -108,15 +107,33 @@ def outcome(unstructure: Callable[[Any], Any], body: Any) -> str:
         return f"raised {type(error).__name__}: {error}"
 
 
-def test_the_fast_unstructurers_give_what_the_generated_hooks_give() -> None:
-    event_hooks.body_structure_hooks()  # configured: the converter's hooks are the fast ones
+def written(body: Any) -> dict[str, Any]:
+    """``body`` written as the seventh event of a log."""
+    return event_hooks.unstructure_event_fields(Event(7, body))
+
+
+def flat(hook: Callable[[Any], Any]) -> Callable[[Any], dict[str, Any]]:
+    """What ``written`` gives when ``hook`` unstructures the body."""
+    return lambda body: {"seq": 7, "kind": body.kind, **hook(body)}
+
+
+def test_the_writers_give_what_the_generated_hooks_give() -> None:
     checked: Counter[type] = Counter()
     for body in bodies():
         cls = type(body)
         generated = make_dict_unstructure_fn(cls, converter)
-        assert outcome(converter.get_unstructure_hook(cls), body) == outcome(generated, body)
+        if cls is SessionHeader:
+            assert outcome(event_hooks.unstructure_header, body) == outcome(generated, body)
+        else:
+            assert outcome(written, body) == outcome(flat(generated), body)
         checked[cls] += 1
-    assert set(checked) == set(_UNSTRUCTURERS)
+    assert set(checked) == {*event_hooks._WRITERS, SessionHeader}
+
+
+def test_a_body_without_a_writer_takes_the_generated_hook() -> None:
+    body = Compaction("summary", 3)
+    assert Compaction not in event_hooks._WRITERS
+    assert written(body) == flat(make_dict_unstructure_fn(Compaction, converter))(body)
 
 
 def test_a_written_body_is_a_new_dict_holding_no_mutable_value_of_the_body() -> None:
@@ -170,10 +187,3 @@ def test_writing_a_childs_events_calls_no_cattrs_function() -> None:
         written = encode_header(header) + encode_events(events)
     assert written == expected
     assert counted == Counter()
-
-
-@pytest.mark.parametrize("cls", list(_UNSTRUCTURERS))
-def test_each_fast_unstructurer_is_installed(cls: type) -> None:
-    event_hooks.body_structure_hooks()
-    hook: Any = converter.get_unstructure_hook(cls)
-    assert hook.__name__ == f"unstructure_{cls.__name__}_fast"
