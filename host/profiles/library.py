@@ -96,7 +96,7 @@ class ProfileLibrary:
         self._generation = 0
         self._cache: dict[Any, tuple[Any, ProfileSet]] = {}
         self._where: tuple[Any, Locations] | None = None
-        self._sources: tuple[Any, list[tuple[str, Path | Profile]], list[Path]] | None = None
+        self._sources: tuple[Any, list[tuple[str, Path | Profile]], list[str]] | None = None
         self._plugins: tuple[Any, dict[str, str | None], tuple[Any, ...]] | None = None
         self._files = ProfileFiles()
 
@@ -170,16 +170,18 @@ class ProfileLibrary:
         assert self._where is not None
         return self._where[0]
 
-    def _paths(self) -> tuple[list[tuple[str, Path | Profile]], list[Path]]:
+    def _paths(self) -> tuple[list[tuple[str, Path | Profile]], list[str]]:
         """The registrations and the paths to check (the four directories, then the
-        registered paths), built again only when the locations or the registrations change."""
+        registered paths, as strings: each load stats them), built again only when the
+        locations or the registrations change."""
         key = (self._where_key(), self._generation)
         if self._sources is None or self._sources[0] != key:
             where = self.locations()
             entries = self.entries()
             paths = [where.user, where.project, where.claude_user, where.claude_project]
             paths += [s for _, s in entries if isinstance(s, Path)]
-            self._sources = (key, entries, [path for path in paths if path is not None])
+            texts = [os.fspath(path) for path in paths if path is not None]
+            self._sources = (key, entries, texts)
         return self._sources[1], self._sources[2]
 
     def _tool_plugins(self) -> tuple[dict[str, str | None], tuple[Any, ...]]:
@@ -252,4 +254,6 @@ def _stat(path: str, since: int) -> tuple[Any, bool]:
 def _watched(signature: Callable[..., tuple[Any, bool]], loaded: ProfileSet) -> tuple[Any, bool]:
     """The metadata of the paths ``loaded`` depends on besides the profile files (their own,
     not their entries: a memory directory's files do not matter to loading)."""
+    if not loaded.watched:
+        return (), True
     return signature(loaded.watched, entries=False)

@@ -34,6 +34,7 @@ from host.sessions.event_hooks import (
     body_structure_hooks,
     structure_event_fields,
     unstructure_event_fields,
+    unstructure_header,
 )
 from host.sessions.model import Event, SessionHeader, SessionIdError
 
@@ -82,7 +83,7 @@ _OPTIONAL_KEYS = ("label", "profile", "model")
 def encode_header(header: SessionHeader) -> bytes:
     """The header line of ``header``, newline included."""
     data: dict[str, Any] = {"format": HEADER_FORMAT, "version": HEADER_VERSION}
-    data.update(converter.unstructure(header))
+    data.update(unstructure_header(header))
     for optional in _OPTIONAL_KEYS:
         if data[optional] is None:
             del data[optional]  # a header without one reads as it always did

@@ -5,7 +5,10 @@ events are read and written, imports it, and so does anything else that structur
 generated cattrs hooks are strict (strings must be strings); hand-written fast paths
 (``host.sessions.fast_paths``) take the exact shape the encoder writes and hand anything else to
 the generated hook, so accepted values and errors are the same; and all of it is generated on
-first use, not at import, so commands that never touch an event do not pay for it.
+first use, not at import, so commands that never touch an event do not pay for it. Writing an
+event or a header (``unstructure_event_fields``, ``unstructure_header``) builds the JSON form
+by hand for the plain values every child writes, and takes the generated hook for the rest:
+the same dict either way.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from cattrs.gen import make_dict_structure_fn, override
 from cattrs.strategies import configure_tagged_union
 
 from host.serialization import converter
-from host.sessions import fast_paths
-from host.sessions.model import EVENT_BODY_TYPES, Event, EventBody, ToolCall
+from host.sessions import fast_paths, model
+from host.sessions.model import EVENT_BODY_TYPES, Event, EventBody, SessionHeader, ToolCall
 
 
 def _kind_tag(cls: type) -> str:
@@ -124,7 +127,7 @@ converter.register_structure_hook_factory(_is_lazy, _lazy_structure)
 converter.register_unstructure_hook_factory(_is_lazy, _lazy_unstructure)
 
 _body_hooks: dict[str, tuple[type[EventBody], Callable[[Any, Any], Any]]] = {}
-_body_unhooks: dict[type, Callable[[Any], dict[str, Any]]] = {}
+_unhooks: dict[type, Callable[[Any], dict[str, Any]]] = {}  # the generated ones
 
 
 def body_structure_hooks() -> dict[str, tuple[type[EventBody], Callable[[Any, Any], Any]]]:
@@ -158,14 +161,149 @@ def structure_event_fields(data: dict[str, Any]) -> Event:
 
 def unstructure_event_fields(event: Event) -> dict[str, Any]:
     """The flat JSON form of ``event``: ``{"seq": …, "kind": …, <body fields>}``."""
-    cls = type(event.body)
-    hook = _body_unhooks.get(cls)
+    body = event.body
+    cls = type(body)
+    out: dict[str, Any] = {"seq": event.seq, "kind": body.kind}
+    write = _WRITERS.get(cls)
+    if write is not None:
+        try:
+            out.update(write(body))
+            return out
+        except _NotPlain:
+            pass
+    hook = _unhooks.get(cls)
     if hook is None:
         _configure()
-        hook = _body_unhooks[cls] = converter.get_unstructure_hook(cls)
-    out: dict[str, Any] = {"seq": event.seq, "kind": event.body.kind}
-    out.update(hook(event.body))
+        hook = _unhooks[cls] = converter.get_unstructure_hook(cls)
+    out.update(hook(body))
     return out
+
+
+def unstructure_header(header: SessionHeader) -> dict[str, Any]:
+    """The JSON form of a session header: every field, as the generated hook gives it (each
+    field is a string, an integer or None; the codec writes the header line)."""
+    return {
+        "id": header.id,
+        "parent_session": header.parent_session,
+        "created_at": header.created_at,
+        "origin": header.origin,
+        "delegation_depth": header.delegation_depth,
+        "seed_length": header.seed_length,
+        "label": header.label,
+        "profile": header.profile,
+        "model": header.model,
+    }
+
+
+# -- writing the bodies every child appends, by hand -------------------------------------------
+# The generated hooks make a call per optional field, per mapping and iterable, and a dispatch
+# per value of a loosely typed field: about 80 calls per child. The writers below give the same
+# dict (a new one, every field, a value of unknown type as the converter gives it by its class)
+# when those fields hold plain JSON values, and raise ``_NotPlain`` for anything else, which
+# ``unstructure_event_fields`` then hands to the generated hook.
+
+
+class _NotPlain(Exception):
+    """A value the writers leave to the generated hook."""
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as the converter unstructures a value of unknown type (by its class), for a
+    plain JSON value (scalars, and lists, tuples and string-keyed dicts of them)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        out = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            out[key] = item if type(item) in _SCALARS else _plain(item)
+        return out
+    if kind is list or kind is tuple:
+        return [item if type(item) in _SCALARS else _plain(item) for item in value]
+    raise _NotPlain
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    """A ``dict[str, Any]`` field's value as the generated hook gives it (a new dict)."""
+    if type(value) is not dict:
+        raise _NotPlain
+    return {key: item if type(item) in _SCALARS else _plain(item) for key, item in value.items()}
+
+
+def _calls(calls: Any) -> list[dict[str, Any]]:
+    if type(calls) is not tuple and type(calls) is not list:
+        raise _NotPlain
+    out = []
+    for call in calls:
+        if type(call) is not ToolCall:
+            raise _NotPlain
+        out.append({"id": call.id, "name": call.name, "arguments": _mapping(call.arguments)})
+    return out
+
+
+def _message(m: model.MessageEvent) -> dict[str, Any]:
+    source, structured = m.source, m.structured
+    return {
+        "role": m.role,
+        "content": m.content,
+        "message_id": m.message_id,
+        "source": None if source is None else _mapping(source),
+        "tool_calls": [] if m.tool_calls == () else _calls(m.tool_calls),
+        "tool_call_id": m.tool_call_id,
+        "is_error": m.is_error,
+        "structured": structured if type(structured) in _SCALARS else _plain(structured),
+        "kind": m.kind,
+    }
+
+
+def _accepted(a: model.InboxAccepted) -> dict[str, Any]:
+    source = a.source
+    return {
+        "message_id": a.message_id,
+        "delivery": a.delivery,
+        "content": a.content,
+        "source": None if source is None else _mapping(source),
+        "kind": a.kind,
+    }
+
+
+def _claimed(c: model.InboxClaimed) -> dict[str, Any]:
+    ids: Any = c.message_ids
+    if type(ids) is not tuple and type(ids) is not list:
+        raise _NotPlain
+    return {"message_ids": list(ids), "kind": c.kind}
+
+
+def _turn_start(t: model.TurnStart) -> dict[str, Any]:
+    return {"turn_id": t.turn_id, "kind": t.kind}
+
+
+def _turn_end(t: model.TurnEnd) -> dict[str, Any]:
+    return {"turn_id": t.turn_id, "stop_reason": t.stop_reason, "error": t.error, "kind": t.kind}
+
+
+def _descriptor(d: model.SubagentDescriptorEvent) -> dict[str, Any]:
+    return {"descriptor": _plain(d.descriptor), "kind": d.kind}
+
+
+def _plugin(p: model.PluginEvent) -> dict[str, Any]:
+    return {"plugin": p.plugin, "type": p.type, "data": _plain(p.data), "kind": p.kind}
+
+
+_WRITERS: dict[type, Callable[[Any], dict[str, Any]]] = {
+    model.MessageEvent: _message,
+    model.InboxAccepted: _accepted,
+    model.InboxClaimed: _claimed,
+    model.TurnStart: _turn_start,
+    model.TurnEnd: _turn_end,
+    model.SubagentDescriptorEvent: _descriptor,
+    model.PluginEvent: _plugin,
+}
 
 
 def _structure_event(data: Any, _cls: Any) -> Event:

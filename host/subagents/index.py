@@ -212,32 +212,37 @@ class IdentityIndex:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def record(self, header: SessionHeader, descriptor: object, seq: int) -> None:
+    def record(
+        self, header: SessionHeader, descriptor: object, seq: int, *, new: bool = False
+    ) -> None:
         """Note that ``header``'s session appended ``descriptor`` (raw JSON, a parsed
         descriptor or a verdict) at ``seq``; call it after every acknowledged descriptor append.
 
         A descriptor copied in a fork seed (``seq < seed_length``) is ignored. If the index
         already trusts a different own descriptor of the same session, the session now has
-        two and the row becomes ``corrupt``. Never raises.
+        two and the row becomes ``corrupt``. ``new``: the session was just created with a
+        fresh id, so no row of it can exist and the file is not checked for one. Never raises.
         """
         if seq < header.seed_length:
             return
         verdict = judge_descriptor(descriptor, seq)
-        known = self.lookup(header)
+        known = None if new else self.lookup(header)
         if known is not None and known.seq is not None and known.seq != seq:
             verdict = IdentityProblem(
                 "corrupt", max(seq, known.seq), "several own descriptors were recorded"
             )
-        self._append(_row_json(header.id, fingerprint(header), verdict, self.unit_version))
-        self._remember(header, verdict)
+        fp = fingerprint(header)
+        self._append(_row_json(header.id, fp, verdict, self.unit_version))
+        self._remember(header, verdict, fp)
 
     def store(self, header: SessionHeader, verdict: Identity | IdentityProblem) -> None:
         """Write back a verdict read from the session's log (listing does this after a cold
         read). Verdicts without a descriptor ``seq`` are not cached. Never raises."""
         if verdict.seq is None or verdict.seq < header.seed_length:
             return
-        self._append(_row_json(header.id, fingerprint(header), verdict, self.unit_version))
-        self._remember(header, verdict)
+        fp = fingerprint(header)
+        self._append(_row_json(header.id, fp, verdict, self.unit_version))
+        self._remember(header, verdict, fp)
 
     def invalidate(self, session_id: str) -> None:
         """Drop the row of ``session_id`` (e.g. just before appending another descriptor, so a
@@ -245,9 +250,11 @@ class IdentityIndex:
         self._append(json.dumps({"id": session_id, "drop": True}, separators=(",", ":")))
         self._rows.pop(session_id, None)
 
-    def _remember(self, header: SessionHeader, verdict: Identity | IdentityProblem) -> None:
+    def _remember(
+        self, header: SessionHeader, verdict: Identity | IdentityProblem, fp: str
+    ) -> None:
         assert verdict.seq is not None
-        self._rows[header.id] = (fingerprint(header), verdict.seq, self.unit_version, verdict)
+        self._rows[header.id] = (fp, verdict.seq, self.unit_version, verdict)
 
     def _append(self, line: str) -> None:
         """Append ``line`` (a row the caller also keeps in memory). When the file held just

@@ -165,7 +165,7 @@ class ContinuationManager(Residency):
                     max_steps=plan.max_steps,
                 )
             if index is not None:
-                index.record(plan.header, descriptor, plan.header.seed_length)
+                index.record(plan.header, descriptor, plan.header.seed_length, new=True)
             activation = self.adopt(agent, descriptor, ancestors, resumed=False)
             try:
                 message_id = await agent.inbox.accept_async(

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from collections import Counter
+from pathlib import Path, PurePath
 
 from host.profiles.library import locations
 from host.profiles.model import Profile
 from host.profiles.sources import CLOSINGS, EXPLORE, GENERAL_PURPOSE
 from host.tools.filter import ToolFilter
-from tests.profiles.support import library, write
+from tests.profiles.support import environ, library, write
 
 
 def describe(loaded):
@@ -237,3 +238,44 @@ def test_the_same_directory_is_read_once(tmp_path):
     write(home / ".agent-host" / "agents", "a.md", "alpha")
     assert describe(lib.load())["alpha"] == ("user", "d")
     assert lib.load().shadowed == ()
+
+
+def test_an_unchanged_load_stats_each_path_once_and_converts_no_path(tmp_path, monkeypatch):
+    """The delegation tool loads twice per child (its description, its start): an unchanged
+    set costs one ``stat`` per directory and per profile file, nothing more — the paths to
+    check are kept as text, and nothing watched is nothing to check."""
+    from host.profiles.library import ProfileLibrary
+
+    _, user, project = library(tmp_path)
+    for name, value in environ(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    write(user, "a.md", "alpha")
+    project.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "project")
+    lib = ProfileLibrary()  # the process's variables and working directory, as in a host
+    old = 1_000_000_000
+    for path in (user / "a.md", user, project):
+        os.utime(path, (old, old))  # settled: cacheable
+    first = lib.load()
+    stats: Counter[str] = Counter()
+    converted: Counter[str] = Counter()
+    real_stat, real_fspath = os.stat, PurePath.__fspath__
+
+    def counting_stat(path, *args, **kwargs):
+        stats[os.fspath(path)] += 1
+        return real_stat(path, *args, **kwargs)
+
+    def counting_fspath(self):
+        converted[str(self)] += 1
+        return real_fspath(self)
+
+    monkeypatch.setattr(os, "stat", counting_stat)
+    monkeypatch.setattr(PurePath, "__fspath__", counting_fspath)
+    for _ in range(10):
+        assert lib.load() is first
+    where = lib.locations()
+    monkeypatch.undo()
+    assert (where.user, where.project) == (user, project)
+    checked = [user, user / "a.md", project, where.claude_user, where.claude_project]
+    assert stats == Counter({str(path): 10 for path in checked})
+    assert converted == Counter()
