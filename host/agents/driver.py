@@ -101,7 +101,6 @@ class Driver:
 
     def __init__(self, agent: Agent) -> None:
         self._agent = agent
-        self._id = agent.session.id  # the agent's id, its session's: fixed for its life
         self._task: asyncio.Task[None] | None = None
         self._signal = CancelSignal()
         self._listeners: list[TurnEndListener] = []
@@ -132,7 +131,7 @@ class Driver:
         except RuntimeError:  # no loop: the message stays queued until the next wake
             return
         self._cancel_sent = False
-        self._task = loop.create_task(self._run(), name=f"agent {self._id}")
+        self._task = loop.create_task(self._run(), name=f"agent {self._agent.id}")
 
     def resume_calls(self, calls: Sequence[tuple[ToolCall, Finisher]]) -> None:
         """Run a turn that first finishes ``calls`` (module docstring), before queued turns."""
@@ -182,7 +181,7 @@ class Driver:
             except asyncio.CancelledError:
                 raise
             except Exception:  # the session refused TurnStart: stop; the messages stay queued
-                log_failure(log, "agent %s cannot start a turn", self._id)
+                log_failure(log, "agent %s cannot start a turn", self._agent.id)
                 return
 
     async def _turn(self) -> None:
@@ -198,7 +197,7 @@ class Driver:
         except asyncio.CancelledError:
             if open_turn(session.events) != turn_id:
                 raise  # nothing was started
-            outcome = TurnOutcome(self._id, turn_id, "interrupted", None)
+            outcome = TurnOutcome(self._agent.id, turn_id, "interrupted", None)
             if not self._cancel_sent:  # cancelled from outside: record, stop
                 self._end_now(outcome)
                 raise
@@ -213,16 +212,16 @@ class Driver:
         except asyncio.CancelledError:
             self._keep_partial_answer()
             if not self._cancel_sent:  # cancelled from outside (e.g. loop shutdown): record, stop
-                self._end_now(TurnOutcome(self._id, turn_id, "interrupted", self.last_answer))
+                self._end_now(TurnOutcome(self._agent.id, turn_id, "interrupted", self.last_answer))
                 raise
             self._uncancel()
             stop = "interrupted"
         except _ModelFailed as failure:
             stop, error = "error", str(failure)
         except Exception as failure:  # a broken session or tool layer must not kill the agent
-            log_failure(log, "turn %s of agent %s failed", turn_id, self._id)
+            log_failure(log, "turn %s of agent %s failed", turn_id, self._agent.id)
             stop, error = "error", f"{type(failure).__name__}: {failure}"
-        await self._end(TurnOutcome(self._id, turn_id, stop, self.last_answer, error))
+        await self._end(TurnOutcome(self._agent.id, turn_id, stop, self.last_answer, error))
 
     @staticmethod
     def _uncancel() -> None:
@@ -269,7 +268,7 @@ class Driver:
             try:
                 listener(outcome)
             except Exception:
-                log.exception("turn-end listener of agent %s failed", self._id)
+                log.exception("turn-end listener of agent %s failed", self._agent.id)
 
     async def _steps(self, resumed: Sequence[tuple[ToolCall, Finisher]] = ()) -> StopReason:
         if resumed:  # a resumed turn starts where its step left off: no followup of its own
@@ -299,7 +298,7 @@ class Driver:
     async def _call_model(self) -> ModelResponse:
         agent = self._agent
         request = ModelRequest(
-            agent_id=self._id,
+            agent_id=agent.id,
             label=agent.label,
             system_prompt=agent.sections.system_prompt(),
             messages=tuple(agent.session.model_messages()),
@@ -342,7 +341,7 @@ class Driver:
             try:
                 self._agent.session.append(MessageEvent(role="assistant", content=text))
             except Exception:
-                log_failure(log, "could not record the partial answer of %s", self._id)
+                log_failure(log, "could not record the partial answer of %s", self._agent.id)
             self.last_answer = text
 
     def _emit(self, event: StreamEvent) -> None:
@@ -350,7 +349,7 @@ class Driver:
             try:
                 listener(event)
             except Exception:
-                log.exception("stream listener of agent %s failed", self._id)
+                log.exception("stream listener of agent %s failed", self._agent.id)
 
     # -- tools -----------------------------------------------------------------------------
 

@@ -50,7 +50,7 @@ class ChildActivation:
         """The durable direct parent (the child's header ``parent_session``)."""
         self.descriptor = descriptor
         self.ancestors = ancestors
-        self.ancestor_ids: Final[tuple[str, ...]] = tuple(agent.id for agent in ancestors)
+        self.ancestor_ids: Final[tuple[str, ...]] = tuple(ancestor.id for ancestor in ancestors)
         """The ids of the materialization-time ancestry, nearest first."""
         self.resumed = resumed
         self.phase: Phase = "resident"
