@@ -12,11 +12,11 @@ Durability policy (``fsync``):
 * ``"always"``: every append is ``fdatasync``ed before it returns.
 * ``"never"``: the OS decides when data reaches the disk.
 Session creation writes the header and initial events to a hidden temporary file in
-``data_dir`` and hard-links it into place, so a stored log always has its header; with a policy
-other than ``"never"`` the file is synced before the link (``create_async``: on the sync
-thread), and the directory after it: at once with ``"always"``, with ``"turn"`` before the first
-durable point that could refer to the new log, one directory sync for every link before it
-(``host.sessions.names``).
+``data_dir`` and hard-links it into place, so a killed process leaves a whole log or none. With
+``"always"`` the file is synced before the link (``create_async``: on the sync thread) and the
+directory after it. With ``"turn"`` nothing waits for the disk at creation: the new log's data
+and name are made durable before the first durable point that could name it, one directory
+sync for every link before it (``host.sessions.new_logs``).
 
 Locking: a writer holds ``flock(LOCK_EX)`` on the log file for its lifetime (taken without
 blocking: a holder in any process, including this one, makes it ``LOCKED``). ``resume`` takes
@@ -41,7 +41,7 @@ import attrs
 
 from host.cancel import CancelSignal, raise_if_cancelled
 from host.project_files import FileRefused, open_regular
-from host.sessions import header_cache_file, workers
+from host.sessions import header_cache_file, new_logs, workers
 from host.sessions.codec import (
     CodecError,
     decode_event,
@@ -55,7 +55,6 @@ from host.sessions.jsonl_writer import (
     FsyncPolicy,
     JsonlWriter,
     lock_session,
-    sync_fd,
 )
 from host.sessions.logfile import (
     ParsedLog,
@@ -71,7 +70,7 @@ from host.sessions.model import (
     new_id,
     validate_session_id,
 )
-from host.sessions.names import NameSync
+from host.sessions.new_logs import NewLogs
 from host.sessions.persistence import PersistenceError, Resumed, StoredSession
 
 __all__ = ["SUFFIX", "FsyncPolicy", "JsonlPersistence", "JsonlStored", "JsonlWriter"]
@@ -101,7 +100,7 @@ class JsonlPersistence:
         self._dir_name = os.fspath(self.data_dir)
         self.fsync: FsyncPolicy = fsync
         self._headers = HeaderCache(self.data_dir / header_cache_file.CACHE_PATH)
-        self._names = NameSync(self.data_dir)
+        self._new = NewLogs(self.data_dir)
         workers.warm(prepare_decoding)
 
     def path_for(self, session_id: str) -> Path:
@@ -122,22 +121,23 @@ class JsonlPersistence:
     async def create_async(
         self, header: SessionHeader, events: Sequence[Event] = ()
     ) -> JsonlWriter:
-        """``open_writer(header, create=True, events=events)`` whose data sync runs on the
-        sync thread (``CreatingPersistence.create_async``). A cancelled caller gets its
-        ``CancelledError`` once that sync finished, and nothing is stored (not linked)."""
+        """``open_writer(header, create=True, events=events)`` from the event loop
+        (``CreatingPersistence.create_async``). Only with ``"always"`` is there a sync to wait
+        for (the new file's data, before its link): it runs on the sync thread, and a caller
+        cancelled meanwhile gets its ``CancelledError`` once it finished, nothing stored (not
+        linked). With ``"turn"`` the new log is made durable by the first durable point that
+        needs it (``host.sessions.new_logs``), with ``"never"`` by the OS."""
         path = self.path_for(header.id)
         with self._new_file(path, header, events) as (fd, tmp):
-            if self.fsync != "never":
+            if self.fsync == "always":
                 await workers.sync(functools.partial(self._sync_new, fd, path))
-            self._link(tmp, path)
-        return JsonlWriter(fd, header.id, self.fsync, len(events), self._names)
+            return self._link(fd, tmp, path, len(events))
 
     def _create(self, path: Path, header: SessionHeader, events: Sequence[Event]) -> JsonlWriter:
         with self._new_file(path, header, events) as (fd, tmp):
-            if self.fsync != "never":
+            if self.fsync == "always":
                 self._sync_new(fd, path)
-            self._link(tmp, path)
-        return JsonlWriter(fd, header.id, self.fsync, len(events), self._names)
+            return self._link(fd, tmp, path, len(events))
 
     @contextmanager
     def _new_file(
@@ -181,24 +181,27 @@ class JsonlPersistence:
         """Sync a new log's data (before its link: a log that is linked into place always has
         its header)."""
         try:
-            sync_fd(fd)
+            new_logs.sync_fd(fd)
         except OSError as exc:
             raise PersistenceError.failed(f"cannot create session {path.stem!r}", exc) from exc
 
-    def _link(self, tmp: Path, path: Path) -> None:
-        """Link the filled file into place. Its name is made durable at once with
-        ``always``, with ``turn`` before anything durable can refer to it
-        (``host.sessions.names``)."""
+    def _link(self, fd: int, tmp: Path, path: Path, events: int) -> JsonlWriter:
+        """Link the filled file into place and return its writer. With ``always`` its data was
+        synced and its name is made durable at once; with ``turn`` both wait for the first
+        durable point that could name the log (``host.sessions.new_logs``)."""
         try:
             os.link(tmp, path)
         except FileExistsError:
             raise self._exists(path.stem) from None
         except OSError as exc:
             raise PersistenceError.failed(f"cannot create session {path.stem!r}", exc) from exc
-        if self.fsync != "never":
-            self._names.linked()
-        if self.fsync == "always":
-            self._names.settle()
+        writer = JsonlWriter(fd, path.stem, self.fsync, events, self._new)
+        if self.fsync == "turn":
+            self._new.linked(path.name, writer)
+        elif self.fsync == "always":
+            self._new.linked(path.name)
+            self._new.settle()
+        return writer
 
     @staticmethod
     def _exists(session_id: str) -> PersistenceError:
@@ -223,7 +226,7 @@ class JsonlPersistence:
         except BaseException:
             os.close(fd)
             raise
-        return JsonlWriter(fd, header.id, self.fsync, next_seq, self._names)
+        return JsonlWriter(fd, header.id, self.fsync, next_seq, self._new)
 
     def _check_reopen(self, fd: int, header: SessionHeader) -> int:
         """Verify the stored header and the clean tail; return the next ``seq``."""
@@ -302,7 +305,7 @@ class JsonlPersistence:
         except BaseException:
             os.close(fd)
             raise
-        writer = JsonlWriter(fd, path.stem, self.fsync, len(stored.events), self._names)
+        writer = JsonlWriter(fd, path.stem, self.fsync, len(stored.events), self._new)
         return Resumed(stored, writer)
 
     def _repair(self, fd: int, parsed: ParsedLog) -> JsonlStored:
@@ -311,8 +314,8 @@ class JsonlPersistence:
         if parsed.ignored_bytes:
             try:
                 os.ftruncate(fd, parsed.valid_bytes)
-                self._names.settle()
-                sync_fd(fd)
+                self._new.settle()
+                new_logs.sync_fd(fd)
             except OSError as exc:
                 raise PersistenceError.failed(
                     f"cannot repair session {parsed.header.id!r}", exc

@@ -9,15 +9,14 @@ import threading
 from collections.abc import Sequence
 from typing import Literal
 
-from host.sessions import workers
+from host.sessions import new_logs, workers
 from host.sessions.codec import encode_events
 from host.sessions.model import Event
-from host.sessions.names import NameSync
+from host.sessions.new_logs import NewLogs
 from host.sessions.persistence import PersistenceError, Voice, encode_append
 
 FsyncPolicy = Literal["never", "turn", "always"]
 SUFFIX = ".jsonl"
-sync_fd = getattr(os, "fdatasync", os.fsync)
 
 
 def lock_session(fd: int, session_id: str) -> None:
@@ -34,9 +33,10 @@ class JsonlWriter:
 
     A sync may run on the sync thread (``commit_async``) while the event loop appends: it
     records as synced only the size the file had when it began, so what was appended
-    meanwhile is synced by the next durable commit. Before syncing it makes the names of the
-    logs linked before it durable (``names``: nothing durable may refer to a log whose name
-    is not). ``close`` waits for the syncs in flight (their descriptor must stay this file's).
+    meanwhile is synced by the next durable commit. Before syncing it makes the logs linked
+    before it durable, their data and their names (``new``: nothing durable may name a log
+    that is not). ``close`` waits for the syncs in flight (their descriptor must stay this
+    file's).
     """
 
     def __init__(
@@ -45,13 +45,14 @@ class JsonlWriter:
         session_id: str,
         policy: FsyncPolicy,
         next_seq: int,
-        names: NameSync | None = None,
+        new: NewLogs,
     ) -> None:
         self._fd = fd
         self._session_id = session_id
         self._policy = policy
         self._next_seq = next_seq
-        self._names = names
+        self._new = new
+        self._file_name = f"{session_id}{SUFFIX}"
         self._size = os.fstat(fd).st_size
         self._synced = -1  # the size a finished sync began with (-1: none yet)
         self._broken: str | None = None
@@ -119,22 +120,40 @@ class JsonlWriter:
     def _wants_sync(self, durable: bool) -> bool:
         return durable and self._policy == "turn" and self._synced != self._size
 
-    def _fsync(self, *, in_flight: bool = False) -> None:
-        """Sync the names linked so far, then the data up to the present size, which is
-        recorded as synced; ``in_flight``: a sync ``commit_async`` counted, uncounted
-        afterwards whatever happened (``close`` waits for it)."""
+    def sync_new(self) -> bool:
+        """See ``NewLog.sync_new`` (a settle of another log's durable point, on any thread):
+        a broken writer's log is given up (its failure was raised once)."""
+        with self._syncs:
+            if self._fd < 0:
+                return False
+            broken = self._broken is not None
+            if not broken:
+                self._in_flight += 1
+        if broken:
+            self._new.synced(self._file_name)
+        else:
+            self._fsync(in_flight=True, settle=False)
+        return True
+
+    def _fsync(self, *, in_flight: bool = False, settle: bool = True) -> None:
+        """Settle the logs linked so far (``settle``), then sync the data up to the present
+        size unless a finished sync began with it, and record it as synced; ``in_flight``: a
+        sync counted in flight, uncounted afterwards whatever happened (``close`` waits)."""
         size = self._size
         try:
             try:
-                if self._names is not None:
-                    self._names.settle()
-                sync_fd(self._fd)
+                if settle:
+                    self._new.settle(own=self._file_name)
+                if self._synced != size:
+                    new_logs.sync_fd(self._fd)
             except OSError as exc:
                 self._broken = f"fsync failed ({exc})"
+                self._new.synced(self._file_name)  # given up
                 raise PersistenceError.failed(
                     f"cannot sync session {self._session_id!r}", exc
                 ) from exc
             self._synced = max(self._synced, size)
+            self._new.synced(self._file_name)
         finally:
             if in_flight:
                 with self._syncs:
@@ -164,7 +183,7 @@ class JsonlWriter:
         with self._syncs:
             while self._in_flight:
                 self._syncs.wait()
-        fd, self._fd = self._fd, -1
+            fd, self._fd = self._fd, -1  # under the lock: no settle starts a sync on it now
         if fd >= 0:
             os.close(fd)  # closing the only descriptor releases the flock
 

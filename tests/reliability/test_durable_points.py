@@ -1,11 +1,12 @@
 """The durable points of a background child's life under the default fsync policy ``turn``.
 
-A child that answers once and settles syncs exactly three times: its new log's data before the
-log is linked into place (a stored log always has its header), the data directory (the new
-name survives), and its turn end (the completed turn survives). Its later checkpoints (the
-settlement's, the disposal's and the release's) write nothing and so sync nothing. The parent
-syncs its own log at the end of the turn that answers the settlement notice. docs/reliability.md
-says which failure each point is for.
+A child that answers once and settles syncs its log once: at its turn end (the completed turn
+survives), which first makes every log linked before it durable — the data of those not synced
+yet, then the data directory that names them — so nothing durable names a log that is not. Its
+creation waits for no sync, and its later checkpoints (the settlement's, the disposal's and the
+release's) write nothing and so sync nothing. The parent syncs its own log at the end of the
+turn that answers the settlement notice. docs/reliability.md says which failure each point is
+for.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pytest
 from host.agents import ModelRequest, ModelResponse
 from host.agents.scripted import say
 from host.cancel import CancelSignal
-from host.sessions import jsonl_writer
+from host.sessions import new_logs
 from host.testing import build_host, call_tool
 
 
@@ -37,14 +38,13 @@ def syncs_recorded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
         return sync
 
-    sync_fd = recording(jsonl_writer.sync_fd)  # bound by name in both modules
-    monkeypatch.setattr(jsonl_writer, "sync_fd", sync_fd)
-    monkeypatch.setattr("host.sessions.jsonl.sync_fd", sync_fd)
+    sync_fd = recording(new_logs.sync_fd)
+    monkeypatch.setattr(new_logs, "sync_fd", sync_fd)
     monkeypatch.setattr(os, "fsync", recording(os.fsync))
     return synced
 
 
-async def test_a_background_child_syncs_its_creation_and_its_turn_end_only(
+async def test_a_background_child_syncs_its_turn_end_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = tmp_path / "data"
@@ -62,9 +62,9 @@ async def test_a_background_child_syncs_its_creation_and_its_turn_end_only(
         await root.wait_idle()
         inode = {path.name: os.stat(path).st_ino for path in (data, *data.glob("*.jsonl"))}
         assert synced == [
-            inode[f"{child}.jsonl"],  # the new log's data, before it is linked into place
-            inode["data"],  # the directory that now names it
-            inode[f"{child}.jsonl"],  # the child's turn end
+            inode[f"{root.id}.jsonl"],  # the parent's new log, linked before: its data first
+            inode["data"],  # then the directory that names both new logs
+            inode[f"{child}.jsonl"],  # the child's turn end (its creation with it)
             inode[f"{root.id}.jsonl"],  # the parent's turn answering the settlement notice
         ]
     finally:
@@ -77,7 +77,7 @@ async def test_a_childs_turn_end_sync_in_flight_does_not_hold_up_another_child(
     """The syncs run on the sync thread, awaited: while a child's turn end waits for its
     sync, the event loop runs the other child up to its own turn end (on the event loop's
     thread the first sync would block the second child from ever getting there); the second
-    sync then runs after the first, on the same thread."""
+    child's sync then runs after the first, on the same thread."""
     data = tmp_path / "data"
     host = build_host(("subagent", agent_host_subagent), data_dir=data)
     try:
@@ -97,8 +97,8 @@ async def test_a_childs_turn_end_sync_in_flight_does_not_hold_up_another_child(
             result = await call_tool(host, "subagent", args, agent=root)
             children.append(result.structured["subagent_id"])
         gate, held = threading.Event(), threading.Event()
-        synced: list[tuple[int, int]] = []  # (inode, thread) of each turn-end sync
-        real = jsonl_writer.sync_fd
+        synced: list[tuple[int, int]] = []  # (inode, thread) of each data sync
+        real = new_logs.sync_fd
 
         def sync(fd: int) -> None:
             synced.append((os.fstat(fd).st_ino, threading.get_ident()))
@@ -107,21 +107,20 @@ async def test_a_childs_turn_end_sync_in_flight_does_not_hold_up_another_child(
                 assert gate.wait(30.0), "the gate was never opened"
             real(fd)
 
-        monkeypatch.setattr(jsonl_writer, "sync_fd", sync)
+        monkeypatch.setattr(new_logs, "sync_fd", sync)
         created.set()
-        assert await asyncio.to_thread(held.wait, 30.0)
-        first = next(c for c in children if os.stat(data / f"{c}.jsonl").st_ino == synced[0][0])
-        other = data / f"{children[1 - children.index(first)]}.jsonl"
+        assert await asyncio.to_thread(held.wait, 30.0)  # the first turn end's sync is held
+        logs = [data / f"{child}.jsonl" for child in children]
         for _ in range(3000):  # a generous wait for the loop to run the other child on
-            if b'"turn/end"' in other.read_bytes():
+            if all(b'"turn/end"' in log.read_bytes() for log in logs):
                 break
             await asyncio.sleep(0.01)
-        assert b'"turn/end"' in other.read_bytes()  # written while the first sync is held
+        assert all(b'"turn/end"' in log.read_bytes() for log in logs)  # both, while held
         gate.set()
         activations = map(host.services.subagents.manager().activation, children)
         await asyncio.gather(*(each.wait_done() for each in activations if each is not None))
         await root.wait_idle()
-        assert [ino for ino, _ in synced[:2]] == [synced[0][0], os.stat(other).st_ino]
+        assert {os.stat(log).st_ino for log in logs} <= {ino for ino, _ in synced}
         threads = {thread for _, thread in synced}
         assert len(threads) == 1 and threading.get_ident() not in threads
     finally:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from host.cancel import CancelSignal
-from host.sessions import jsonl_writer
+from host.sessions import new_logs
 from host.sessions.codec import encode_event, encode_header
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.loading import load
@@ -391,7 +391,7 @@ async def test_a_writer_whose_fsync_failed_still_speaks_for_its_session(
     def failing(fd: int) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(jsonl_writer, "sync_fd", failing)
+    monkeypatch.setattr(new_logs, "sync_fd", failing)
     with pytest.raises(PersistenceError):
         writer.commit(durable=True)
     with pytest.raises(PersistenceError, match="unusable"):

@@ -1,8 +1,9 @@
-"""Syncs off the event loop (fsync policy ``turn``): a durable commit or a new log's data sync
-runs on the sync thread, awaited, while the event loop goes on; the syncs asked for meanwhile
-run after it as one batch; and a new log's name is made durable by one directory sync for every
-link before it, before anything durable can refer to the log. Observed by counting and gating
-the sync calls, never by time.
+"""Syncs off the event loop (fsync policy ``turn``): a durable commit runs its sync on the sync
+thread, awaited, while the event loop goes on; the syncs asked for meanwhile run after it as one
+batch; and a new log waits for no sync: its data and name are made durable by the first durable
+commit after its link (one directory sync for every link before it), before anything durable
+can name the log. With ``always`` a new log's data sync runs on the sync thread before its
+link. Observed by counting and gating the sync calls, never by time.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from host.sessions import jsonl_writer
+from host.sessions import new_logs
 from host.sessions.jsonl import JsonlPersistence, JsonlWriter
 from host.sessions.model import Event, SessionHeader
 from host.sessions.persistence import PersistenceError
@@ -88,9 +89,8 @@ class Syncs:
 
 @pytest.fixture
 def syncs(monkeypatch: pytest.MonkeyPatch) -> Iterator[Syncs]:
-    recorder = Syncs(jsonl_writer.sync_fd)
-    monkeypatch.setattr(jsonl_writer, "sync_fd", recorder)
-    monkeypatch.setattr("host.sessions.jsonl.sync_fd", recorder)
+    recorder = Syncs(new_logs.sync_fd)
+    monkeypatch.setattr(new_logs, "sync_fd", recorder)
     yield recorder
     if recorder.gate is not None:
         recorder.gate.set()
@@ -111,8 +111,9 @@ def dir_syncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def written(persistence: JsonlPersistence, session_id: str, syncs: Syncs) -> JsonlWriter:
-    """A new log with a turn appended (its creation's sync forgotten)."""
+    """A new log made durable, then a turn appended (the syncs so far forgotten)."""
     writer = persistence.open_writer(SessionHeader(id=session_id, created_at=1), create=True)
+    writer.commit(durable=True)
     writer.append(as_events(turn_bodies()))
     syncs.forget()
     return writer
@@ -233,27 +234,58 @@ async def test_a_close_waits_for_the_sync_in_flight(
     writer.close()
 
 
-async def test_new_logs_share_one_directory_sync_before_the_first_durable_commit(
+async def test_new_logs_are_made_durable_by_the_first_durable_commit_after_them(
     persistence: JsonlPersistence, syncs: Syncs, dir_syncs: list[int], data_dir: Path
 ) -> None:
     writers = [persistence.open_writer(SessionHeader(id=name), create=True) for name in "abc"]
-    assert syncs.inodes == [inode(data_dir / f"{name}.jsonl") for name in "abc"]
-    assert dir_syncs == []  # no name is claimed durable yet: nothing durable refers to them
+    assert syncs.inodes == [] and dir_syncs == []  # a creation waits for no sync
+    assert sorted(os.listdir(data_dir)) == ["a.jsonl", "b.jsonl", "c.jsonl"]  # linked at once
     for writer in writers:
         writer.append(as_events(turn_bodies()))
-    syncs.forget()
     await writers[0].commit_async(durable=True)
-    assert dir_syncs == [inode(data_dir)]  # all three names, before the commit's own sync
-    await writers[1].commit_async(durable=True)
-    writers[2].commit(durable=True)
+    # the other new logs' data, then the directory naming all three, then its own data
+    assert syncs.inodes == [inode(data_dir / f"{name}.jsonl") for name in "bca"]
     assert dir_syncs == [inode(data_dir)]
-    assert syncs.inodes == [inode(data_dir / f"{name}.jsonl") for name in "abc"]
-    writers.append(written(persistence, "d", syncs))
+    await writers[1].commit_async(durable=True)  # made durable by then, nothing written since
+    writers[2].commit(durable=True)
+    assert len(syncs.inodes) == 3 and dir_syncs == [inode(data_dir)]
+    writers.append(persistence.open_writer(SessionHeader(id="d"), create=True))
     writers[0].append([Event(4, turn_bodies()[0])])
-    writers[0].commit(durable=True)  # the new name first, then its own data
+    writers[0].commit(durable=True)  # the new log first, then its own data
+    assert syncs.inodes[3:] == [inode(data_dir / name) for name in ("d.jsonl", "a.jsonl")]
     assert dir_syncs == [inode(data_dir)] * 2
     for writer in writers:
         writer.close()
+
+
+async def test_a_new_log_closed_before_any_sync_is_synced_by_its_path(
+    persistence: JsonlPersistence, syncs: Syncs, dir_syncs: list[int], data_dir: Path
+) -> None:
+    persistence.open_writer(SessionHeader(id="gone"), create=True).close()
+    writer = persistence.open_writer(SessionHeader(id="s1"), create=True)
+    writer.commit(durable=True)
+    assert syncs.inodes == [inode(data_dir / name) for name in ("gone.jsonl", "s1.jsonl")]
+    assert dir_syncs == [inode(data_dir)]
+    assert syncs.errors == []  # synced through a descriptor of its own, open meanwhile
+    writer.close()
+
+
+async def test_a_new_log_whose_sync_fails_fails_the_durable_point_that_needed_it_once(
+    persistence: JsonlPersistence, syncs: Syncs, dir_syncs: list[int], data_dir: Path
+) -> None:
+    failing = persistence.open_writer(SessionHeader(id="bad"), create=True)
+    writer = persistence.open_writer(SessionHeader(id="s1"), create=True)
+    syncs.fail, syncs.fail_once = OSError(5, "Input/output error"), True
+    with pytest.raises(PersistenceError, match="cannot sync session 'bad'"):
+        writer.commit(durable=True)  # its durable point could name the log: it fails
+    assert dir_syncs == []  # no name claimed durable
+    with pytest.raises(PersistenceError, match="unusable: fsync failed"):
+        failing.append([])  # that log is given up: its writer refuses every append
+    writer.commit(durable=True)  # not tried again
+    assert syncs.inodes == [inode(data_dir / name) for name in ("bad.jsonl", "s1.jsonl")]
+    assert dir_syncs == [inode(data_dir)]
+    for each in (failing, writer):
+        each.close()
 
 
 async def test_the_directory_is_synced_at_each_creation_with_always(
@@ -267,9 +299,16 @@ async def test_the_directory_is_synced_at_each_creation_with_always(
     assert dir_syncs == [inode(data_dir)] * 3
 
 
-async def test_a_new_log_is_synced_on_the_sync_thread_and_linked_after_its_sync(
-    persistence: JsonlPersistence, syncs: Syncs, data_dir: Path
+@pytest.fixture
+def always(data_dir: Path) -> JsonlPersistence:
+    """A persistence that syncs every append, and each new log before its link."""
+    return JsonlPersistence(data_dir, fsync="always")
+
+
+async def test_with_always_a_new_log_is_synced_on_the_sync_thread_and_linked_after_it(
+    always: JsonlPersistence, syncs: Syncs, data_dir: Path
 ) -> None:
+    persistence = always
     gate = syncs.hold()
     creating = asyncio.ensure_future(
         persistence.create_async(SessionHeader(id="s1"), as_events(turn_bodies()))
@@ -284,8 +323,9 @@ async def test_a_new_log_is_synced_on_the_sync_thread_and_linked_after_its_sync(
 
 
 async def test_a_creation_cancelled_during_its_sync_stores_nothing(
-    persistence: JsonlPersistence, syncs: Syncs, data_dir: Path
+    always: JsonlPersistence, syncs: Syncs, data_dir: Path
 ) -> None:
+    persistence = always
     gate = syncs.hold()
     creating = asyncio.ensure_future(persistence.create_async(SessionHeader(id="s1")))
     await syncs.entered_once()
@@ -303,9 +343,9 @@ async def test_a_creation_cancelled_during_its_sync_stores_nothing(
 
 
 async def test_an_id_being_stored_is_neither_free_nor_resumable(
-    persistence: JsonlPersistence, syncs: Syncs
+    always: JsonlPersistence, syncs: Syncs
 ) -> None:
-    store = SessionStore(persistence, None)
+    store = SessionStore(always, None)
     gate = syncs.hold()
     publishing = asyncio.ensure_future(store.publish_async(store.new(SessionHeader(id="s1"))))
     await syncs.entered_once()

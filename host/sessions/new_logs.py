@@ -1,0 +1,107 @@
+"""Making new logs durable — their data and their names — before anything durable names them.
+
+With the fsync policy ``turn`` a new log costs no sync when it is made: its file is written
+under a hidden name and linked into place (a killed process leaves the whole log or none),
+and nobody waits for the disk. Its data and its name are made durable by the first durable
+point that needs them: every sync that makes a log's content durable first settles every log
+linked before it (``NewLogs.settle``) — the data of those not synced since (each by its path;
+a log's own durable sync takes it off the list) and then the data directory, one ``fsync`` for
+every link before it. So nothing that can name a new log — a parent's tool result naming its
+child, a settlement notice, the child's own turn end — is made durable before the log is
+(one data directory, one order of links). A log that nothing durable names may be lost, or
+found empty, after a machine crash; an empty or headerless file is not a session and is not
+listed (``SessionPersistence.list``). With ``always`` a new log is synced before its link and
+the directory at once, as every append there is (docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from pathlib import Path
+from typing import Protocol
+
+from host.sessions.persistence import PersistenceError
+
+sync_fd = getattr(os, "fdatasync", os.fsync)
+
+
+class NewLog(Protocol):
+    """What ``NewLogs`` asks of an open new log's writer."""
+
+    def sync_new(self) -> bool:
+        """Sync the log's data unless a sync of its own already covers it; ``False`` if the
+        writer is closed (its file is then synced by its path)."""
+        ...
+
+
+class NewLogs:
+    """The logs linked in one data directory whose data or names may not be durable yet.
+
+    Safe from any thread: ``settle`` blocks (on the sync thread, or at a synchronous durable
+    point on the event loop); one settle runs at a time, and a later one finds its work done.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self._directory = directory
+        self._changed = threading.Lock()
+        self._settling = threading.Lock()
+        self._linked = 0  # links made so far
+        self._durable = 0  # links covered by a finished settle
+        # new logs (file names) whose data is not known to be durable, and their writers
+        self._unsynced: dict[str, NewLog] = {}
+
+    def linked(self, name: str, writer: NewLog | None = None) -> None:
+        """Count the link of the log file ``name`` just made; ``writer``: its writer, if its
+        data is not synced yet (``always`` syncs it before the link)."""
+        with self._changed:
+            self._linked += 1
+            if writer is not None:
+                self._unsynced[name] = writer
+
+    def synced(self, name: str) -> None:
+        """The data of the log file ``name`` is durable (or will never be: its sync failed)."""
+        with self._changed:
+            self._unsynced.pop(name, None)
+
+    def settle(self, *, own: str | None = None) -> None:
+        """Return once every log linked before this call has durable data and a durable name;
+        ``own``: the caller's log, whose data the caller syncs right after (not here). A failed
+        data sync raises ``PersistenceError`` (once: that log's writer refuses every append)."""
+        with self._settling:
+            with self._changed:
+                covers = self._linked
+                named = self._durable >= covers
+                unsynced = [(n, w) for n, w in self._unsynced.items() if n != own]
+            for name, writer in unsynced:
+                if not writer.sync_new():
+                    self._sync_closed(name)
+            if named:
+                return
+            with contextlib.suppress(OSError):  # some file systems cannot sync a directory
+                dir_fd = os.open(self._directory, os.O_RDONLY)
+                try:
+                    os.fsync(dir_fd)
+                finally:
+                    os.close(dir_fd)
+            with self._changed:
+                self._durable = max(self._durable, covers)
+
+    def _sync_closed(self, name: str) -> None:
+        """Sync a closed new log's data through a descriptor of its own; a log removed since
+        has nothing left to make durable."""
+        try:
+            fd = os.open(self._directory / name, os.O_RDONLY)
+        except FileNotFoundError:
+            fd = -1
+        except OSError as exc:
+            raise PersistenceError.failed(f"cannot sync session {name!r}", exc) from exc
+        if fd >= 0:
+            try:
+                sync_fd(fd)
+            except OSError as exc:
+                raise PersistenceError.failed(f"cannot sync session {name!r}", exc) from exc
+            finally:
+                os.close(fd)
+        self.synced(name)
