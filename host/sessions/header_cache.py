@@ -6,7 +6,8 @@ and it cannot be a stale header:
 
 * a stored header never changes: a log is created complete (a finished temporary file is
   hard-linked into place) and afterwards only appended to, or truncated after its header by
-  ``load()``;
+  ``load()``. A machine crash may empty a new log that no durable point synced yet
+  (``host.sessions.new_logs``), so such a log is left out of the ``file``;
 * a file deleted and recreated under the same name is a new inode. Should the file system reuse
   the inode number, the unlink and the link changed the directory, so the inode alone is trusted
   only while the directory's timestamps are unchanged; otherwise the key is (inode, ctime, size)
@@ -57,10 +58,14 @@ _READ, _KEPT, _HIT = 0, 1, 2
 
 class HeaderCache:
     """The headers of the session files of one directory, re-read only when a file changed;
-    kept in ``file`` too, when given, for the next process (module docstring)."""
+    kept in ``file`` too, when given, for the next process (module docstring) — but for the
+    logs ``not_durable`` names (new logs no durable point has synced yet)."""
 
-    def __init__(self, file: Path | None = None) -> None:
+    def __init__(
+        self, file: Path | None = None, not_durable: Callable[[str], bool] | None = None
+    ) -> None:
         self._file = file
+        self._not_durable = not_durable
         self._loaded = file is None
         self._files: dict[str, Cached] = {}
         self._dir_key: DirKey | None = None
@@ -115,7 +120,10 @@ class HeaderCache:
         self._files = seen
         self._dir_key = dir_key
         if learned and seen and self._file is not None:  # no file for an empty directory
-            header_cache_file.save(self._file, dir_key, seen)
+            saved = seen
+            if self._not_durable is not None:  # a machine crash may yet empty such a log
+                saved = {name: kept for name, kept in seen.items() if not self._not_durable(name)}
+            header_cache_file.save(self._file, dir_key, saved)
 
     def _header(
         self,

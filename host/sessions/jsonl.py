@@ -99,8 +99,10 @@ class JsonlPersistence:
         self.data_dir = Path(data_dir)
         self._dir_name = os.fspath(self.data_dir)
         self.fsync: FsyncPolicy = fsync
-        self._headers = HeaderCache(self.data_dir / header_cache_file.CACHE_PATH)
         self._new = NewLogs(self.data_dir)
+        self._headers = HeaderCache(
+            self.data_dir / header_cache_file.CACHE_PATH, not_durable=self._new.pending
+        )
         workers.warm(prepare_decoding)
 
     def path_for(self, session_id: str) -> Path:
@@ -226,7 +228,9 @@ class JsonlPersistence:
         except BaseException:
             os.close(fd)
             raise
-        return JsonlWriter(fd, header.id, self.fsync, next_seq, self._new)
+        writer = JsonlWriter(fd, header.id, self.fsync, next_seq, self._new)
+        self._new.reopened(path.name, writer)
+        return writer
 
     def _check_reopen(self, fd: int, header: SessionHeader) -> int:
         """Verify the stored header and the clean tail; return the next ``seq``."""
@@ -306,6 +310,7 @@ class JsonlPersistence:
             os.close(fd)
             raise
         writer = JsonlWriter(fd, path.stem, self.fsync, len(stored.events), self._new)
+        self._new.reopened(path.name, writer)
         return Resumed(stored, writer)
 
     def _repair(self, fd: int, parsed: ParsedLog) -> JsonlStored:

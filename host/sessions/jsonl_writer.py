@@ -121,18 +121,12 @@ class JsonlWriter:
         return durable and self._policy == "turn" and self._synced != self._size
 
     def sync_new(self) -> bool:
-        """See ``NewLog.sync_new`` (a settle of another log's durable point, on any thread):
-        a broken writer's log is given up (its failure was raised once)."""
+        """See ``NewLog.sync_new`` (a settle's, on any thread)."""
         with self._syncs:
             if self._fd < 0:
                 return False
-            broken = self._broken is not None
-            if not broken:
-                self._in_flight += 1
-        if broken:
-            self._new.synced(self._file_name)
-        else:
-            self._fsync(in_flight=True, settle=False)
+            self._in_flight += 1
+        self._fsync(in_flight=True, settle=False)
         return True
 
     def _fsync(self, *, in_flight: bool = False, settle: bool = True) -> None:
@@ -143,8 +137,8 @@ class JsonlWriter:
         try:
             try:
                 if settle:
-                    self._new.settle(own=self._file_name)
-                if self._synced != size:
+                    self._new.settle()  # this log's own data too, if it is new
+                if self._synced < size:
                     new_logs.sync_fd(self._fd)
             except OSError as exc:
                 self._broken = f"fsync failed ({exc})"

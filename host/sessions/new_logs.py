@@ -3,15 +3,17 @@
 With the fsync policy ``turn`` a new log costs no sync when it is made: its file is written
 under a hidden name and linked into place (a killed process leaves the whole log or none),
 and nobody waits for the disk. Its data and its name are made durable by the first durable
-point that needs them: every sync that makes a log's content durable first settles every log
-linked before it (``NewLogs.settle``) — the data of those not synced since (each by its path;
-a log's own durable sync takes it off the list) and then the data directory, one ``fsync`` for
-every link before it. So nothing that can name a new log — a parent's tool result naming its
-child, a settlement notice, the child's own turn end — is made durable before the log is
-(one data directory, one order of links). A log that nothing durable names may be lost, or
-found empty, after a machine crash; an empty or headerless file is not a session and is not
-listed (``SessionPersistence.list``). With ``always`` a new log is synced before its link and
-the directory at once, as every append there is (docs/reliability.md).
+point after its link: every sync that makes a log's content durable first settles every log
+linked before it (``NewLogs.settle``) — the data of each not synced yet (through its writer,
+or by its path once closed; the caller's own log among them) and then the data directory, one
+``fsync`` for every link before it. So no durable point — a parent's turn end whose tool
+result names its child, a settlement notice, the child's own turn end — claims a log that
+names a new log before the new log is durable (one data directory, one order of links). A
+log that no durable point covered yet may be lost, or found empty, after a machine crash, and
+so may be a log that names it through writeback nobody asked for; an empty or headerless file
+is not a session (``SessionPersistence.list`` skips it; the header cache's file leaves such
+logs out). With ``always`` a new log is synced before its link and the directory at once, as
+every append there is (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import Protocol
 
+from host.project_files import FileRefused, open_regular
 from host.sessions.persistence import PersistenceError
 
 sync_fd = getattr(os, "fdatasync", os.fsync)
@@ -65,15 +68,23 @@ class NewLogs:
         with self._changed:
             self._unsynced.pop(name, None)
 
-    def settle(self, *, own: str | None = None) -> None:
-        """Return once every log linked before this call has durable data and a durable name;
-        ``own``: the caller's log, whose data the caller syncs right after (not here). A failed
-        data sync raises ``PersistenceError`` (once: that log's writer refuses every append)."""
+    def reopened(self, name: str, writer: NewLog) -> None:
+        """A writer opened again for the log file ``name``: while the log's data is not known
+        to be durable, a settle syncs it through this writer (a failure then breaks it)."""
+        with self._changed:
+            if name in self._unsynced:
+                self._unsynced[name] = writer
+
+    def settle(self) -> None:
+        """Return once every log linked before this call has durable data and a durable name:
+        the data of each not synced yet (the caller's own included, so it may skip its sync),
+        then the directory. A failed data sync raises ``PersistenceError`` once: that log is
+        given up (an open writer refuses every later append)."""
         with self._settling:
             with self._changed:
                 covers = self._linked
                 named = self._durable >= covers
-                unsynced = [(n, w) for n, w in self._unsynced.items() if n != own]
+                unsynced = list(self._unsynced.items())
             for name, writer in unsynced:
                 if not writer.sync_new():
                     self._sync_closed(name)
@@ -88,20 +99,24 @@ class NewLogs:
             with self._changed:
                 self._durable = max(self._durable, covers)
 
+    def pending(self, name: str) -> bool:
+        """Whether the log file ``name`` is linked and its data not yet known to be durable
+        (the header cache's file leaves it out: a machine crash may empty it)."""
+        with self._changed:
+            return name in self._unsynced
+
     def _sync_closed(self, name: str) -> None:
-        """Sync a closed new log's data through a descriptor of its own; a log removed since
-        has nothing left to make durable."""
+        """Sync a closed new log's data through a descriptor of its own (a regular file only);
+        a log removed since has nothing left to make durable. It is given up either way."""
+        failed = f"cannot sync session {os.path.splitext(name)[0]!r}"
         try:
-            fd = os.open(self._directory / name, os.O_RDONLY)
-        except FileNotFoundError:
-            fd = -1
-        except OSError as exc:
-            raise PersistenceError.failed(f"cannot sync session {name!r}", exc) from exc
-        if fd >= 0:
-            try:
-                sync_fd(fd)
-            except OSError as exc:
-                raise PersistenceError.failed(f"cannot sync session {name!r}", exc) from exc
-            finally:
-                os.close(fd)
-        self.synced(name)
+            fd = open_regular(self._directory / name)
+            if fd is not None:
+                try:
+                    sync_fd(fd)
+                finally:
+                    os.close(fd)
+        except (OSError, FileRefused) as exc:
+            raise PersistenceError.failed(failed, exc) from exc
+        finally:
+            self.synced(name)

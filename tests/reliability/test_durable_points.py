@@ -2,7 +2,8 @@
 
 A child that answers once and settles syncs its log once: at its turn end (the completed turn
 survives), which first makes every log linked before it durable — the data of those not synced
-yet, then the data directory that names them — so nothing durable names a log that is not. Its
+yet, its own among them, then the data directory that names them — so no durable point claims a
+log that names another before that one is durable. Its
 creation waits for no sync, and its later checkpoints (the settlement's, the disposal's and the
 release's) write nothing and so sync nothing. The parent syncs its own log at the end of the
 turn that answers the settlement notice. docs/reliability.md says which failure each point is
@@ -62,9 +63,9 @@ async def test_a_background_child_syncs_its_turn_end_only(
         await root.wait_idle()
         inode = {path.name: os.stat(path).st_ino for path in (data, *data.glob("*.jsonl"))}
         assert synced == [
-            inode[f"{root.id}.jsonl"],  # the parent's new log, linked before: its data first
-            inode["data"],  # then the directory that names both new logs
-            inode[f"{child}.jsonl"],  # the child's turn end (its creation with it)
+            inode[f"{root.id}.jsonl"],  # the child's turn end settles the new logs: the parent's
+            inode[f"{child}.jsonl"],  # and its own (its creation and its turn), in link order,
+            inode["data"],  # then the directory naming both; its own sync then has nothing left
             inode[f"{root.id}.jsonl"],  # the parent's turn answering the settlement notice
         ]
     finally:

@@ -387,3 +387,22 @@ def test_loading_never_raises_on_random_bytes(tmp_path: Path) -> None:
         _, entries = header_cache_file.load(path, 10)
         for name, (_key, header, _line) in entries.items():
             assert header is None or name == f"{header.id}.jsonl"
+
+
+async def test_a_new_log_no_durable_point_covered_yet_is_left_out_of_the_file(
+    data_dir: Path,
+) -> None:
+    """With ``turn`` a machine crash may empty a new log until a durable point syncs it, so the
+    file a new process trusts leaves it out until then (that process reads it from the log)."""
+    persistence = JsonlPersistence(data_dir)
+    old = persistence.open_writer(SessionHeader(id="old", created_at=1), create=True)
+    old.commit(durable=True)
+    old.close()
+    child = persistence.open_writer(SessionHeader(id="child", created_at=2), create=True)
+    settle()
+    assert [h.id for h in await persistence.list()] == ["old", "child"]
+    _, saved = header_cache_file.load(data_dir / CACHE, 2)
+    assert sorted(saved) == ["old.jsonl"]
+    child.close()
+    os.truncate(data_dir / "child.jsonl", 0)  # what a machine crash may leave of it
+    assert [h.id for h in await JsonlPersistence(data_dir).list()] == ["old"]

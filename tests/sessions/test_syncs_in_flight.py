@@ -243,15 +243,16 @@ async def test_new_logs_are_made_durable_by_the_first_durable_commit_after_them(
     for writer in writers:
         writer.append(as_events(turn_bodies()))
     await writers[0].commit_async(durable=True)
-    # the other new logs' data, then the directory naming all three, then its own data
-    assert syncs.inodes == [inode(data_dir / f"{name}.jsonl") for name in "bca"]
+    # every new log's data, its own among them, then the directory naming all three; its own
+    # sync then finds its data synced
+    assert syncs.inodes == [inode(data_dir / f"{name}.jsonl") for name in "abc"]
     assert dir_syncs == [inode(data_dir)]
     await writers[1].commit_async(durable=True)  # made durable by then, nothing written since
     writers[2].commit(durable=True)
     assert len(syncs.inodes) == 3 and dir_syncs == [inode(data_dir)]
     writers.append(persistence.open_writer(SessionHeader(id="d"), create=True))
     writers[0].append([Event(4, turn_bodies()[0])])
-    writers[0].commit(durable=True)  # the new log first, then its own data
+    writers[0].commit(durable=True)  # the new log and the directory first, then its own data
     assert syncs.inodes[3:] == [inode(data_dir / name) for name in ("d.jsonl", "a.jsonl")]
     assert dir_syncs == [inode(data_dir)] * 2
     for writer in writers:
@@ -268,6 +269,53 @@ async def test_a_new_log_closed_before_any_sync_is_synced_by_its_path(
     assert dir_syncs == [inode(data_dir)]
     assert syncs.errors == []  # synced through a descriptor of its own, open meanwhile
     writer.close()
+
+
+async def test_a_closed_new_log_whose_sync_fails_is_given_up_after_failing_once(
+    persistence: JsonlPersistence, syncs: Syncs, dir_syncs: list[int], data_dir: Path
+) -> None:
+    persistence.open_writer(SessionHeader(id="gone"), create=True).close()
+    writer = persistence.open_writer(SessionHeader(id="s1"), create=True)
+    syncs.fail = OSError(5, "Input/output error")  # every sync fails from now on
+    with pytest.raises(PersistenceError) as failed:
+        writer.commit(durable=True)
+    assert failed.value.message == "cannot sync session 'gone': [Errno 5] Input/output error"
+    assert dir_syncs == []
+    syncs.fail = None
+    writer.commit(durable=True)  # not tried again
+    assert syncs.inodes == [inode(data_dir / name) for name in ("gone.jsonl", "s1.jsonl")]
+    assert dir_syncs == [inode(data_dir)]
+    writer.close()
+
+
+async def test_a_new_log_broken_by_a_failed_append_is_still_made_durable(
+    persistence: JsonlPersistence, syncs: Syncs, data_dir: Path
+) -> None:
+    child = persistence.open_writer(SessionHeader(id="child"), create=True)
+    writer = persistence.open_writer(SessionHeader(id="s1"), create=True)
+    write = os.write
+
+    def partial(fd: int, data: bytes) -> int:  # a first byte, then the disk is full
+        patch.setattr(os, "write", refused)
+        return write(fd, bytes(data[:1]))
+
+    def refused(fd: int, data: bytes) -> int:
+        raise OSError(28, "No space left on device")
+
+    def truncate_refused(fd: int, size: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "write", partial)
+        patch.setattr(os, "ftruncate", truncate_refused)
+        with pytest.raises(PersistenceError, match="cannot append"):
+            child.append(as_events(turn_bodies()))
+    with pytest.raises(PersistenceError, match="unusable: a failed append"):
+        child.append([])
+    writer.commit(durable=True)  # the broken log's header still made durable before the name
+    assert syncs.inodes == [inode(data_dir / name) for name in ("child.jsonl", "s1.jsonl")]
+    for each in (child, writer):
+        each.close()
 
 
 async def test_a_new_log_whose_sync_fails_fails_the_durable_point_that_needed_it_once(
