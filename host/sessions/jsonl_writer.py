@@ -55,6 +55,7 @@ class JsonlWriter:
         self._file_name = f"{session_id}{SUFFIX}"
         self._size = os.fstat(fd).st_size
         self._synced = -1  # the size a finished sync began with (-1: none yet)
+        self._claimed = -1  # the size a finished durable commit (its settle too) began with
         self._broken: str | None = None
         self._syncs = threading.Condition()
         self._in_flight = 0  # syncs asked of the sync thread and not finished
@@ -118,7 +119,7 @@ class JsonlWriter:
         await workers.sync(functools.partial(self._fsync, in_flight=True))
 
     def _wants_sync(self, durable: bool) -> bool:
-        return durable and self._policy == "turn" and self._synced != self._size
+        return durable and self._policy == "turn" and self._claimed != self._size
 
     def sync_new(self) -> bool:
         """See ``NewLog.sync_new`` (a settle's, on any thread)."""
@@ -130,24 +131,27 @@ class JsonlWriter:
         return True
 
     def _fsync(self, *, in_flight: bool = False, settle: bool = True) -> None:
-        """Settle the logs linked so far (``settle``), then sync the data up to the present
-        size unless a finished sync began with it, and record it as synced; ``in_flight``: a
-        sync counted in flight, uncounted afterwards whatever happened (``close`` waits)."""
+        """Settle the logs linked so far (``settle``: a durable commit, recorded as claimed),
+        then sync the data up to the present size unless a finished sync began with it, and
+        record it as synced; ``in_flight``: a sync counted in flight, uncounted afterwards
+        whatever happened (``close`` waits)."""
         size = self._size
         try:
             try:
                 if settle:
-                    self._new.settle()  # this log's own data too, if it is new
+                    self._new.settle(self)  # this log's own data too, if it is new
                 if self._synced < size:
                     new_logs.sync_fd(self._fd)
             except OSError as exc:
                 self._broken = f"fsync failed ({exc})"
-                self._new.synced(self._file_name)  # given up
+                self._new.given_up(self._file_name, self)
                 raise PersistenceError.failed(
                     f"cannot sync session {self._session_id!r}", exc
                 ) from exc
             self._synced = max(self._synced, size)
-            self._new.synced(self._file_name)
+            if settle:
+                self._claimed = max(self._claimed, size)
+            self._new.synced(self._file_name, self)
         finally:
             if in_flight:
                 with self._syncs:

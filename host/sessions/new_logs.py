@@ -19,6 +19,7 @@ every append there is (docs/reliability.md).
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 from pathlib import Path
@@ -28,6 +29,7 @@ from host.project_files import FileRefused, open_regular
 from host.sessions.persistence import PersistenceError
 
 sync_fd = getattr(os, "fdatasync", os.fsync)
+log = logging.getLogger(__name__)
 
 
 class NewLog(Protocol):
@@ -35,7 +37,8 @@ class NewLog(Protocol):
 
     def sync_new(self) -> bool:
         """Sync the log's data unless a sync of its own already covers it; ``False`` if the
-        writer is closed (its file is then synced by its path)."""
+        writer is closed (its file is then synced by its path). A failed sync breaks the
+        writer and raises ``PersistenceError``."""
         ...
 
 
@@ -43,7 +46,7 @@ class NewLogs:
     """The logs linked in one data directory whose data or names may not be durable yet.
 
     Safe from any thread: ``settle`` blocks (on the sync thread, or at a synchronous durable
-    point on the event loop); one settle runs at a time, and a later one finds its work done.
+    point on the event loop); one settle runs at a time, and a later one waits for it.
     """
 
     def __init__(self, directory: Path) -> None:
@@ -54,6 +57,7 @@ class NewLogs:
         self._durable = 0  # links covered by a finished settle
         # new logs (file names) whose data is not known to be durable, and their writers
         self._unsynced: dict[str, NewLog] = {}
+        self._given_up: set[str] = set()  # new logs whose sync failed: never known durable
 
     def linked(self, name: str, writer: NewLog | None = None) -> None:
         """Count the link of the log file ``name`` just made; ``writer``: its writer, if its
@@ -63,11 +67,6 @@ class NewLogs:
             if writer is not None:
                 self._unsynced[name] = writer
 
-    def synced(self, name: str) -> None:
-        """The data of the log file ``name`` is durable (or will never be: its sync failed)."""
-        with self._changed:
-            self._unsynced.pop(name, None)
-
     def reopened(self, name: str, writer: NewLog) -> None:
         """A writer opened again for the log file ``name``: while the log's data is not known
         to be durable, a settle syncs it through this writer (a failure then breaks it)."""
@@ -75,19 +74,46 @@ class NewLogs:
             if name in self._unsynced:
                 self._unsynced[name] = writer
 
-    def settle(self) -> None:
+    def synced(self, name: str, writer: NewLog) -> None:
+        """``writer`` synced the log file ``name``: its data is durable."""
+        with self._changed:
+            if self._unsynced.get(name) is writer:
+                del self._unsynced[name]
+
+    def given_up(self, name: str, writer: NewLog) -> None:
+        """``writer``'s sync of the log file ``name`` failed: the log is never known durable
+        (no settle tries it again; ``pending`` stays true)."""
+        with self._changed:
+            if self._unsynced.get(name) is writer:
+                del self._unsynced[name]
+                self._given_up.add(name)
+
+    def pending(self, name: str) -> bool:
+        """Whether the log file ``name`` was linked and its data is not known to be durable
+        (the header cache's file leaves it out: a machine crash may empty it)."""
+        with self._changed:
+            return name in self._unsynced or name in self._given_up
+
+    def settle(self, caller: NewLog | None = None) -> None:
         """Return once every log linked before this call has durable data and a durable name:
-        the data of each not synced yet (the caller's own included, so it may skip its sync),
-        then the directory. A failed data sync raises ``PersistenceError`` once: that log is
-        given up (an open writer refuses every later append)."""
+        the data of each not synced yet (``caller``'s own included, so it may skip its sync),
+        then the directory. A failed sync of ``caller``'s log raises ``PersistenceError``;
+        another log's is logged and that log given up (its writer refuses every append)."""
         with self._settling:
             with self._changed:
                 covers = self._linked
                 named = self._durable >= covers
-                unsynced = list(self._unsynced.items())
-            for name, writer in unsynced:
-                if not writer.sync_new():
-                    self._sync_closed(name)
+                names = list(self._unsynced)
+            for name in names:
+                with self._changed:
+                    writer = self._unsynced.get(name)  # a writer opened again meanwhile
+                try:
+                    if writer is not None and not writer.sync_new():
+                        self._sync_closed(name, writer)
+                except PersistenceError as failed:
+                    if writer is caller:
+                        raise
+                    log.warning("%s: it may not survive a machine crash", failed.message)
             if named:
                 return
             with contextlib.suppress(OSError):  # some file systems cannot sync a directory
@@ -99,16 +125,9 @@ class NewLogs:
             with self._changed:
                 self._durable = max(self._durable, covers)
 
-    def pending(self, name: str) -> bool:
-        """Whether the log file ``name`` is linked and its data not yet known to be durable
-        (the header cache's file leaves it out: a machine crash may empty it)."""
-        with self._changed:
-            return name in self._unsynced
-
-    def _sync_closed(self, name: str) -> None:
+    def _sync_closed(self, name: str, writer: NewLog) -> None:
         """Sync a closed new log's data through a descriptor of its own (a regular file only);
-        a log removed since has nothing left to make durable. It is given up either way."""
-        failed = f"cannot sync session {os.path.splitext(name)[0]!r}"
+        a log removed since has nothing left to make durable."""
         try:
             fd = open_regular(self._directory / name)
             if fd is not None:
@@ -117,6 +136,7 @@ class NewLogs:
                 finally:
                     os.close(fd)
         except (OSError, FileRefused) as exc:
-            raise PersistenceError.failed(failed, exc) from exc
-        finally:
-            self.synced(name)
+            self.given_up(name, writer)
+            session = os.path.splitext(name)[0]
+            raise PersistenceError.failed(f"cannot sync session {session!r}", exc) from exc
+        self.synced(name, writer)

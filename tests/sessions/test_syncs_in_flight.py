@@ -9,6 +9,7 @@ link. Observed by counting and gating the sync calls, never by time.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -41,21 +42,28 @@ class Syncs:
         self.meet: threading.Barrier | None = None
         self.fail: OSError | None = None
         self.fail_once = False  # the next sync fails, then they succeed again
+        self.gate_inode: int | None = None  # only this file's sync is held, and signalled
+        self.fail_inode: int | None = None  # this file's syncs fail
         self.errors: list[OSError] = []
         self._lock = threading.Lock()
 
     def __call__(self, fd: int) -> None:
+        ino = os.fstat(fd).st_ino
+        chosen = self.gate_inode is None or ino == self.gate_inode
         with self._lock:
-            self.inodes.append(os.fstat(fd).st_ino)
+            self.inodes.append(ino)
             self.threads.add(threading.get_ident())
             self.in_flight += 1
             self.most = max(self.most, self.in_flight)
         try:
-            self.entered.release()
+            if chosen:
+                self.entered.release()
             if self.meet is not None:
                 self.meet.wait(WAIT)  # broken (an error) unless the others arrive meanwhile
-            if self.gate is not None and not self.gate.wait(WAIT):
+            if chosen and self.gate is not None and not self.gate.wait(WAIT):
                 raise AssertionError("the gate was never opened")
+            if ino == self.fail_inode:
+                raise OSError(5, "Input/output error")
             if self.fail is not None:
                 error = self.fail
                 if self.fail_once:
@@ -81,6 +89,15 @@ class Syncs:
     def hold(self) -> threading.Event:
         self.gate = threading.Event()
         return self.gate
+
+    def hold_at(self, inode: int) -> threading.Event:
+        """Hold the sync of the file ``inode`` (only) at the returned gate."""
+        self.gate_inode = inode
+        return self.hold()
+
+    def fail_at(self, inode: int) -> None:
+        """Fail every sync of the file ``inode`` (only) from now on."""
+        self.fail_inode = inode
 
     async def entered_once(self) -> None:
         """Wait (off the loop) until a sync call has begun."""
@@ -108,6 +125,11 @@ def dir_syncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(os, "fsync", recording)
     return synced
+
+
+def created(persistence: JsonlPersistence, *session_ids: str) -> list[JsonlWriter]:
+    """New logs, nothing synced yet (with ``turn``)."""
+    return [persistence.open_writer(SessionHeader(id=i), create=True) for i in session_ids]
 
 
 def written(persistence: JsonlPersistence, session_id: str, syncs: Syncs) -> JsonlWriter:
@@ -237,7 +259,7 @@ async def test_a_close_waits_for_the_sync_in_flight(
 async def test_new_logs_are_made_durable_by_the_first_durable_commit_after_them(
     persistence: JsonlPersistence, syncs: Syncs, dir_syncs: list[int], data_dir: Path
 ) -> None:
-    writers = [persistence.open_writer(SessionHeader(id=name), create=True) for name in "abc"]
+    writers = created(persistence, *"abc")
     assert syncs.inodes == [] and dir_syncs == []  # a creation waits for no sync
     assert sorted(os.listdir(data_dir)) == ["a.jsonl", "b.jsonl", "c.jsonl"]  # linked at once
     for writer in writers:
@@ -271,28 +293,34 @@ async def test_a_new_log_closed_before_any_sync_is_synced_by_its_path(
     writer.close()
 
 
-async def test_a_closed_new_log_whose_sync_fails_is_given_up_after_failing_once(
-    persistence: JsonlPersistence, syncs: Syncs, dir_syncs: list[int], data_dir: Path
+async def test_a_closed_new_log_whose_sync_fails_is_given_up_and_logged(
+    persistence: JsonlPersistence,
+    syncs: Syncs,
+    dir_syncs: list[int],
+    data_dir: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     persistence.open_writer(SessionHeader(id="gone"), create=True).close()
     writer = persistence.open_writer(SessionHeader(id="s1"), create=True)
-    syncs.fail = OSError(5, "Input/output error")  # every sync fails from now on
-    with pytest.raises(PersistenceError) as failed:
-        writer.commit(durable=True)
-    assert failed.value.message == "cannot sync session 'gone': [Errno 5] Input/output error"
-    assert dir_syncs == []
-    syncs.fail = None
-    writer.commit(durable=True)  # not tried again
+    syncs.fail, syncs.fail_once = OSError(5, "Input/output error"), True
+    with caplog.at_level(logging.WARNING, logger="host.sessions.new_logs"):
+        writer.commit(durable=True)  # another log's failure is not this durable point's
+    assert [r.getMessage() for r in caplog.records] == [
+        "cannot sync session 'gone': [Errno 5] Input/output error: "
+        "it may not survive a machine crash"
+    ]
     assert syncs.inodes == [inode(data_dir / name) for name in ("gone.jsonl", "s1.jsonl")]
     assert dir_syncs == [inode(data_dir)]
+    writer.append([Event(0, turn_bodies()[0])])
+    writer.commit(durable=True)  # not tried again
+    assert syncs.inodes[2:] == [inode(data_dir / "s1.jsonl")]
     writer.close()
 
 
 async def test_a_new_log_broken_by_a_failed_append_is_still_made_durable(
     persistence: JsonlPersistence, syncs: Syncs, data_dir: Path
 ) -> None:
-    child = persistence.open_writer(SessionHeader(id="child"), create=True)
-    writer = persistence.open_writer(SessionHeader(id="s1"), create=True)
+    child, writer = created(persistence, "child", "s1")
     write = os.write
 
     def partial(fd: int, data: bytes) -> int:  # a first byte, then the disk is full
@@ -318,21 +346,79 @@ async def test_a_new_log_broken_by_a_failed_append_is_still_made_durable(
         each.close()
 
 
-async def test_a_new_log_whose_sync_fails_fails_the_durable_point_that_needed_it_once(
+async def test_a_new_log_whose_sync_fails_in_another_logs_settle_breaks_its_own_writer(
     persistence: JsonlPersistence, syncs: Syncs, dir_syncs: list[int], data_dir: Path
 ) -> None:
-    failing = persistence.open_writer(SessionHeader(id="bad"), create=True)
-    writer = persistence.open_writer(SessionHeader(id="s1"), create=True)
+    failing, writer = created(persistence, "bad", "s1")
     syncs.fail, syncs.fail_once = OSError(5, "Input/output error"), True
-    with pytest.raises(PersistenceError, match="cannot sync session 'bad'"):
-        writer.commit(durable=True)  # its durable point could name the log: it fails
-    assert dir_syncs == []  # no name claimed durable
+    writer.commit(durable=True)
     with pytest.raises(PersistenceError, match="unusable: fsync failed"):
         failing.append([])  # that log is given up: its writer refuses every append
+    writer.append([Event(0, turn_bodies()[0])])
     writer.commit(durable=True)  # not tried again
-    assert syncs.inodes == [inode(data_dir / name) for name in ("bad.jsonl", "s1.jsonl")]
+    assert syncs.inodes == [inode(data_dir / name) for name in ("bad.jsonl", "s1.jsonl", "s1.jsonl")]
     assert dir_syncs == [inode(data_dir)]
+    assert persistence._new.pending("bad.jsonl")  # never known durable: not in the cache file
     for each in (failing, writer):
+        each.close()
+
+
+async def test_a_durable_commit_waits_for_a_settle_that_synced_its_log_midway(
+    persistence: JsonlPersistence, syncs: Syncs, dir_syncs: list[int], data_dir: Path
+) -> None:
+    """Another log's settle synced this new log's data and is still syncing the next new log
+    (which this one may name): this log's durable commit waits for that settle to end, then
+    the directory, though its own data has nothing left to sync."""
+    other = written(persistence, "other", syncs)
+    parent, child = created(persistence, "parent", "child")
+    parent.append(as_events(turn_bodies()))  # names the child, say
+    dir_syncs.clear()
+    gate = syncs.hold_at(inode(data_dir / "child.jsonl"))
+    elsewhere = asyncio.ensure_future(other.commit_async(durable=True))
+    await syncs.entered_once()  # the parent's data synced, the child's held
+    turn_end = asyncio.ensure_future(parent.commit_async(durable=True))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not turn_end.done()  # it claims nothing before the child and the directory
+    gate.set()
+    await asyncio.wait_for(asyncio.gather(elsewhere, turn_end), WAIT)
+    assert dir_syncs == [inode(data_dir)]
+    for each in (other, parent, child):
+        each.close()
+
+
+async def test_a_durable_commit_after_a_settle_that_failed_midway_syncs_the_directory(
+    persistence: JsonlPersistence, syncs: Syncs, dir_syncs: list[int], data_dir: Path
+) -> None:
+    parent, child, other = created(persistence, "parent", "child", "other")
+    parent.append(as_events(turn_bodies()))
+    syncs.fail_at(inode(data_dir / "other.jsonl"))
+    with pytest.raises(PersistenceError, match="cannot sync session 'other'"):
+        other.commit(durable=True)  # its own sync failed: after the parent's and the child's
+    assert dir_syncs == []
+    parent.commit(durable=True)  # its data is synced, but the directory is not yet
+    assert dir_syncs == [inode(data_dir)]
+    for each in (other, parent, child):
+        each.close()
+
+
+async def test_a_writer_opened_again_is_broken_by_its_logs_failed_sync_in_a_settle_begun_before(
+    persistence: JsonlPersistence, syncs: Syncs, data_dir: Path
+) -> None:
+    other = written(persistence, "other", syncs)
+    first = persistence.open_writer(SessionHeader(id="first"), create=True)
+    header = SessionHeader(id="child", created_at=1)
+    persistence.open_writer(header, create=True).close()
+    gate = syncs.hold_at(inode(data_dir / "first.jsonl"))
+    elsewhere = asyncio.ensure_future(other.commit_async(durable=True))
+    await syncs.entered_once()  # the settle has its list: the child's closed writer in it
+    again = persistence.open_writer(header, create=False)
+    syncs.fail_at(inode(data_dir / "child.jsonl"))
+    gate.set()
+    await asyncio.wait_for(elsewhere, WAIT)  # another log's failure: not its durable point's
+    with pytest.raises(PersistenceError, match="unusable: fsync failed"):
+        again.append([])  # synced through the writer opened since, which it broke
+    for each in (other, first, again):
         each.close()
 
 
