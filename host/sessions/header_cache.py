@@ -61,9 +61,7 @@ class HeaderCache:
     kept in ``file`` too, when given, for the next process (module docstring) — but for the
     logs ``not_durable`` names (new logs no durable point has synced yet)."""
 
-    def __init__(
-        self, file: Path | None = None, not_durable: Callable[[str], bool] | None = None
-    ) -> None:
+    def __init__(self, file: Path | None, *, not_durable: Callable[[str], bool]) -> None:
         self._file = file
         self._not_durable = not_durable
         self._loaded = file is None
@@ -120,9 +118,8 @@ class HeaderCache:
         self._files = seen
         self._dir_key = dir_key
         if learned and seen and self._file is not None:  # no file for an empty directory
-            saved = seen
-            if self._not_durable is not None:  # a machine crash may yet empty such a log
-                saved = {name: kept for name, kept in seen.items() if not self._not_durable(name)}
+            # a log not durable yet is left out: a machine crash may yet empty it
+            saved = {name: kept for name, kept in seen.items() if not self._not_durable(name)}
             header_cache_file.save(self._file, dir_key, saved)
 
     def _header(

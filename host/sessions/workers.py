@@ -133,7 +133,7 @@ async def settled(future: Future[T] | asyncio.Future[T]) -> T:
     """The result of ``future``; should the caller be cancelled meanwhile (once or more), its
     ``CancelledError`` is raised once ``future`` finished (its outcome left to whoever
     submitted it: a sync's writer records it either way; a new log's descriptor is closed only
-    after the thread that fills it is done with it)."""
+    after the thread that syncs it is done with it)."""
     wrapped = asyncio.wrap_future(future)
     try:
         return await asyncio.shield(wrapped)
