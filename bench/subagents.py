@@ -15,7 +15,8 @@ would, while it is in a turn (its first model call waits for the delegations); e
 publishes a child with its own durable session,
 which answers once, settles and notifies the parent (a settlement notice durably accepted in
 the parent's inbox; the parent's model answers the notices after that first call). The clock
-runs from the parent's turn until every notice is in the parent's log and the parent is idle.
+runs from the parent's turn until every notice is in the parent's log (counted as they land, by
+an observer of the session store) and the parent is idle.
 Checked: N children, N notices, each naming its child once. ``--turn`` makes the delegations
 a real turn's instead: the parent's scripted model answers its first call with one response
 asking for the N ``subagent`` calls, which the agent's driver runs as its tool batch (the
@@ -31,9 +32,13 @@ of their own; SQLite syncs its write-ahead log about once per child (``strace -c
 
 Prints ms per child for each, wall clock and CPU time (of the whole process, every thread:
 steadier than the wall clock on a shared machine), the ratios host ÷ LangGraph (target <= 1
-at 5,000), and the ``fsync``/``fdatasync`` calls the host made per child (counted by wrapping
-``os.fsync`` and ``os.fdatasync`` in this process). Each side starts from a collected heap
-(``gc.collect()`` before it), so neither pays for collecting the other's garbage.
+at 5,000), the ``fsync``/``fdatasync`` calls the host made per child and the time spent in
+them (counted and timed by wrapping ``os.fsync`` and ``os.fdatasync`` in this process; they run
+on the host's sync thread, beside the event loop), and the files it created and the time spent
+creating them (``os.open`` with ``O_CREAT | O_EXCL``): the two floors under a durable session
+of its own per child, which vary with the file system far more than the host's own work. Each
+side starts from a collected heap (``gc.collect()`` before it), so neither pays for collecting
+the other's garbage.
 ``--rounds R`` measures each row R times and prints the median ratio: on a shared machine
 either side's figure swings by half from one round to the next. ``--profile N`` runs the
 host side under cProfile and prints its N most expensive functions (cumulative, then own
@@ -54,7 +59,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
@@ -62,25 +67,56 @@ from typing import Annotated, Any, TypedDict
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 SYNCS: Counter[str] = Counter()
+"""The ``fsync``/``fdatasync`` calls of the process, by name."""
+FILE_WORK: defaultdict[str, float] = defaultdict(float)
+"""Seconds in those calls (``syncing``, on any thread), the files created (``created``: opened
+with ``O_CREAT | O_EXCL``) and seconds in those opens (``creating``)."""
 _COUNT = threading.Lock()
 
 
 def _counted(name: str) -> None:
-    """Wrap ``os.<name>`` to count its calls in ``SYNCS`` — before the host is imported, so
-    that a module binding it at import (``sync_fd = os.fdatasync``) binds the counter."""
+    """Wrap ``os.<name>`` to count its calls in ``SYNCS`` and time them in ``FILE_WORK`` —
+    before the host is imported, so that a module binding it at import
+    (``sync_fd = os.fdatasync``) binds the counter."""
     real: Callable[[int], None] = getattr(os, name)
 
     def counted(fd: int) -> None:
-        with _COUNT:
-            SYNCS[name] += 1
-        real(fd)
+        started = time.perf_counter()
+        try:
+            real(fd)
+        finally:
+            with _COUNT:
+                SYNCS[name] += 1
+                FILE_WORK["syncing"] += time.perf_counter() - started
 
     setattr(os, name, counted)
+
+
+def _timed_creation() -> None:
+    """Wrap ``os.open`` to time the calls that create a file (``O_CREAT | O_EXCL``, as a new
+    session log is): a file system that makes creating a file slow (ext4 without a journal,
+    after a mass delete: up to 0.6 ms a file, against 0.02 with a journal) charges each child
+    for it."""
+    real = os.open
+
+    def timed(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if flags & (os.O_CREAT | os.O_EXCL) != os.O_CREAT | os.O_EXCL:
+            return real(path, flags, mode, dir_fd=dir_fd)
+        started = time.perf_counter()
+        try:
+            return real(path, flags, mode, dir_fd=dir_fd)
+        finally:
+            with _COUNT:
+                FILE_WORK["created"] += 1
+                FILE_WORK["creating"] += time.perf_counter() - started
+
+    os.open = timed
 
 
 for _name in ("fsync", "fdatasync"):
     if hasattr(os, _name):
         _counted(_name)
+_timed_creation()
 
 import agent_host_subagent  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
@@ -131,7 +167,21 @@ async def host_run(children: int, data_dir: Path, fsync: str, turn: bool) -> dic
         else:
             model.complete = complete
         parent = await host.services.agents.create(label="parent")
+        noticed: list[str] = []
+        all_noticed = asyncio.Event()
+
+        def count_notices(session: Any, events: Any) -> None:
+            # as they land: scanning the parent's whole log on each pass of a waiting loop
+            # costs the event loop O(log) every time it turns, which the host would be
+            # charged for (N = 5,000 delegated in one turn: up to 17,000 passes, 2 to 5 s)
+            if session.id == parent.id:
+                noticed.extend(notices(events))
+                if len(noticed) >= children:
+                    all_noticed.set()
+
+        stop_counting = host.services.sessions.observe(count_notices)
         SYNCS.clear()
+        FILE_WORK.clear()
         started, cpu = time.perf_counter(), time.process_time()
         parent.followup("Delegate the tasks.")
         ids = []
@@ -147,11 +197,13 @@ async def host_run(children: int, data_dir: Path, fsync: str, turn: bool) -> dic
             activation = manager.activation(child_id)
             if activation is not None:
                 await activation.wait_done()
-        while len(notices(parent.session.events)) < children or parent.status != "idle":
+        await all_noticed.wait()
+        while parent.status != "idle":
             await parent.wait_idle()
             await asyncio.sleep(0)
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-        syncs = Counter(SYNCS)
+        stop_counting()
+        syncs, file_work = Counter(SYNCS), dict(FILE_WORK)
         named = notices(parent.session.events)
         if turn:  # the driver made the calls: N distinct children, one notice each
             assert len(named) == len(set(named)) == children, "a child did not notify once"
@@ -164,6 +216,7 @@ async def host_run(children: int, data_dir: Path, fsync: str, turn: bool) -> dic
         "seconds": elapsed,
         "cpu": cpu,
         "syncs": syncs,
+        "file_work": file_work,
         "parent_turns": turns,
     }
 
@@ -222,7 +275,7 @@ def measure(children: int, fsync: str, turn: bool, profiler: cProfile.Profile | 
         base, base_cpu = langgraph_run(children, Path(tmp))
     ms, base_ms = ours["seconds"] / children * 1e3, base / children * 1e3
     cpu, base_cpu = ours["cpu"] / children * 1e3, base_cpu / children * 1e3
-    syncs = ours["syncs"]
+    syncs, work = ours["syncs"], ours["file_work"]
     per_child = sum(syncs.values()) / children
     detail = ", ".join(f"{name} {count}" for name, count in sorted(syncs.items()))
     print(
@@ -230,7 +283,10 @@ def measure(children: int, fsync: str, turn: bool, profiler: cProfile.Profile | 
         f"host {ms:.3f} ms/child (CPU {cpu:.3f}), "
         f"LangGraph Send+SQLite {base_ms:.3f} ms/child (CPU {base_cpu:.3f}), ratio "
         f"{ms / base_ms:.2f} (CPU {cpu / base_cpu:.2f}; target <= 1 at 5,000); host syncs "
-        f"{per_child:.2f}/child ({detail}); parent turns {ours['parent_turns']}"
+        f"{per_child:.2f}/child ({detail}; {work['syncing'] / children * 1e3:.3f} ms/child "
+        f"in them, on the sync thread), files created {work['created']:.0f} "
+        f"({work['creating'] / children * 1e3:.3f} ms/child in their opens); "
+        f"parent turns {ours['parent_turns']}"
     )
     return float(ms / base_ms)
 
