@@ -33,12 +33,12 @@ of their own; SQLite syncs its write-ahead log about once per child (``strace -c
 Prints ms per child for each, wall clock and CPU time (of the whole process, every thread:
 steadier than the wall clock on a shared machine), the ratios host ÷ LangGraph (target <= 1
 at 5,000), the ``fsync``/``fdatasync`` calls the host made per child and the time spent in
-them (counted and timed by wrapping ``os.fsync`` and ``os.fdatasync`` in this process; they run
-on the host's sync thread, beside the event loop), and the files it created and the time spent
-creating them (``os.open`` with ``O_CREAT | O_EXCL``): the two floors under a durable session
-of its own per child, which vary with the file system far more than the host's own work. Each
-side starts from a collected heap (``gc.collect()`` before it), so neither pays for collecting
-the other's garbage.
+them (counted and timed by wrapping ``os.fsync`` and ``os.fdatasync`` in this process; the
+host runs them on its sync thread, beside the event loop), and the files it created and the
+time spent creating them (``os.open`` with ``O_CREAT | O_EXCL``): the two floors under a
+durable session of its own per child, which vary with the file system far more than the
+host's own work. Each side starts from a collected heap (``gc.collect()`` before it), so
+neither pays for collecting the other's garbage.
 ``--rounds R`` measures each row R times and prints the median ratio: on a shared machine
 either side's figure swings by half from one round to the next. ``--profile N`` runs the
 host side under cProfile and prints its N most expensive functions (cumulative, then own
@@ -203,7 +203,7 @@ async def host_run(children: int, data_dir: Path, fsync: str, turn: bool) -> dic
             await asyncio.sleep(0)
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         stop_counting()
-        syncs, file_work = Counter(SYNCS), dict(FILE_WORK)
+        syncs, file_work = Counter(SYNCS), defaultdict(float, FILE_WORK)
         named = notices(parent.session.events)
         if turn:  # the driver made the calls: N distinct children, one notice each
             assert len(named) == len(set(named)) == children, "a child did not notify once"
@@ -277,14 +277,14 @@ def measure(children: int, fsync: str, turn: bool, profiler: cProfile.Profile | 
     cpu, base_cpu = ours["cpu"] / children * 1e3, base_cpu / children * 1e3
     syncs, work = ours["syncs"], ours["file_work"]
     per_child = sum(syncs.values()) / children
-    detail = ", ".join(f"{name} {count}" for name, count in sorted(syncs.items()))
+    detail = ", ".join(f"{name} {count}" for name, count in sorted(syncs.items())) or "none"
     print(
         f"{children} children{' (one turn)' if turn else ''}, fsync={fsync}: "
         f"host {ms:.3f} ms/child (CPU {cpu:.3f}), "
         f"LangGraph Send+SQLite {base_ms:.3f} ms/child (CPU {base_cpu:.3f}), ratio "
         f"{ms / base_ms:.2f} (CPU {cpu / base_cpu:.2f}; target <= 1 at 5,000); host syncs "
         f"{per_child:.2f}/child ({detail}; {work['syncing'] / children * 1e3:.3f} ms/child "
-        f"in them, on the sync thread), files created {work['created']:.0f} "
+        f"in them), files created {work['created']:.0f} "
         f"({work['creating'] / children * 1e3:.3f} ms/child in their opens); "
         f"parent turns {ours['parent_turns']}"
     )
