@@ -167,16 +167,17 @@ async def host_run(children: int, data_dir: Path, fsync: str, turn: bool) -> dic
         else:
             model.complete = complete
         parent = await host.services.agents.create(label="parent")
-        noticed: list[str] = []
+        noticed = 0
         all_noticed = asyncio.Event()
 
         def count_notices(session: Any, events: Any) -> None:
             # as they land: scanning the parent's whole log on each pass of a waiting loop
             # costs the event loop O(log) every time it turns, which the host would be
             # charged for (N = 5,000 delegated in one turn: up to 17,000 passes, 2 to 5 s)
+            nonlocal noticed
             if session.id == parent.id:
-                noticed.extend(notices(events))
-                if len(noticed) >= children:
+                noticed += len(notices(events))
+                if noticed >= children:
                     all_noticed.set()
 
         stop_counting = host.services.sessions.observe(count_notices)
