@@ -311,7 +311,7 @@ async def hot_reload(temp: Path, traces: list[Trace]) -> None:
     harness = HostHarness(*candidates, data_dir=temp / "data")
     try:
         lines: list[str] = []
-        loop = ReloadLoop(WatchMap(harness.host.plugins), harness.host.reload, lines.append)
+        loop = ReloadLoop(WatchMap(harness.host.plugins), lines.append)
         for n, trace in enumerate(traces, start=1):
             path = site / f"{module}.py"
             path.write_text(PLUGIN_SOURCE.format(n=n), encoding="utf-8")

@@ -10,7 +10,7 @@ every installed plugin plus that one). Each edit rewrites the module so that it 
 tool with a new name, then measures, with ``time.perf_counter``:
 
 * **watcher delay**: from the write returning to ``watchfiles`` handing over the batch;
-* **reload work**: ``ReloadLoop.step`` on that batch (plan, ``Host.reload``, the line);
+* **reload work**: ``ReloadLoop.step`` on that batch (plan, ``reload_plugin``, the line);
 * **edit-to-callable**: from the write to the new tool answering ``call_tool`` with the new text.
 
 Between edits the bench waits 100 ms and drops stray events, so each edit is measured alone.
@@ -69,7 +69,7 @@ async def measure_edits(
     """Per edit: watcher delay, reload work and edit-to-callable, in ms."""
     lines: list[str] = []
     watch_map = WatchMap(host.plugins)
-    loop = ReloadLoop(watch_map, host.reload, lines.append)
+    loop = ReloadLoop(watch_map, lines.append)
     pending = PendingChanges()
     watcher = Watcher([site], step=step, debounce=debounce)
     await watcher.start()  # every watch in place

@@ -2,7 +2,7 @@
 
 The host watches the code of every plugin in development (editable installs and checkouts on
 ``PYTHONPATH``; see ``host.plugins.watch``) plus any ``--watch`` path. A change to a tool or
-setup-contribution plugin reloads just that plugin (``Host.reload``) and prints one line per
+setup-contribution plugin reloads just that plugin (``host.plugins.reload``) and prints one line per
 plugin: ``reloaded X in N ms`` or ``reload of X failed, previous version kept: <error>``.
 A change to a plugin that provides services (or any change, with ``--restart``) prints
 ``restarting: <reason>`` and re-executes the same command line: sessions are on disk, the
@@ -236,7 +236,7 @@ async def run_dev(
             print(f"agent-host: watching {len(paths)} path(s) for {names}", file=err, flush=True)
             root = await conversation.resume_or_create(root_id)
             chat, say = _chat(conversation, front)
-            reloads = ReloadLoop(watch_map, host.reload, say).run(changes)
+            reloads = ReloadLoop(watch_map, say).run(changes)
             try:
                 reason = await _until_one_ends(chat, reloads)
             finally:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib.util
 import os
 import site
@@ -43,7 +44,7 @@ import attrs
 
 from host.plugins.lifecycle import PluginLifecycle, describe_error
 from host.plugins.record import PluginRecord
-from host.plugins.reload import ReloadOutcome
+from host.plugins.reload import ReloadOutcome, reload_plugin
 
 
 def source_roots(record: PluginRecord) -> tuple[Path, ...]:
@@ -227,7 +228,7 @@ class PendingChanges:
 
 
 Reload = Callable[..., ReloadOutcome]
-"""``Host.reload``: ``reload(name)``, and ``reload(name, keep_services=True)`` for a provider."""
+"""``reload(name)``, and ``reload(name, keep_services=True)`` for a provider."""
 Emit = Callable[[str], None]
 
 
@@ -235,13 +236,15 @@ class ReloadLoop:
     """Consumes a change source; reloads the affected plugins once per round, or stops to restart.
 
     ``source`` yields batches of paths (``watchfiles.awatch`` in ``agent-host dev``, anything
-    in tests). ``reload`` is ``Host.reload``; ``emit`` prints a line. A restart decision ends
-    ``run`` with its reason: the caller shuts the host down and re-executes the process.
+    in tests). ``emit`` prints a line. Each plugin is reloaded by ``reload_plugin`` on the
+    watch map's plugins (what ``Host.reload`` does), or by ``reload`` when given (tests). A
+    restart decision ends ``run`` with its reason: the caller shuts the host down and
+    re-executes the process.
     """
 
-    def __init__(self, watch_map: WatchMap, reload: Reload, emit: Emit) -> None:
+    def __init__(self, watch_map: WatchMap, emit: Emit, reload: Reload | None = None) -> None:
         self.watch_map = watch_map
-        self.reload = reload
+        self.reload: Reload = reload or functools.partial(reload_plugin, watch_map.plugins)
         self.emit = emit
         self.pending = PendingChanges()
         self.rounds: list[Plan] = []

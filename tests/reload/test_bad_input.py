@@ -133,7 +133,7 @@ async def test_a_file_deleted_mid_edit_keeps_the_previous_version(
     lines: list[str] = []
     path = plugins.path("sturdy")
 
-    loop = ReloadLoop(WatchMap(host.plugins), host.reload, lines.append)
+    loop = ReloadLoop(WatchMap(host.plugins), lines.append)
     path.unlink()  # the editor removed the file and has not written the new one yet
     assert await loop.run(batches([path])) is None
     (line,) = lines

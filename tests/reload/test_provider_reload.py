@@ -67,7 +67,7 @@ async def one_round(host: Host, path: Path) -> tuple[str | None, list[str]]:
     async def changes() -> AsyncIterator[list[Path]]:
         yield [path]
 
-    reason = await ReloadLoop(WatchMap(host.plugins), host.reload, lines.append).run(changes())
+    reason = await ReloadLoop(WatchMap(host.plugins), lines.append).run(changes())
     await asyncio.sleep(0)
     return reason, lines
 

@@ -34,7 +34,7 @@ class Changes:
 
 
 class Recorder:
-    """Stands in for ``Host.reload``; ``during`` runs inside the first reload."""
+    """Stands in for ``reload_plugin``; ``during`` runs inside the first reload."""
 
     def __init__(self, during: Callable[[], None] = lambda: None) -> None:
         self.calls: list[str] = []
@@ -68,7 +68,7 @@ async def test_edits_during_a_reload_merge_into_one_next_round(
 
     reload = Recorder(meanwhile)
     lines: list[str] = []
-    loop = ReloadLoop(WatchMap(host.plugins), reload, lines.append)
+    loop = ReloadLoop(WatchMap(host.plugins), lines.append, reload)
     changes.put(alpha)
     assert await loop.run(changes) is None
     assert reload.calls == ["alpha", "alpha", "beta"]
@@ -85,7 +85,7 @@ async def test_two_quick_saves_make_one_reload(
     changes.put(plugins.path("beta"))
     changes.end()
     reload = Recorder()
-    assert await ReloadLoop(WatchMap(host.plugins), reload, print).run(changes) is None
+    assert await ReloadLoop(WatchMap(host.plugins), print, reload).run(changes) is None
     assert reload.calls == ["beta"]
 
 
@@ -114,7 +114,7 @@ async def test_plugins_sharing_a_package_reload_once_each(
         changes.put(directory / "b.py", directory / "a.py")
         changes.end()
         lines: list[str] = []
-        assert await ReloadLoop(watch_map, host.reload, lines.append).run(changes) is None
+        assert await ReloadLoop(watch_map, lines.append).run(changes) is None
         assert [line.split(" in ")[0] for line in lines] == [
             "reloaded left_plugin",
             "reloaded right_plugin",
@@ -173,7 +173,7 @@ async def test_restart_mode_restarts_for_everything(
     changes.put(plugins.path("alpha"))
     reload = Recorder()
     lines: list[str] = []
-    reason = await ReloadLoop(watch_map, reload, lines.append).run(changes)
+    reason = await ReloadLoop(watch_map, lines.append, reload).run(changes)
     assert reason == "alpha changed (--restart)"
     assert lines == ["restarting: alpha changed (--restart)"]
     assert reload.calls == []
@@ -201,7 +201,7 @@ async def test_an_unexpected_reload_error_is_one_line_and_watching_goes_on(
     changes.put(plugins.path("alpha"))
     changes.put(plugins.path("beta"))
     changes.end()
-    assert await ReloadLoop(WatchMap(host.plugins), broken, lines.append).run(changes) is None
+    assert await ReloadLoop(WatchMap(host.plugins), lines.append, broken).run(changes) is None
     assert lines == [
         "reload of alpha failed: KeyError: 'alpha'",
         "reload of beta failed: KeyError: 'beta'",
