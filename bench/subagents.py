@@ -38,7 +38,12 @@ host runs them on its sync thread, beside the event loop), and the files it crea
 time spent creating them (``os.open`` with ``O_CREAT | O_EXCL``): the two floors under a
 durable session of its own per child, which vary with the file system far more than the
 host's own work. Each side starts from a collected heap (``gc.collect()`` before it), so
-neither pays for collecting the other's garbage.
+neither pays for collecting the other's garbage. Each round writes in a directory of its
+own, and every round's files are removed only when the run ends: on an ext4 without a journal
+the kernel does not hand out an inode freed within the last minute (up to six while its inode
+table block is not yet written back), and every file created skips past each such inode of
+its group, so a round that followed the deletion of its predecessor's 5,000 logs paid about
+0.5 ms per child for that cleanup, not for its own work (``docs/benchmarks.md``).
 ``--rounds R`` measures each row R times and prints the median ratio: on a shared machine
 either side's figure swings by half from one round to the next. ``--profile N`` runs the
 host side under cProfile and prints its N most expensive functions (cumulative, then own
@@ -51,6 +56,7 @@ import argparse
 import asyncio
 import cProfile
 import gc
+import itertools
 import operator
 import os
 import pstats
@@ -257,23 +263,24 @@ def langgraph_run(children: int, directory: Path) -> tuple[float, float]:
     return elapsed, cpu
 
 
-def measure(children: int, fsync: str, turn: bool, profiler: cProfile.Profile | None) -> float:
-    """One round: the host and LangGraph with ``children`` children each, printed; returns
-    the ratio of their wall-clock times. Each side starts from a collected heap, so neither
-    pays for collecting the other's garbage."""
-    with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp) / "home"
-        home.mkdir()
-        os.environ["HOME"] = os.environ["AGENT_HOST_HOME"] = str(home)
-        os.chdir(tmp)  # no project profiles but the bench's own (none)
-        gc.collect()
-        if profiler is not None:
-            profiler.enable()
-        ours = asyncio.run(host_run(children, Path(tmp) / "data", fsync, turn))
-        if profiler is not None:
-            profiler.disable()
-        gc.collect()
-        base, base_cpu = langgraph_run(children, Path(tmp))
+def measure(
+    children: int, fsync: str, turn: bool, profiler: cProfile.Profile | None, tmp: Path
+) -> float:
+    """One round in the fresh directory ``tmp``: the host and LangGraph with ``children``
+    children each, printed; returns the ratio of their wall-clock times. Each side starts from
+    a collected heap, so neither pays for collecting the other's garbage."""
+    home = tmp / "home"
+    home.mkdir(parents=True)
+    os.environ["HOME"] = os.environ["AGENT_HOST_HOME"] = str(home)
+    os.chdir(tmp)  # no project profiles but the bench's own (none)
+    gc.collect()
+    if profiler is not None:
+        profiler.enable()
+    ours = asyncio.run(host_run(children, tmp / "data", fsync, turn))
+    if profiler is not None:
+        profiler.disable()
+    gc.collect()
+    base, base_cpu = langgraph_run(children, tmp)
     ms, base_ms = ours["seconds"] / children * 1e3, base / children * 1e3
     cpu, base_cpu = ours["cpu"] / children * 1e3, base_cpu / children * 1e3
     syncs, work = ours["syncs"], ours["file_work"]
@@ -309,26 +316,30 @@ def main() -> None:
     cwd = os.getcwd()
     saved = {name: os.environ.get(name) for name in ("HOME", "AGENT_HOST_HOME")}
     profiler = cProfile.Profile() if options.profile else None
-    try:
-        for children in options.children:
-            for fsync in options.fsync:
-                ratios = [
-                    measure(children, fsync, options.turn, profiler)
-                    for _ in range(options.rounds)
-                ]
-                if options.rounds > 1:
-                    print(
-                        f"{children} children, fsync={fsync}: median ratio "
-                        f"{statistics.median(ratios):.2f} of {options.rounds} rounds "
-                        f"({', '.join(f'{r:.2f}' for r in ratios)})"
-                    )
-    finally:
-        os.chdir(cwd)
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    # every round's files stay until the run ends (see the module docstring); the
+    # directory is left before it is removed
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            rounds = (Path(tmp, str(number)) for number in itertools.count())
+            for children in options.children:
+                for fsync in options.fsync:
+                    ratios = [
+                        measure(children, fsync, options.turn, profiler, next(rounds))
+                        for _ in range(options.rounds)
+                    ]
+                    if options.rounds > 1:
+                        print(
+                            f"{children} children, fsync={fsync}: median ratio "
+                            f"{statistics.median(ratios):.2f} of {options.rounds} rounds "
+                            f"({', '.join(f'{r:.2f}' for r in ratios)})"
+                        )
+        finally:
+            os.chdir(cwd)
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
     if profiler is not None:
         stats = pstats.Stats(profiler)
         stats.sort_stats("cumulative").print_stats(options.profile)
