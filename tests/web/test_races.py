@@ -1,8 +1,8 @@
 """The web console when answers and connections cross, in a real headless chromium against a
 real ``app-server --web`` (the page's socket passed through a route that holds or cuts it): a
 thread's late read after another was opened, a message typed while a new thread starts, a
-streamed answer cut by a lost connection, and the turn ends of a stored thread and of a
-followed child after a reconnect."""
+streamed answer cut by a lost connection, a stored transcript's read cut by one, and the turn
+ends of a stored thread and of a followed child after a reconnect."""
 
 from __future__ import annotations
 
@@ -100,6 +100,39 @@ def test_a_streamed_answer_cut_by_a_lost_connection_is_shown_once(servers, tabs)
     assert texts == ["go", "Streamed answer.", "again", "Second."]
     assert tab.page.locator(".streaming").count() == 0
     tab.quiet()
+
+
+def test_a_read_cut_by_a_lost_connection_is_read_again_and_what_came_meanwhile_shown(
+    servers, tabs
+) -> None:
+    server, tab = servers({"user": ["One.", "Two."]}), tabs()
+    begin(tab, server, "go")
+    tab.page.wait_for_selector(".item.marker")
+    other, cut = tabs(), threading.Event()
+
+    def route(socket: Any) -> None:  # the connection drops as the stored transcript is asked for
+        up = socket.connect_to_server()
+
+        def from_page(message: Any) -> None:
+            if json.loads(message).get("method") == "thread/read" and not cut.is_set():
+                cut.set()
+                socket.close()
+                return
+            up.send(message)
+
+        socket.on_message(from_page)
+        up.on_message(lambda message: socket.send(message))
+
+    other.page.route_web_socket("**/*", route)
+    other.page.goto(server.console)
+    other.page.locator("#thread-list li button.thread").first.click()
+    other.page.wait_for_selector(".item .text:has-text('One.')")  # read again after the reconnect
+    assert cut.is_set()
+    sent(other, "more", "Two.")  # the new turn's items, no longer held for a read that was cut
+    other.page.wait_for_selector(".item.marker")
+    rows = other.page.locator("#transcript li").all_inner_texts()
+    assert [row.split("\n")[-1] for row in rows] == ["go", "One.", "more", "Two.", "turn completed"]
+    other.quiet()
 
 
 def test_a_stored_thread_shows_no_turn_end_again_after_a_reconnect(servers, tabs) -> None:

@@ -115,11 +115,13 @@ async function opened(first) {
 }
 
 // After a lost connection: the open thread again from the last seq seen (the follow states
-// the tree as it is now).
+// the tree as it is now), and the viewed transcript read again if the loss cut its read (its
+// notifications are held until a read ends).
 async function rejoin() {
   if (!state.root) return;
   await follow(state.root.id, state.rootSeq);
   if (state.viewing !== state.root.id) await state.rpc.request("thread/subscribe", { threadId: state.viewing, afterSeq: transcript.lastSeq });
+  if (state.loading !== null) await read(state.viewing, state.shown);
 }
 
 function error(line) {
