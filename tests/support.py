@@ -25,6 +25,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import IO, Any
 
 import attrs
@@ -225,7 +226,7 @@ def wait_until(check: Callable[[], Any], what: str, timeout: float = 10.0) -> An
         time.sleep(0.02)
 
 
-async def soon(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
+async def soon(condition: Callable[[], object], timeout: float = 5.0) -> bool:
     """Whether ``condition()`` holds within ``timeout`` seconds, polled between loop turns."""
     deadline = asyncio.get_running_loop().time() + timeout
     while not condition():
@@ -233,3 +234,12 @@ async def soon(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
             return False
         await asyncio.sleep(0.01)
     return True
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")

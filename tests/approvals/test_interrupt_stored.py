@@ -17,14 +17,9 @@ from host.clients.commands import Commands
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import ApprovalDecided, TurnEnd
 from host.testing import HostHarness, MakeHarness
-from tests.approvals.test_resume import (
-    blocked_child,
-    crash_copy,
-    harness,
-    until,
-)
-from tests.approvals.test_service import RAN, Asker, bodies, service, tree
-from tests.support import tool_messages
+from tests.approvals.test_resume import blocked_child, crash_copy, harness
+from tests.approvals.test_service import RAN, Asker, service, tree
+from tests.support import bodies, soon, tool_messages
 
 
 async def after_a_kill(
@@ -91,7 +86,7 @@ async def test_a_parent_interrupting_its_stored_child_that_waits_cancels_it_befo
     root, _, grandchild = await tree(first, 2)
     first.model.script("level 2", call("shell", cmd="rm x"), say("never"))
     grandchild.followup("go")
-    await until(lambda: service(first).pending())
+    assert await soon(lambda: service(first).pending())
     (request,) = service(first).pending()
     second = harness(make_harness, await crash_copy(first, tmp_path))
     never = Asker()

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from host.approvals.policy import Policy, effective, parse
 from host.errors import ConfigError
+from tests.cli.support import agent_host
 
 
 def test_deny_then_ask_then_allow_then_the_mode() -> None:
@@ -108,13 +107,6 @@ def test_a_plugin_glob_allows_its_own_tools_only_not_a_sub_plugins() -> None:
     assert Policy(deny=("mcp",)).verdict("git__push", False, plugin="mcp.git") == "run"
 
 
-def agent_host(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_HOST_", "OPENAI_"))}
-    env["AGENT_HOST_HOME"] = str(home)
-    command = [sys.executable, "-m", "host.cli.main", *args]
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
-
-
 def plugins_listed(tmp_path: Path, user: str, project: str) -> subprocess.CompletedProcess[str]:
     """``plugins --json`` in a project whose agent-host.toml is ``project``, the user's
     ``user``; it succeeded."""
@@ -123,7 +115,7 @@ def plugins_listed(tmp_path: Path, user: str, project: str) -> subprocess.Comple
     directory.mkdir()
     (home / "agent-host.toml").write_text(user)
     (directory / "agent-host.toml").write_text(project)
-    listed = agent_host("plugins", "--json", cwd=directory, home=home)
+    listed = agent_host("plugins", "--json", cwd=directory, AGENT_HOST_HOME=str(home))
     assert listed.returncode == 0, listed.stderr
     return listed
 
@@ -138,7 +130,7 @@ def test_the_cli_reads_the_user_file_narrowed_by_the_project(tmp_path: Path) -> 
 
 def test_a_bad_user_file_is_one_error_line(tmp_path: Path) -> None:
     (tmp_path / "agent-host.toml").write_text('[approvals]\nmode = "later"\n')
-    result = agent_host("plugins", cwd=tmp_path, home=tmp_path)
+    result = agent_host("plugins", cwd=tmp_path, AGENT_HOST_HOME=str(tmp_path))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"agent-host: error: {tmp_path / 'agent-host.toml'}: [approvals] mode: "
@@ -162,7 +154,7 @@ def test_a_dotted_glob_is_a_warning_unless_a_plugin_has_that_name() -> None:
 
 def test_the_cli_warns_of_a_glob_that_matches_no_tool(tmp_path: Path) -> None:
     (tmp_path / "agent-host.toml").write_text('[approvals]\ndeny = ["shel*", "mcp.*"]\n')
-    result = agent_host("plugins", cwd=tmp_path, home=tmp_path / "home")
+    result = agent_host("plugins", cwd=tmp_path, AGENT_HOST_HOME=str(tmp_path / "home"))
     assert result.returncode == 0, result.stderr
     assert '[approvals] deny glob "shel*" matches no tool and no plugin' in result.stderr
     assert '[approvals] deny glob "mcp.*" matches no tool and no plugin' in result.stderr
@@ -180,6 +172,6 @@ def test_a_projects_plugins_approvals_table_cannot_switch_approvals_off(tmp_path
     (tmp_path / "agent-host.toml").write_text(
         '[plugins.approvals]\nmode = "allow"\nallow = ["*"]\n'
     )
-    result = agent_host("plugins", cwd=tmp_path, home=tmp_path / "home")
+    result = agent_host("plugins", cwd=tmp_path, AGENT_HOST_HOME=str(tmp_path / "home"))
     assert result.returncode == 0, result.stderr
     assert "[plugins.approvals] is ignored: the approval policy is [approvals]" in result.stderr

@@ -24,8 +24,8 @@ from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import ApprovalDecided, ApprovalRequested, MessageEvent
 from host.testing import HostHarness, MakeHarness
 from host.tools import tool
-from tests.approvals.test_service import RAN, Asker, bodies, service, shell, tree
-from tests.support import tool_messages
+from tests.approvals.test_service import RAN, Asker, service, shell, tree
+from tests.support import bodies, soon, tool_messages
 from tool_subagent_control import root as control
 
 GATE = asyncio.Event()
@@ -70,14 +70,6 @@ async def crash_copy(h: HostHarness, tmp_path: Path) -> Path:
     return copy
 
 
-async def until(condition: Any) -> None:
-    for _ in range(500):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("condition never met")
-
-
 async def blocked_root(
     make_harness: MakeHarness, tmp_path: Path, made: Any
 ) -> tuple[HostHarness, Any, ApprovalRequest]:
@@ -87,7 +79,7 @@ async def blocked_root(
     root = await h.root()
     h.model.script("root", made, say("never"))
     root.followup("go")
-    await until(lambda: service(h).pending())
+    assert await soon(lambda: service(h).pending())
     (request,) = service(h).pending()
     return h, root, request
 
@@ -102,7 +94,7 @@ async def blocked_child(
     root, child = await tree(h, 1)
     h.model.script("level 1", call("shell", cmd=cmd), say("never"))
     child.followup("go")
-    await until(lambda: service(h).pending())
+    assert await soon(lambda: service(h).pending())
     (request,) = service(h).pending()
     return h, root, child, request
 
@@ -117,7 +109,7 @@ async def cut_off(make_harness: MakeHarness, tmp_path: Path, made: Any) -> tuple
     service(first).on_request(Asker(Answer.approve()))
     first.model.script("root", made, say("never"))
     root.followup("go")
-    await until(lambda: len(RAN) == 1)
+    assert await soon(lambda: len(RAN) == 1)
     crashed = await crash_copy(first, tmp_path)
     GATE.set()
     return harness(make_harness, crashed), root.id
@@ -140,7 +132,7 @@ async def test_a_pending_request_is_asked_again_once_and_the_agent_goes_on(
     service(second).on_request(asker)
     second.model.script("root", say("built"))
     resumed = await second.agents.resume(root.id, label="root")
-    await until(lambda: asker.asked and resumed.status == "idle")
+    assert await soon(lambda: asker.asked and resumed.status == "idle")
     await resumed.wait_idle()
     asked_again(asker, before, root.id)
     assert RAN == ["make"]
@@ -170,7 +162,7 @@ async def test_a_child_asks_again_through_the_current_root_and_both_logs_close(
     new_root = await second.agents.resume(root.id, label="root")
     assert service(second).waiting(new_root) == {child.id}
     new_child = await second.agents.resume(child.id, label="level 1")
-    await until(lambda: asker.asked)
+    assert await soon(lambda: asker.asked)
     await new_child.wait_idle()
     asked_again(asker, before, new_root.id)
     assert RAN == []
@@ -234,7 +226,7 @@ async def test_host_close_leaves_a_pending_request_open_and_it_is_asked_again_on
     second.model.script("level 1", say("ran it"))
     await second.agents.resume(root.id, label="root")
     new_child = await second.agents.resume(child.id, label="level 1")
-    await until(lambda: asker.asked)
+    assert await soon(lambda: asker.asked)
     await new_child.wait_idle()
     asked_again(asker, request, root.id)
     assert RAN == ["x"]
@@ -251,7 +243,7 @@ async def test_a_question_left_open_is_asked_again_and_its_answer_is_the_result(
     service(second).on_request(asker)
     second.model.script("root", say("painting it blue"))
     resumed = await second.agents.resume(root.id, label="root")
-    await until(lambda: asker.asked)
+    assert await soon(lambda: asker.asked)
     await resumed.wait_idle()
     asked_again(asker, before, root.id)
     assert asker.asked[0].line() == f"{root.id} (root, depth 0) asks: Which colour?"
@@ -291,7 +283,7 @@ async def test_a_decision_the_roots_mirror_lacks_is_copied_there_at_resume(
     service(first).on_request(Asker(Answer.approve()))
     first.model.script("level 1", call("slow", cmd="ship"), say("never"))
     child.followup("go")
-    await until(lambda: RAN == ["slow ship"])
+    assert await soon(lambda: RAN == ["slow ship"])
     crashed = await crash_copy(first, tmp_path)
     GATE.set()
     root_log = crashed / f"{root.id}.jsonl"  # a kill between the child's append and the root's
@@ -315,7 +307,7 @@ async def test_a_waiting_child_that_cannot_be_resumed_with_its_root_is_a_warning
     never = Asker()
     service(second).on_request(never)
     resumed = await Commands(second.host).resume(root.id)  # its child has no descriptor
-    await until(lambda: "cannot be resumed" in caplog.text)
+    assert await soon(lambda: "cannot be resumed" in caplog.text)
     (record,) = [r for r in caplog.records if "cannot be resumed" in r.getMessage()]
     assert (record.levelname, record.getMessage()) == (
         "WARNING",

@@ -19,6 +19,7 @@ from host.sessions.model import (
 )
 from host.testing import HostHarness, MakeHarness
 from host.tools import ToolExec, tool
+from tests.support import bodies
 
 RAN: list[str] = []
 
@@ -98,10 +99,6 @@ async def child(h: HostHarness, parent: Any, label: str) -> Any:
     """A live child of ``parent`` at depth 1 labelled ``label`` (session ``sub_<label>``)."""
     header = SessionHeader(id=f"sub_{label}", parent_session=parent.id, delegation_depth=1)
     return await h.agents.create(header, label=label)
-
-
-def bodies(agent: Any, kind: type) -> list[Any]:
-    return [e.body for e in agent.session.events if isinstance(e.body, kind)]
 
 
 async def test_a_depth_three_request_reaches_the_root_with_its_exact_origin(h: HostHarness) -> None:

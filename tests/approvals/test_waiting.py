@@ -11,9 +11,10 @@ from host.agents import call, say
 from host.approvals.requests import Answer
 from host.approvals.service import ApprovalService
 from host.subagents.types import ChildRequest
-from tests.approvals.test_resume import asked_again, until
+from tests.approvals.test_resume import asked_again
 from tests.approvals.test_service import RAN, Asker, shell
 from tests.reliability.hosts import Tree
+from tests.support import soon
 
 
 def approvals(tree: Tree) -> ApprovalService:
@@ -31,7 +32,7 @@ async def blocked(tree: Tree) -> tuple[str, str]:
     started = await tree.subagents.start_continuable(
         "spawn", ChildRequest(prompt="clean up"), parent=root, label="asker"
     )
-    await until(lambda: approvals(tree).pending())
+    assert await soon(lambda: approvals(tree).pending())
     return root.id, started.child_id
 
 

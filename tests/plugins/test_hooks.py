@@ -91,13 +91,8 @@ def test_register_prompt_sections(tmp_path):
 
 
 def test_register_tools(tmp_path):
-    import attrs
-
     from host.tools import tool
-
-    @attrs.frozen
-    class NoArgs:
-        pass
+    from tests.support import NoArgs
 
     @tool("noop", "Do nothing.", NoArgs)
     async def noop(args, exec):

@@ -8,7 +8,6 @@ Without the installed server these tests are skipped on a developer machine and 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
@@ -21,6 +20,7 @@ import pytest
 
 from host.agents import call, calls, say, tool_call
 from host.tools import ToolProgress
+from tests.support import soon
 
 PLUGIN = ("mcp", agent_host_mcp)
 NPM_DIR_ENV = "AGENT_HOST_TEST_NPM_DIR"
@@ -59,21 +59,13 @@ def row(host, name):
     return next(r for r in host.plugin_rows() if r["name"] == name)
 
 
-async def until(check, timeout: float = 20.0) -> None:
-    """Poll ``check`` (bounded) for what another process or thread brings about."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.02)
-
-
 async def test_a_killed_stdio_server_stays_named_in_every_later_call(
     make_host, everything, tool_messages
 ):
     host = make_host(PLUGIN, config=servers(everything=everything))
     connection = host.plugins.records["mcp.everything"].obj.connection
     os.kill(connection.pid, signal.SIGKILL)
-    await until(lambda: row(host, "mcp.everything")["state"] == "failed")
+    assert await soon(lambda: row(host, "mcp.everything")["state"] == "failed", timeout=20)
     line = row(host, "mcp.everything")["error"]
     assert line.startswith('MCP server "everything" exited (signal 9)')
 
@@ -97,7 +89,7 @@ async def test_a_restarted_http_server_goes_failed_then_active_with_its_tools(
     assert "web__echo" in tools
 
     server.terminate()
-    await until(lambda: row(host, "mcp.web")["state"] == "failed")
+    assert await soon(lambda: row(host, "mcp.web")["state"] == "failed", timeout=20)
     line = row(host, "mcp.web")["error"]
     assert line.startswith(f'MCP server "web" ({url}) is unreachable: ')
     started = time.monotonic()
@@ -107,7 +99,7 @@ async def test_a_restarted_http_server_goes_failed_then_active_with_its_tools(
 
     server.wait()
     listening(command, port, env)
-    await until(lambda: row(host, "mcp.web")["state"] == "active", timeout=40)
+    assert await soon(lambda: row(host, "mcp.web")["state"] == "active", timeout=40)
     assert row(host, "mcp.web")["tools"] == tools
     _, [back] = await tool_messages(host, call("web__echo", message="back"), say("ok"))
     assert (back.content, back.is_error) == ("Echo: back", False)

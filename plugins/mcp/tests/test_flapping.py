@@ -7,13 +7,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-import time
 from pathlib import Path
 
 import agent_host_mcp
 import pytest
 
 from host.agents import call, say
+from tests.support import soon
 
 PLUGIN = ("mcp", agent_host_mcp)
 FAULT = str(Path(__file__).with_name("fault_server.py"))
@@ -34,14 +34,6 @@ def state(host, name: str) -> str:
     return str(row(host, name)["state"])
 
 
-async def until(check, timeout: float = 40.0) -> None:
-    """Poll ``check`` (bounded) for what the killed or restarted server brings about."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.02)
-
-
 async def test_a_flapping_http_server_logs_each_cause_once_and_others_go_on(
     make_host, caplog, port, listening, tool_messages
 ):
@@ -60,12 +52,12 @@ async def test_a_flapping_http_server_logs_each_cause_once_and_others_go_on(
     for _ in range(3):
         server.kill()
         server.wait()
-        await until(lambda: state(host, "mcp.web") == "failed")
+        assert await soon(lambda: state(host, "mcp.web") == "failed", timeout=40)
         lines.append(row(host, "mcp.web")["error"])
         assert '"timezone": "UTC"' in await answer("time__get_current_time", timezone="UTC")
         server = listening(command, port)
         await asyncio.sleep(1.0)
-    await until(lambda: state(host, "mcp.web") == "active")
+    assert await soon(lambda: state(host, "mcp.web") == "active", timeout=40)
     assert await answer("web__echo", text="last") == "last"
     # Noticed where the server died — under the open event stream — not at a later request.
     assert "peer closed connection" in lines[0], lines

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.support import AGENT_HOST, agent_host
+from tests.support import alive, wait_until
 
 FAULT = Path(__file__).with_name("fault_server.py")
 TIMEOUT = 60.0
@@ -25,22 +25,6 @@ COMMANDS = {
     "chat": ["chat", "--plain", "--script", "script.json"],
     "dev": ["dev", "--plain", "--script", "script.json"],
 }
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
-def wait_until(condition: object, what: str) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"waited {TIMEOUT}s for {what}"
-        time.sleep(0.05)
 
 
 class Host:
@@ -70,7 +54,7 @@ class Host:
             assert self.process.stdin is not None
             self.process.stdin.write("go\n")  # and the input stays open: no end of input
             self.process.stdin.flush()
-        wait_until(self._call_started, "the server to start the call")
+        wait_until(self._call_started, "the server to start the call", TIMEOUT)
         self.server = int(pid_file.read_text())
 
     def _call_started(self) -> bool:
@@ -126,7 +110,7 @@ def test_a_server_does_not_outlive_a_host_killed_mid_call(start):
     assert alive(host.server)
     host.process.kill()  # SIGKILL: the host closes nothing
     host.process.wait(timeout=TIMEOUT)
-    wait_until(lambda: not alive(host.server), "the server to end with its host")
+    wait_until(lambda: not alive(host.server), "the server to end with its host", TIMEOUT)
 
 
 def test_a_second_sigterm_while_the_host_closes_lets_the_close_finish(start):

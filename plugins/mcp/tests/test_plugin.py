@@ -20,6 +20,7 @@ from host.plugins.discovery import from_object
 from host.plugins.selection import Selection
 from host.settings import HostSettings
 from host.tools import ToolProgress
+from tests.support import alive
 
 BIN = Path(sys.executable).parent
 TIME = {"command": str(BIN / "mcp-server-time")}
@@ -33,14 +34,6 @@ def rows(host):
 
 def servers(**definitions):
     return {"plugins": {"mcp": {"servers": definitions}}}
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split()[2]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 async def turn_result(host, name, **arguments):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -14,32 +13,14 @@ from pathlib import Path
 import pytest
 from agent_host_mcp.config import MCP_JSON_BYTES
 
+from tests.cli.support import capped_agent_host
+
 BIN = Path(sys.executable).parent
 TIME = {"command": str(BIN / "mcp-server-time")}
-MEMORY_CAP = 1 << 30
-"""Address space for the CLI: plenty for the host, far less than an endless read takes."""
-
 COMMANDS = [("plugins",), ("mcp", "trust", "time")]
-
-
-def capped() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
-
-
 def agent_host(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real CLI in ``project``, a throwaway home and data directory, under the cap."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_HOST_")}
-    env.update(AGENT_HOST_HOME=str(project.parent / "home"), NO_COLOR="1")
-    data = str(project.parent / "data")
-    return subprocess.run(
-        [str(BIN / "agent-host"), "--data-dir", data, *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,  # a read that never ends, or an open that waits for a writer
-        preexec_fn=capped,
-    )
+    """The real CLI in ``project`` under the memory cap, with a throwaway home beside it."""
+    return capped_agent_host(*args, cwd=project, AGENT_HOST_HOME=str(project.parent / "home"))
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from host.agents.models import ModelResponse
 from host.sessions.model import InboxAccepted
 from host.subagents.types import ChildRequest
 from host.testing import HostHarness
+from tests.support import accepted, soon
 
 Hosts = tuple[HostHarness, HostHarness]
 
@@ -26,17 +27,6 @@ Hosts = tuple[HostHarness, HostHarness]
 @pytest.fixture
 def hosts(make_postgres_host: Callable[[str], HostHarness]) -> Hosts:
     return make_postgres_host("a"), make_postgres_host("b")
-
-
-async def until(condition: Callable[[], object], timeout: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
-
-
-def accepted(agent: Agent) -> list[InboxAccepted]:
-    return [e.body for e in agent.session.events if isinstance(e.body, InboxAccepted)]
 
 
 async def held_child(a: HostHarness, parent: Agent, label: str) -> tuple[Agent, asyncio.Event]:
@@ -74,12 +64,13 @@ async def test_followup_to_a_child_held_by_another_host_is_delivered_there(hosts
         parent_b, child.id, "hello from b", source={"kind": "coordinator"}
     )
 
-    await until(lambda: any(m.message_id == message_id for m in accepted(child)))
+    assert await soon(lambda: any(m.message_id == message_id for m in accepted(child)), timeout=10)
     body = next(m for m in accepted(child) if m.message_id == message_id)
     assert (body.delivery, body.content) == ("followup", "hello from b")
     assert b.agents.get(child.id) is None  # never resumed on b
     release.set()
-    await until(lambda: a.activation(child.id) is None)  # both turns ran, then it settled
+    # both turns ran, then it settled
+    assert await soon(lambda: a.activation(child.id) is None, timeout=10)
     stored = await b.stored_messages(child.id)
     assert [(m.role, m.content) for m in stored][-2:] == [
         ("user", "hello from b"),
@@ -95,7 +86,9 @@ async def test_report_to_a_parent_on_another_host(hosts: Hosts) -> None:
 
     message_id = await a.subagents.report_from(child, "halfway", delivery="quiet")
 
-    await until(lambda: any(m.message_id == message_id for m in accepted(parent_b)))
+    assert await soon(
+        lambda: any(m.message_id == message_id for m in accepted(parent_b)), timeout=10
+    )
     body = next(m for m in accepted(parent_b) if m.message_id == message_id)
     assert body.delivery == "inject"
     assert body.source == {"kind": "subagent-report", "sender_session_id": child.id}
@@ -138,7 +131,7 @@ async def test_an_orphaned_message_is_delivered_by_its_sender(hosts: Hosts, dsn,
     assert left == (0,)
     b_host = b.services.get("session_persistence").host_id
     assert owner in ((b_host,), (None,))  # resumed (and perhaps settled again) on b
-    await until(lambda: b.activation(child.id) is None)
+    assert await soon(lambda: b.activation(child.id) is None, timeout=10)
     messages = await b.stored_messages(child.id)
     assert [(m.role, m.content) for m in messages][-2:] == [
         ("user", "for you"),
@@ -158,7 +151,7 @@ async def test_a_child_settling_on_one_host_notifies_its_parent_on_another(hosts
     def notices() -> list[InboxAccepted]:
         return [m for m in accepted(parent_b) if (m.source or {}).get("kind") == "subagent-settled"]
 
-    await until(lambda: len(notices()) == 1)
+    assert await soon(lambda: len(notices()) == 1, timeout=10)
     notice = notices()[0]
     assert notice.delivery == "followup"  # the parent was idle
     assert notice.source == {"kind": "subagent-settled", "sender_session_id": child.id}

@@ -28,6 +28,7 @@ from host.sessions.persistence import PersistenceError
 from host.sessions.remote import RemoteMessage
 from host.subagents.types import ChildRequest
 from host.testing import HostHarness
+from tests.support import soon
 from tool_subagent_control import root as control_root
 
 TAKE_OVER = """
@@ -290,18 +291,15 @@ async def test_a_notice_waits_for_the_database_rather_than_being_lost(
         gate.cut()
         release.set()  # the child's turn cannot be stored: it fails and settles
         waits = f"settlement notice of subagent {child_id} waits"
-        await until(lambda: any(r.getMessage().startswith(waits) for r in caplog.records))
+        assert await soon(
+            lambda: any(r.getMessage().startswith(waits) for r in caplog.records), timeout=30
+        )
         gate.start()
         await host.settled(child_id)
         notices = [r for r in caplog.records if r.getMessage().startswith(waits)]
         assert len(notices) == 1
-        await until(lambda: any(child_id in str(e.body) for e in root.session.events))
+        assert await soon(
+            lambda: any(child_id in str(e.body) for e in root.session.events), timeout=30
+        )
     finally:
         await host.close()
-
-
-async def until(done: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not done():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.05)

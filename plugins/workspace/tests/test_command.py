@@ -6,30 +6,12 @@ import asyncio
 import contextlib
 import subprocess
 import time
-from pathlib import Path
 
 from agent_host_workspace import command as commands
 from agent_host_workspace.paths import Root
 
 from host.testing import call
-
-
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` exists and is not a zombie (an unreaped exit)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state not in ("Z", "X")
-
-
-async def until(condition, seconds: float = 30.0) -> None:
-    """Wait (generously) until ``condition()`` holds."""
-    for _ in range(int(seconds * 20)):
-        if condition():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("timed out waiting")
+from tests.support import alive, soon
 
 
 async def test_a_command_runs_in_the_root_without_a_shell(tree, workspace):
@@ -63,7 +45,7 @@ async def test_a_command_that_never_ends_is_stopped_with_its_group(tree, workspa
     result = await h.use("run_command", {"command": script, "shell": True, "timeout": 1})
     assert (result.text, result.is_error) == ("started\n(timed out after 1 s; stopped)", True)
     background = int((tree.root / "bg.pid").read_text())
-    await until(lambda: not alive(background))
+    assert await soon(lambda: not alive(background), timeout=30)
 
 
 async def test_a_command_printing_without_end_is_stopped_at_the_cap(tree, workspace):
@@ -83,7 +65,7 @@ async def test_what_a_command_leaves_running_is_killed_when_it_exits(tree, works
     result = await h.use("run_command", {"command": script, "shell": True})
     assert result.text == "(exit status 0)"
     background = int((tree.root / "bg.pid").read_text())
-    await until(lambda: not alive(background))
+    assert await soon(lambda: not alive(background), timeout=30)
 
 
 async def test_an_interrupted_command_leaves_no_process(tree, workspace):
@@ -93,14 +75,13 @@ async def test_an_interrupted_command_leaves_no_process(tree, workspace):
     root = await h.root("root")
     root.followup("run it")
     files = [tree.root / "sh.pid", tree.root / "bg.pid"]
-    await until(lambda: all(f.exists() and f.read_text().endswith("\n") for f in files))
+    assert await soon(lambda: all(f.exists() and f.read_text().endswith("\n") for f in files), timeout=30)
     pids = [int(file.read_text()) for file in files]
     assert all(alive(pid) for pid in pids)
     root.interrupt()
     await root.wait_idle()
-    await until(lambda: not any(alive(pid) for pid in pids))
+    assert await soon(lambda: not any(alive(pid) for pid in pids), timeout=30)
     assert h.approvals.asked[0].tool == "run_command"  # it ran because it was approved
-
 
 
 async def test_a_command_interrupted_while_it_is_being_started_leaves_no_process(
@@ -125,4 +106,4 @@ async def test_a_command_interrupted_while_it_is_being_started_leaves_no_process
         async with asyncio.timeout(30):  # generous: the call ends once its processes are dead
             await running
     pids = [int(file.read_text()) for file in files]
-    await until(lambda: not any(alive(pid) for pid in pids))
+    assert await soon(lambda: not any(alive(pid) for pid in pids), timeout=30)
