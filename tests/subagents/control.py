@@ -5,7 +5,7 @@
 (``subagent``), with JSONL persistence in ``tmp_path`` and the scripted model. Children are
 started through the real ``subagent`` tool; the control tools are called with
 ``call_tool(..., agent=<a live Agent>)``. Nothing waits on time: tests await gates, turn ends
-and Activations.
+and child activations.
 """
 
 from __future__ import annotations

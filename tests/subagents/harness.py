@@ -10,7 +10,8 @@
   fork-seeded children; ``listing()`` is the listing under test. The ``world`` fixture
   (``tests/subagents/conftest.py``) makes one per test.
 
-Nothing is mocked and nothing waits on time: tests await Activations, turn ends and gates.
+Nothing is mocked and nothing waits on time: tests await child activations
+(``ChildActivation``), turn ends and gates.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 ``("subagent_report", tool_subagent_report.plugin)`` and any test plugins, JSONL persistence in
 tmp_path) driven by the embedded scripted model. Children are started through the service's
 ``start_continuable`` (or the ``background`` test tool when a child starts a grandchild). Nothing
-is mocked and nothing waits on time: tests await gates, Activations and turn ends.
+is mocked and nothing waits on time: tests await gates, child activations and turn ends.
 """
 
 from __future__ import annotations
