@@ -68,6 +68,7 @@ _DEFINED_IN = {
     "Feed": "host.clients.feed",
     "FileRefused": "host.project_files",
     "HostError": "host.errors",
+    "HostSettings": "host.settings",
     "INTERRUPTED_TOOL_TEXT": "host.agents.tool_results",
     "InboxAccepted": "host.sessions.model",
     "Lazy": "host.services",
@@ -238,7 +239,7 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.sessions.remote import RemoteMessage as RemoteMessage
     from host.sessions.store import Session as Session
     from host.sessions.store import SessionStore as SessionStore
-    from host.settings import HostSettings
+    from host.settings import HostSettings as HostSettings
     from host.subagents.children import combine_filters as combine_filters
     from host.subagents.rows import ListScope as ListScope
     from host.subagents.rows import entries_of as entries_of

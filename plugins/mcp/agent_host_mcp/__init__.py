@@ -25,7 +25,7 @@ from host import hookimpl
 if TYPE_CHECKING:
     from agent_host_mcp.config import Servers, ServerSpec
     from agent_host_mcp.loop import McpLoop
-    from host.api import RegisterPlugin, RegisterService, Scope, ServiceContext
+    from host.api import HostSettings, RegisterPlugin, RegisterService, Scope, ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -42,16 +42,16 @@ class Config:
     )
 
 
-def configured_servers(config: Config | None, settings: Any, environ: Any) -> Servers:
+def configured_servers(config: Config | None, settings: HostSettings, environ: Any) -> Servers:
     """The servers of agent-host.toml and the project's .mcp.json (see ``load_servers``)."""
     from agent_host_mcp.config import load_servers
 
-    project = getattr(settings, "project_dir", None)
+    project = settings.project_dir
     return load_servers(
         (config or Config()).servers,
-        Path(project) / MCP_JSON if project is not None else None,
+        project / MCP_JSON if project is not None else None,
         environ,
-        toml_project=not getattr(settings, "config_trusted", True),
+        toml_project=not settings.config_trusted,
         mcp_json_project=True,
     )
 
@@ -118,11 +118,11 @@ def register_plugins(
     command calls no tool (``HostSettings.tools_used``)."""
     import os
 
-    settings = ctx.find("settings")
-    if not getattr(settings, "tools_used", True):
+    settings = ctx.settings
+    if not settings.tools_used:
         return  # a command that calls no tool: no server starts, the configuration unread
-    project = getattr(settings, "project_dir", None)
-    if not (config and config.servers) and not (project and (Path(project) / MCP_JSON).exists()):
+    project = settings.project_dir
+    if not (config and config.servers) and not (project and (project / MCP_JSON).exists()):
         return  # the common case costs a stat, not the parsing module
     servers = configured_servers(config, settings, os.environ)
     for line in servers.warnings:
