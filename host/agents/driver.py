@@ -101,6 +101,12 @@ class Driver:
 
     def __init__(self, agent: Agent) -> None:
         self._agent = agent
+        # the host's settings are its own service, registered before any agent and never
+        # replaced: the limit is read once per agent, not once per tool call
+        settings = agent.ctx.find("settings") if agent.ctx is not None else None
+        self._max_result_chars: int = getattr(
+            settings, "max_result_chars", DEFAULT_MAX_RESULT_CHARS
+        )
         self._task: asyncio.Task[None] | None = None
         self._signal = CancelSignal()
         self._listeners: list[TurnEndListener] = []
@@ -389,9 +395,7 @@ class Driver:
 
     def _sized(self, result: ToolResult) -> ToolResult:
         """``result`` cut to the host's ``max_result_chars`` (``tool_results.sized``)."""
-        ctx = self._agent.ctx  # None: an agent built without services
-        settings = ctx.find("settings") if ctx is not None else None
-        return sized(result, getattr(settings, "max_result_chars", DEFAULT_MAX_RESULT_CHARS))
+        return sized(result, self._max_result_chars)
 
     async def _run_in_order(self, runs: Sequence[tuple[ToolCall, Run]]) -> None:
         try:
