@@ -75,7 +75,9 @@ async def test_an_interrupted_command_leaves_no_process(tree, workspace):
     root = await h.root("root")
     root.followup("run it")
     files = [tree.root / "sh.pid", tree.root / "bg.pid"]
-    assert await soon(lambda: all(f.exists() and f.read_text().endswith("\n") for f in files), timeout=30)
+    assert await soon(
+        lambda: all(f.exists() and f.read_text().endswith("\n") for f in files), timeout=30
+    )
     pids = [int(file.read_text()) for file in files]
     assert all(alive(pid) for pid in pids)
     root.interrupt()
