@@ -12,6 +12,9 @@ import attrs
 
 DEFAULT_DATA_DIR = ".agent-host"
 
+DEFAULT_MAX_RESULT_CHARS = 100_000
+"""``[tools] max_result_chars`` unless configured: a result's characters a model is given."""
+
 
 @attrs.frozen
 class HostSettings:
@@ -28,7 +31,7 @@ class HostSettings:
     debug: bool = False
     project_dir: Path | None = None
     config_trusted: bool = True
-    max_result_chars: int = 100_000
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     """``[tools] max_result_chars``: a tool result's characters a model is given (0: all)."""
     tools_used: bool = True
     """False for a command that calls no tool (``sessions``, ``models``, ``profiles``):

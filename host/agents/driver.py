@@ -43,7 +43,6 @@ from host.agents.models import (
 )
 from host.agents.tool_results import (
     CUT_TOOL_TEXT,
-    DEFAULT_MAX_RESULT_CHARS,
     INTERRUPTED_TOOL_TEXT,
     left_to_resume,
     sized,
@@ -62,6 +61,7 @@ from host.sessions.model import (
     new_id,
 )
 from host.sessions.persistence import open_turn
+from host.settings import DEFAULT_MAX_RESULT_CHARS, HostSettings
 from host.tools.execute import run_tool
 from host.tools.tool import Tool, ToolExec, ToolResult
 
@@ -103,9 +103,10 @@ class Driver:
         self._agent = agent
         # the host's settings are its own service, registered before any agent and never
         # replaced: the limit is read once per agent, not once per tool call
-        settings = agent.ctx.find("settings") if agent.ctx is not None else None
-        self._max_result_chars: int = getattr(
-            settings, "max_result_chars", DEFAULT_MAX_RESULT_CHARS
+        ctx = agent.ctx
+        settings: HostSettings | None = ctx.find("settings") if ctx is not None else None
+        self._max_result_chars = (
+            DEFAULT_MAX_RESULT_CHARS if settings is None else settings.max_result_chars
         )
         self._task: asyncio.Task[None] | None = None
         self._signal = CancelSignal()

@@ -12,16 +12,13 @@ import attrs
 
 from host.errors import ConfigError
 from host.sessions.model import ApprovalDecided, ApprovalRequested, Event, MessageEvent, ToolCall
+from host.settings import DEFAULT_MAX_RESULT_CHARS
 from host.tools.tool import ToolResult
 
 INTERRUPTED_TOOL_TEXT = "tool call was interrupted before it finished"
 CUT_TOOL_TEXT = "tool call was not run: the answer was cut at max_tokens"
 """The result of a call in an answer cut at the model's token limit (its arguments may be
 cut short too, so it never runs)."""
-
-
-DEFAULT_MAX_RESULT_CHARS = 100_000
-"""``[tools] max_result_chars`` unless configured: a result's characters a model is given."""
 
 
 def cut_note(total: int, kept: int) -> str:

@@ -87,6 +87,7 @@ if TYPE_CHECKING:  # the runtime below is imported on first use: building the se
     from host.agents.inbox import MessageId
     from host.agents.registry import AgentRegistry
     from host.sessions.model import SessionHeader
+    from host.settings import HostSettings
     from host.subagents.entries import SubagentListEntry
     from host.subagents.index import IdentityIndex
     from host.subagents.listing import SubagentListing
@@ -360,10 +361,10 @@ class SubagentService:
         """The identity index of the data directory; None without persistence."""
         if self.ctx.find("session_persistence") is None:
             return None
-        settings = self.ctx.find("settings")
-        data_dir = getattr(settings, "data_dir", None)
-        if data_dir is None:
+        settings: HostSettings | None = self.ctx.find("settings")
+        if settings is None:
             return None
+        data_dir = settings.data_dir
         last = self._last_index
         if last is not None and last[0] is data_dir:  # the same settings: no path to build
             return last[1]
