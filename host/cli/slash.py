@@ -19,7 +19,7 @@ from host.cli.transcript import render_events
 from host.clients.commands import Commands
 from host.errors import HostError
 from host.sessions.model import SubagentDescriptorEvent
-from host.subagents.rows import entries_of
+from host.subagents.rows import entries_of, status_of
 
 log = logging.getLogger(__name__)
 
@@ -141,9 +141,9 @@ class SlashCommands:
             row: dict[str, Any] = {"id": entry.id, "depth": entry.depth}
             if entry.kind == "child":
                 row["label"] = entry.label
-                live = agents.status(entry.id)
-                stored = "ready" if entry.mode == "continuable" else "ended"
-                row["status"] = live or getattr(entry, "lease_status", None) or stored
+                status = status_of(agents, entry)  # ready: only storage holds it
+                one_shot_ended = entry.mode != "continuable" and status == "ready"
+                row["status"] = "ended" if one_shot_ended else status
             else:
                 row["diagnostic"] = entry.reason
             rows.append(row)

@@ -10,7 +10,13 @@ asked now, or left pending in the root's log by a restart until the child is res
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from host.agents.registry import AgentRegistry
+    from host.cancel import CancelSignal
+    from host.subagents.entries import ChildEntry, SubagentListEntry
+    from host.subagents.service import SubagentService
 
 ListScope = Literal["children", "descendants"]
 """How far below the root ``list_agents`` lists (its ``scope``): its children, or every
@@ -18,7 +24,7 @@ descendant."""
 Status = Literal["running", "idle", "ready", "waiting"]
 
 
-def status_of(agents: Any, entry: Any, waiting: Collection[str] = ()) -> Status:
+def status_of(agents: AgentRegistry, entry: ChildEntry, waiting: Collection[str] = ()) -> Status:
     """``waiting`` for an id in ``waiting`` (a request to the user open); else ``running``/
     ``idle`` from the live registry, else from a live lease of another host
     (``entry.lease_status``); ``ready`` when only storage holds it."""
@@ -26,27 +32,33 @@ def status_of(agents: Any, entry: Any, waiting: Collection[str] = ()) -> Status:
         return "waiting"
     live = agents.status(entry.id)
     if live is not None:
-        return live  # type: ignore[no-any-return]
-    lease: Status | None = getattr(entry, "lease_status", None)
-    return "ready" if lease is None else lease
+        return live
+    return "ready" if entry.lease_status is None else entry.lease_status
 
 
 async def entries_of(
-    subagents: Any, root_id: str, scope: ListScope, signal: Any = None
-) -> list[Any]:
+    subagents: SubagentService,
+    root_id: str,
+    scope: ListScope,
+    signal: CancelSignal | None = None,
+) -> list[SubagentListEntry]:
     """The subagent service's catalog below ``root_id``: its children, or every descendant."""
     if scope == "children":
-        return await subagents.list_children(root_id, signal=signal)  # type: ignore[no-any-return]
-    return await subagents.list_descendants(root_id, signal=signal)  # type: ignore[no-any-return]
+        return await subagents.list_children(root_id, signal=signal)
+    return await subagents.list_descendants(root_id, signal=signal)
 
 
 def rows_of(
-    entries: Sequence[Any], agents: Any, scope: ListScope, waiting: Collection[str] = ()
+    entries: Sequence[SubagentListEntry],
+    agents: AgentRegistry,
+    scope: ListScope,
+    waiting: Collection[str] = (),
 ) -> list[dict[str, Any]]:
     """Continuable children and every diagnostic, as structured rows (``waiting``: the ids
     with a request to the user open)."""
     rows: list[dict[str, Any]] = []
     for entry in entries:
+        row: dict[str, Any]
         if entry.kind == "child":
             if entry.mode != "continuable":
                 continue
