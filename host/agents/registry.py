@@ -99,7 +99,7 @@ class AgentRegistry:
         self.sections = sections
         self.ctx = ctx
         self._agents: dict[str, Agent] = {}
-        persistence = getattr(store, "persistence", None)
+        persistence = store.persistence
         self.remote = (
             RemoteReceiver(self, persistence.inbox)
             if isinstance(persistence, SharedPersistence)

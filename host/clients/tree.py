@@ -217,9 +217,10 @@ def _settled_senders(events: Iterable[Event]) -> list[str]:
     senders = []
     for event in events:
         body = event.body
-        source = getattr(body, "source", None)
-        if isinstance(body, InboxAccepted) and source and source.get("kind") == SETTLED:
-            senders.append(str(source.get("sender_session_id")))
+        if not isinstance(body, InboxAccepted) or not body.source:
+            continue
+        if body.source.get("kind") == SETTLED:
+            senders.append(str(body.source.get("sender_session_id")))
     return senders
 
 

@@ -42,6 +42,7 @@ from typing import Any, Protocol
 import attrs
 
 from host.cancel import CancelSignal, cancelled
+from host.errors import HostError
 from host.sessions.model import Event, SessionHeader
 from host.sessions.persistence import PersistenceError, SessionPersistence
 from host.sessions.projections import ProjectionError, ProjectionUnit, fold_events
@@ -296,11 +297,11 @@ class SubagentListing:
         state: object
         try:
             state = session.projection(IDENTITY_KEY)
-        except Exception as exc:
-            if getattr(exc, "code", None) in _NO_LIVE_UNIT:  # the store lacks the unit
-                state = fold_events(unit, session.events)
-            else:
-                state = None  # a failing projection is this child's problem only: corrupt
+        except HostError as exc:
+            no_unit = exc.code in _NO_LIVE_UNIT  # the store lacks the unit: fold in memory
+            state = fold_events(unit, session.events) if no_unit else None
+        except Exception:
+            state = None  # a failing projection is this child's problem only: corrupt
         verdict = identity_verdict(state, header, live=True)
         if (
             verdict is not None

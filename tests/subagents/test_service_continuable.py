@@ -237,7 +237,7 @@ async def test_setup_contributions_apply_at_creation_and_revocation_blocks_nothi
     seen: list[str] = []
 
     def contribute(setup: AgentSetup) -> Callable[[], object]:
-        seen.append(getattr(setup, "id", ""))
+        seen.append(setup.id)
         return lambda: seen.append("released")
 
     dispose = env.subagents.register_continuable_setup(contribute)
