@@ -9,24 +9,17 @@ its MCP servers connected). A root also gets its persona, model and step limit h
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from host.agents.registry import SetupStep
     from host.profiles.model import Profile
+    from host.services import Lookup
     from host.subagents.descriptors import MemorySpec
     from host.tools.filter import ToolFilter
 
 MCP_PLUGIN = "mcp"
 """The plugin whose sub-plugins ``mcp.<server>`` register the tools of MCP servers."""
-
-
-class Finder(Protocol):
-    """Where services are looked up by name (a host's ``services``, a hook's ``ctx``)."""
-
-    def find(self, name: str) -> Any:
-        """The service ``name``, or None."""
-        ...
 
 
 def own_filter(profile: Profile) -> ToolFilter | None:
@@ -51,7 +44,7 @@ def memory_of(profile: Profile) -> MemorySpec | None:
     return MemorySpec(profile.memory, profile.memory_dir)
 
 
-def check_model(services: Finder, profile: Profile) -> str | None:
+def check_model(services: Lookup, profile: Profile) -> str | None:
     """Why ``profile``'s model cannot be used, or None (never a silent fallback)."""
     models = services.find("models")
     if profile.model is None or models is None or profile.model in models.names():
@@ -63,7 +56,7 @@ def check_model(services: Finder, profile: Profile) -> str | None:
     )
 
 
-def check_servers(services: Finder, profile: Profile) -> str | None:
+def check_servers(services: Lookup, profile: Profile) -> str | None:
     """Why an agent of ``profile`` cannot start for want of an MCP server, or None: every
     server its ``mcp_servers`` names must be an active plugin ``mcp.<server>`` (an agent
     never connects on its own; it uses the host's connections)."""

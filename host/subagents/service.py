@@ -72,7 +72,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -86,6 +86,7 @@ if TYPE_CHECKING:  # the runtime below is imported on first use: building the se
     from host.agents.agent import Agent
     from host.agents.inbox import MessageId
     from host.agents.registry import AgentRegistry
+    from host.services import Lookup
     from host.sessions.model import SessionHeader
     from host.settings import HostSettings
     from host.subagents.entries import SubagentListEntry
@@ -108,14 +109,6 @@ INDEX_PATH = Path(".index") / "identity.jsonl"
 """Where the identity index lives, relative to the data directory."""
 
 
-class ServiceLookup(Protocol):
-    """The part of the service context the subagent service uses (``host.services.Services``)."""
-
-    def find(self, name: str) -> Any:
-        """The service ``name``, or None when absent."""
-        ...
-
-
 @attrs.frozen
 class BoundServices:
     """What one call of the service works with, looked up once at its start (``_bind``)."""
@@ -131,7 +124,7 @@ class BoundServices:
 class SubagentService:
     """The ``subagents`` service (module docstring)."""
 
-    def __init__(self, ctx: ServiceLookup) -> None:
+    def __init__(self, ctx: Lookup) -> None:
         self.ctx = ctx
         self._providers: ProviderRegistry | None = None
         self.setup = ContinuableSetupRegistry()

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 
 from host.agents import say
-from host.subagents.service import ServiceLookup
+from host.services import Lookup
 from host.subagents.types import ChildRequest
 from tests.subagents.harness import Env
 
@@ -14,7 +14,7 @@ from tests.subagents.harness import Env
 class Counting:
     """A service lookup that counts what it is asked for."""
 
-    def __init__(self, inner: ServiceLookup) -> None:
+    def __init__(self, inner: Lookup) -> None:
         self.inner = inner
         self.asked: Counter[str] = Counter()
 
