@@ -88,6 +88,7 @@ _DEFINED_IN = {
     "PromptSection": "host.agents.prompt",
     "QUEUED_PREFIX": "host.sessions.remote",
     "RemoteMessage": "host.sessions.remote",
+    "ReportDelivery": "host.subagents.types",
     "Resumed": "host.sessions.persistence",
     "RunningHost": "host.clients.commands",
     "RunResult": "host.subagents.types",
@@ -250,6 +251,7 @@ if TYPE_CHECKING:  # annotations only: importing this module builds no service
     from host.subagents.types import ChildMode as ChildMode
     from host.subagents.types import ChildRequest as ChildRequest
     from host.subagents.types import MessageSource as MessageSource
+    from host.subagents.types import ReportDelivery as ReportDelivery
     from host.subagents.types import RunResult as RunResult
     from host.tools.execute import run_tool as run_tool
     from host.tools.filter import ToolFilter as ToolFilter

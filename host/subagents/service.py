@@ -72,7 +72,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import attrs
 
@@ -81,6 +81,7 @@ from host.disposal import Disposer
 from host.subagents import texts
 from host.subagents.errors import SubagentError
 from host.subagents.setup import ContinuableSetupRegistry, Contribution
+from host.subagents.types import ReportDelivery
 
 if TYPE_CHECKING:  # the runtime below is imported on first use: building the service is cheap
     from host.agents.agent import Agent
@@ -99,7 +100,6 @@ if TYPE_CHECKING:  # the runtime below is imported on first use: building the se
         ChildRequest,
         ContinuableStart,
         Provider,
-        ReportDelivery,
         SubagentRun,
     )
 
@@ -291,8 +291,9 @@ class SubagentService:
         signal: CancelSignal | None = None,
     ) -> MessageId:
         """Deliver ``content`` from the resident ``child`` to its live direct parent."""
-        if delivery not in ("quiet", "next-step"):
-            raise ValueError(f"delivery must be 'quiet' or 'next-step', not {delivery!r}")
+        if delivery not in get_args(ReportDelivery):
+            known = " or ".join(map(repr, get_args(ReportDelivery)))
+            raise ValueError(f"delivery must be {known}, not {delivery!r}")
         manager = self._bind().manager
         if manager is None:
             raise texts.not_reporter(child.id)

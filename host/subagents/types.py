@@ -15,12 +15,15 @@ if TYPE_CHECKING:  # annotations only: the descriptors (and their converter) loa
 ChildMode = Literal["continuable", "one-shot"]
 """How a child runs: ``continuable`` (it can be resumed and messaged, in the background by
 default) or ``one-shot`` (one task to its end)."""
-ReportDelivery = Literal["quiet", "next-step"]
-"""How a child's report reaches its parent (``report_from``): ``quiet`` is seen at the parent's
-next step, ``next-step`` also wakes an idle parent. An inbox message's own delivery is
-``host.sessions.model.Delivery``."""
+ReportDelivery = Literal["next-step", "quiet"]
+"""How a child's report reaches its parent (``report_from``): ``next-step`` is seen at the
+parent's next step and also wakes an idle parent, ``quiet`` is only seen at its next step. An
+inbox message's own delivery is ``host.sessions.model.Delivery``."""
 Seeding = Literal["fresh", "fork"]
 SourceKind = Literal["coordinator", "subagent-start", "subagent-report", "subagent-settled"]
+
+ORIGIN = "subagent"
+"""The ``origin`` of every session the subagent service creates (``SessionHeader.origin``)."""
 
 
 @attrs.frozen

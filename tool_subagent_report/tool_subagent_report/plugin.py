@@ -9,13 +9,21 @@ child at once; re-activation reaches a child only at its next activation.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import attrs
 
 import host.api as api
 from host import hookimpl
-from host.api import Disposer, HostError, Owner, Scope, dispose_errors, roll_back
+from host.api import (
+    Disposer,
+    HostError,
+    Owner,
+    ReportDelivery,
+    Scope,
+    dispose_errors,
+    roll_back,
+)
 from host.tools import Tool, ToolExec, ToolResult, tool
 
 if TYPE_CHECKING:
@@ -50,7 +58,7 @@ class Config:
     report may carry; a longer one is refused with a clear error and nothing is delivered.
     """
 
-    delivery: Literal["next-step", "quiet"] = "next-step"
+    delivery: ReportDelivery = "next-step"
     max_output_chars: int = attrs.field(default=MAX_OUTPUT_CHARS, validator=attrs.validators.ge(1))
 
 
