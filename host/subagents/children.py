@@ -40,10 +40,9 @@ from host.subagents.descriptors import (
     descriptor_data,
 )
 from host.subagents.providers import check_depth
-from host.subagents.types import ChildRequest, Provider
+from host.subagents.types import ORIGIN, ChildRequest, Provider
 from host.tools.filter import SubPluginLimit, ToolFilter
 
-ORIGIN = "subagent"
 PERSONA_SECTION = "subagent/persona"
 
 

@@ -65,6 +65,7 @@ from host.subagents.identity import (
     identity_verdict,
 )
 from host.subagents.index import IdentityIndex
+from host.subagents.types import ORIGIN
 
 DEFAULT_CONCURRENCY = 8
 
@@ -124,7 +125,7 @@ def _check_cancel(signal: CancelSignal | None) -> None:
 
 
 def _is_candidate(header: SessionHeader) -> bool:
-    return header.origin == "subagent"
+    return header.origin == ORIGIN
 
 
 class SubagentListing:

@@ -45,7 +45,6 @@ from host.sessions.store import SessionError
 from host.subagents import texts
 from host.subagents.child_activation import ChildActivation
 from host.subagents.children import (
-    ORIGIN,
     composition_step,
     continuable_descriptor,
     descriptor_event,
@@ -60,6 +59,7 @@ from host.subagents.remote import RemoteSender
 from host.subagents.residency import Residency
 from host.subagents.setup import ContinuableSetupRegistry
 from host.subagents.types import (
+    ORIGIN,
     ChildRequest,
     ContinuableStart,
     MessageSource,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from host.sessions.jsonl import JsonlPersistence
 from host.sessions.model import Event, SessionHeader, SubagentDescriptorEvent
-from host.subagents.children import ORIGIN, combine_filters, descriptor_event
+from host.subagents.children import combine_filters, descriptor_event
 from host.subagents.descriptors import (
     VERSION,
     ContinuableDescriptor,
@@ -21,6 +21,7 @@ from host.subagents.descriptors import (
     OneShotDescriptor,
     parse_descriptor,
 )
+from host.subagents.types import ORIGIN
 from host.tools.filter import SubPluginLimit, ToolFilter
 
 FIXTURE = Path(__file__).with_name("descriptor_log.jsonl")
