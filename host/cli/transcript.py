@@ -118,10 +118,6 @@ def render_message(message: MessageEvent, style: Style, names: Mapping[str, str]
         yield from render_item(item, style, names)
 
 
-ITEM_SOURCES = {"subagentReport": "subagent-report", "subagentSettled": "subagent-settled"}
-"""The source kind a notice item shows as (a parent's message is ``coordinator``)."""
-
-
 def render_item(item: Item, style: Style, names: Mapping[str, str]) -> Iterator[str]:
     """Lines for one transcript item (``host.clients.items``), as ``render_message`` has
     the message it comes from."""
@@ -134,8 +130,10 @@ def render_item(item: Item, style: Style, names: Mapping[str, str]) -> Iterator[
         mark = style("✗", "red") if item.is_error else style("←", "cyan")
         yield f"  {mark} {short(item.text or '')}"
     else:
-        sender = item.subagent_id
-        kind = ITEM_SOURCES.get(item.type, "coordinator")
+        from host.clients.items import NOTICES  # loaded already: the item comes from it
+
+        sender = item.subagent_id  # a notice shows as its source kind, a parent's message not
+        kind = next((k for k, notice in NOTICES.items() if notice == item.type), "coordinator")
         source: dict[str, object] | None = (
             {"kind": kind, "sender_session_id": sender} if sender else None
         )
