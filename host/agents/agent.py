@@ -120,16 +120,16 @@ class Agent:
     # -- inbox -----------------------------------------------------------------------------
 
     def followup(self, content: str, source: dict[str, Any] | None = None) -> MessageId:
-        """Queue ``content`` as its own next turn (see ``Inbox.followup``)."""
-        return self.inbox.followup(content, source)
+        """Queue ``content`` as its own next turn; wakes an idle (or parked) agent."""
+        return self.inbox.accept("followup", content, source)
 
     def steer(self, content: str, source: dict[str, Any] | None = None) -> MessageId:
-        """Join the running turn at its next step, or wake the agent (see ``Inbox.steer``)."""
-        return self.inbox.steer(content, source)
+        """Join the running turn at its next step, or wake an idle (or parked) agent."""
+        return self.inbox.accept("steer", content, source)
 
     def inject(self, content: str, source: dict[str, Any] | None = None) -> MessageId:
-        """Quiet context for the next step; never wakes the agent (see ``Inbox.inject``)."""
-        return self.inbox.inject(content, source)
+        """Quiet context for the next step; never wakes the agent."""
+        return self.inbox.accept("inject", content, source)
 
     def interrupt(self, *, keep_inbox: bool = True) -> None:
         """Abort only the current turn; queued messages stay parked until the next waking send.

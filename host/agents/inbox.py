@@ -98,18 +98,6 @@ class Inbox:
 
     # -- sending ---------------------------------------------------------------------------
 
-    def followup(self, content: str, source: dict[str, Any] | None = None) -> MessageId:
-        """Queue ``content`` as its own next turn; wakes an idle (or parked) agent."""
-        return self.accept("followup", content, source)
-
-    def steer(self, content: str, source: dict[str, Any] | None = None) -> MessageId:
-        """Join the running turn at its next step, or wake an idle (or parked) agent."""
-        return self.accept("steer", content, source)
-
-    def inject(self, content: str, source: dict[str, Any] | None = None) -> MessageId:
-        """Add context for the next step without waking anyone."""
-        return self.accept("inject", content, source)
-
     def accept(
         self,
         delivery: Delivery,
@@ -118,7 +106,8 @@ class Inbox:
         *,
         message_id: MessageId | None = None,
     ) -> MessageId:
-        """Accept one message by ``delivery`` (as ``followup``/``steer``/``inject`` do).
+        """Accept one message by ``delivery`` (``Agent.followup``/``steer``/``inject``):
+        ``followup`` and ``steer`` wake an idle (or parked) agent, ``inject`` wakes no one.
 
         ``message_id`` keeps an id the sender already handed out (a message delivered from
         another host); by default a fresh one is made.
