@@ -4,7 +4,8 @@ On activation it registers one continuable setup contribution and nothing global
 contribution installs, into each continuable in-process child as it is built (fresh or cold
 resumed), a child-scoped guidance section and then the scope-local ``report`` tool, so a
 delegation allow-list cannot remove it. Removing the plugin revokes both from every resident
-child at once; re-activation reaches a child only at its next activation.
+child at once; the plugin activated again reaches a resident child only at its next child
+activation (once released, when it is resumed).
 """
 
 from __future__ import annotations
