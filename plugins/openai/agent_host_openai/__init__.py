@@ -103,6 +103,7 @@ class Config(Settings):
 
     def check(self, where: str = "[plugins.openai]") -> None:
         """Raise a ``ConfigError`` naming the first out-of-range value."""
+        modes = " or ".join(f'"{mode}"' for mode in TEXT_TOOL_CALLS)
         problems = [
             (self.timeout <= 0, f"timeout: must be greater than 0, got {self.timeout!r}"),
             (self.max_retries < 0, f"max_retries: must be 0 or more, got {self.max_retries!r}"),
@@ -114,7 +115,7 @@ class Config(Settings):
             ),
             (
                 self.text_tool_calls not in TEXT_TOOL_CALLS,
-                f'text_tool_calls: must be "off" or "json", got {self.text_tool_calls!r}',
+                f"text_tool_calls: must be {modes}, got {self.text_tool_calls!r}",
             ),
         ]
         for bad, problem in problems:
