@@ -1,13 +1,16 @@
-"""Writing profile files, and hosts whose profile directories live under a test's tmp_path."""
+"""Writing profile files, hosts whose profile directories live under a test's tmp_path, and
+what a child's model was offered."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import agent_host_subagent
 import attrs
 
+from host.agents.scripted import ScriptedModel
 from host.app import Host
 from host.profiles.library import ProfileLibrary
 from host.testing import build_host, call_tool
@@ -53,10 +56,17 @@ class Dirs:
         return self.project / ".agent-host" / "agents"
 
 
-def profile_host(tmp_path: Path, *plugins: Any, data: str = "data") -> tuple[Host, Dirs]:
+def profile_host(
+    tmp_path: Path,
+    *plugins: Any,
+    data: str = "data",
+    config: Mapping[str, Any] | None = None,
+) -> tuple[Host, Dirs]:
     """A started host with the delegation plugin whose profiles are read from tmp_path (the
     same directories for every host made for one test: a second one is a restart)."""
-    host = build_host(("subagent", agent_host_subagent), *plugins, data_dir=tmp_path / data)
+    host = build_host(
+        ("subagent", agent_host_subagent), *plugins, data_dir=tmp_path / data, config=config
+    )
     host.profiles.environ = environ(tmp_path)
     host.profiles.cwd = tmp_path / "project"
     return host, Dirs(tmp_path / "home", tmp_path / "project", tmp_path / "real-home")
@@ -69,6 +79,12 @@ async def settle(host: Host, child_id: str, *agents: Any) -> None:
         await activation.wait_done()
     for agent in agents:
         await agent.wait_idle()
+
+
+def seen(model: ScriptedModel, label: str, index: int = 0) -> tuple[list[str], str]:
+    """The tool names and the system prompt of ``label``'s request ``index`` (its first)."""
+    request = model.requests_for(label)[index]
+    return [t.name for t in request.tools], request.system_prompt
 
 
 async def delegate(host: Host, root: Any, label: str, profile: str, background: bool = False):

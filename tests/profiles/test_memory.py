@@ -9,20 +9,15 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from host.agents.scripted import ScriptedModel, call, calls, say, tool_call
+from host.agents.scripted import call, calls, say, tool_call
 from host.memory.store import INDEX_LINES
 from host.sessions.model import SubagentDescriptorEvent
 from host.testing import call_tool
-from tests.profiles.support import delegate, library, profile_host, settle, write
+from tests.profiles.support import delegate, library, profile_host, seen, settle, write
 from tests.support import scripted, tool_results
 
 INDEX_LINE = "- [Tabs](tabs.md): the user indents with tabs"
 MEMORY_TOOLS = ["memory_list", "memory_read", "memory_write"]
-
-
-def seen(model: ScriptedModel, label: str, index: int = 0) -> tuple[list[str], str]:
-    request = model.requests_for(label)[index]
-    return [t.name for t in request.tools], request.system_prompt
 
 
 def memory_profile(dirs, name: str) -> Path:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import agent_host_mcp
-import agent_host_subagent
 import pytest
 
 from host import hookimpl
@@ -19,9 +20,10 @@ from host.agents.scripted import ScriptedModel, call, say
 from host.app import Host
 from host.naming import Owner
 from host.sessions.model import SubagentDescriptorEvent
-from host.testing import build_host, call_tool
+from host.testing import call_tool
 from host.tools import ToolResult
-from tests.support import named_tool
+from tests.profiles import support as profiles
+from tests.support import named_tool, scripted
 
 MCP_TIME = {"command": str(Path(sys.executable).parent / "mcp-server-time")}
 
@@ -61,29 +63,16 @@ class Tools:
 
 
 def write(directory: Path, name: str, **fields: str) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    lines = [f"name: {name}", "description: d", *(f"{k}: {v}" for k, v in fields.items())]
-    (directory / f"{name}.md").write_text("---\n" + "\n".join(lines) + f"\n---\nYou are {name}.\n")
+    """Profile ``name`` in ``directory/<name>.md`` (``tests.profiles.support.write``)."""
+    profiles.write(directory, f"{name}.md", name, **fields)
 
 
-def make(tmp_path: Path, *plugins, config=None, data: str = "data") -> tuple[Host, Path]:
-    host = build_host(
-        ("subagent", agent_host_subagent),
-        ("tools", Tools),
-        *plugins,
-        data_dir=tmp_path / data,
-        config=config,
-    )
-    home = tmp_path / "home"
-    host.profiles.environ = {"AGENT_HOST_HOME": str(home), "HOME": str(tmp_path / "real-home")}
-    host.profiles.cwd = tmp_path / "project"
-    return host, home / "agents"
-
-
-def scripted(host: Host) -> ScriptedModel:
-    model = host.services.models.resolve("scripted")
-    assert isinstance(model, ScriptedModel)
-    return model
+def make(
+    tmp_path: Path, *plugins: Any, config: Mapping[str, Any] | None = None
+) -> tuple[Host, Path]:
+    """A ``profile_host`` with ``Tools`` and ``plugins``, and its user profile directory."""
+    host, dirs = profiles.profile_host(tmp_path, ("tools", Tools), *plugins, config=config)
+    return host, dirs.user
 
 
 def offered(model: ScriptedModel, label: str) -> list[str]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import agent_host_subagent
 import attrs
@@ -15,35 +17,8 @@ from host.app import Host
 from host.profiles.sources import CLOSINGS, GENERAL_PURPOSE_PERSONA
 from host.sessions.model import SubagentDescriptorEvent
 from host.testing import build_host, call_tool
+from tests.profiles.support import profile_host, seen, settle, write
 from tests.support import named_tool, scripted
-
-PROFILE = """---
-name: {name}
-description: {description}
-{fields}
----
-{persona}
-"""
-
-
-def write(
-    directory: Path,
-    file: str,
-    name: str,
-    *,
-    description: str = "d",
-    persona: str = "",
-    **fields: str,
-) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    body = "\n".join(f"{key}: {value}" for key, value in fields.items())
-    path = directory / file
-    path.write_text(
-        PROFILE.format(
-            name=name, description=description, fields=body, persona=persona or f"You are {name}."
-        )
-    )
-    return path
 
 
 class Tools:
@@ -62,14 +37,10 @@ class Files:
     project: Path
 
 
-def make(tmp_path: Path, config=None, data="data") -> tuple[Host, Files]:
-    host = build_host(
-        ("subagent", agent_host_subagent), ("tools", Tools), data_dir=tmp_path / data, config=config
-    )
-    home, project = tmp_path / "home", tmp_path / "project"
-    host.profiles.environ = {"AGENT_HOST_HOME": str(home), "HOME": str(tmp_path / "real-home")}
-    host.profiles.cwd = project
-    return host, Files(home / "agents", project / ".agent-host" / "agents")
+def make(tmp_path: Path, config: Mapping[str, Any] | None = None) -> tuple[Host, Files]:
+    """A ``profile_host`` with ``Tools``, and its user and project profile directories."""
+    host, dirs = profile_host(tmp_path, ("tools", Tools), config=config)
+    return host, Files(dirs.user, dirs.project_agents)
 
 
 @pytest.fixture
@@ -77,19 +48,6 @@ async def env(tmp_path: Path):
     host, files = make(tmp_path)
     yield host, files
     await host.aclose()
-
-
-async def settle(host: Host, child_id: str, *agents) -> None:
-    activation = host.services.subagents.manager().activation(child_id)
-    if activation is not None:
-        await activation.wait_done()
-    for agent in agents:
-        await agent.wait_idle()
-
-
-def seen(model: ScriptedModel, label: str, index: int = -1) -> tuple[list[str], str]:
-    request = model.requests_for(label)[index]
-    return [t.name for t in request.tools], request.system_prompt
 
 
 async def test_a_child_from_a_profile_gets_exactly_its_tools_and_persona(env):
@@ -248,8 +206,8 @@ async def test_a_changed_file_affects_the_next_start_not_an_existing_child(env):
         root, first.structured["subagent_id"], "more", source={"kind": "coordinator"}
     )
     await settle(host, first.structured["subagent_id"], root)
-    assert "Version one." in seen(model, "first")[1]
-    assert "Version two." not in seen(model, "first")[1]
+    assert "Version one." in seen(model, "first", -1)[1]
+    assert "Version two." not in seen(model, "first", -1)[1]
 
 
 async def test_a_built_in_persona_ends_with_the_advice_for_the_childs_mode(env):
