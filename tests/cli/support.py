@@ -1,8 +1,11 @@
-"""Running the real ``agent-host`` console script in a subprocess, and a closed loopback port."""
+"""Running the real ``agent-host`` console script in a subprocess, and a closed loopback port;
+the environment pointing it at a ``FakeServer``, its output without timings, a root's log."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import resource
 import socket
 import subprocess
@@ -10,7 +13,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_host_openai.testing import ENV_VARS
+from agent_host_openai.testing import ENV_VARS, FakeServer
 
 AGENT_HOST = str(Path(sys.executable).parent / "agent-host")
 
@@ -66,3 +69,20 @@ def closed_port_url() -> str:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+def configured(server: FakeServer) -> dict[str, str]:
+    """The environment that makes ``agent-host`` use model ``m1`` of ``server``."""
+    return {"OPENAI_BASE_URL": server.url, "AGENT_HOST_MODEL": "m1"}
+
+
+def timeless(text: str) -> str:
+    """``text`` with each ``(1.23 s)`` timing written ``(T s)``."""
+    return re.sub(r"\(\d+\.\d\d s\)", "(T s)", text)
+
+
+def root_log(cwd: Path) -> list[str]:
+    """``sessions show`` of the only root session of ``agent_host`` in ``cwd``, by line."""
+    listed = json.loads(agent_host("sessions", "list", "--json", cwd=cwd).stdout)
+    (root,) = [row["id"] for row in listed if not row["origin"]]
+    return agent_host("sessions", "show", root, cwd=cwd).stdout.splitlines()

@@ -21,7 +21,7 @@ import pytest
 from host.approvals.requests import Answer, ApprovalRequest
 from host.cli.approve import NOT_UTF8, Lines, TerminalAsker, chosen, decision, interpret
 from host.sessions.model import ApprovalOrigin
-from tests.cli.support import AGENT_HOST, agent_host
+from tests.cli.support import AGENT_HOST, agent_host, root_log
 from tests.distributions import write_distribution
 
 SHELL_SOURCE = '''
@@ -60,13 +60,6 @@ def env(tmp_path: Path) -> dict[str, str]:
 def write_script(tmp_path: Path, entries: list[Any]) -> str:
     (tmp_path / "script.json").write_text(json.dumps({"user": entries}))
     return "script.json"
-
-
-def root_log(tmp_path: Path) -> list[str]:
-    """``sessions show`` of the only root session."""
-    listed = json.loads(agent_host("sessions", "list", "--json", cwd=tmp_path).stdout)
-    (root,) = [row["id"] for row in listed if not row["origin"]]
-    return agent_host("sessions", "show", root, cwd=tmp_path).stdout.splitlines()
 
 
 def test_without_a_terminal_a_request_is_denied_with_one_line(tmp_path, env):

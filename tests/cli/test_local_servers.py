@@ -6,11 +6,10 @@ tool calls shown while the model works."""
 from __future__ import annotations
 
 import json
-import re
 
 from agent_host_openai.testing import Stream, completion, stream_chunks, text_call, tool_call
 
-from tests.cli.support import agent_host
+from tests.cli.support import agent_host, configured, timeless
 
 ONLY_WORD_COUNT = (
     *("--no-plugin", "approvals", "--no-plugin", "list_agents"),
@@ -20,18 +19,10 @@ ONLY_WORD_COUNT = (
 ADD = [("add", {"a": 17, "b": 25})]
 
 
-def configured(server) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": server.url, "AGENT_HOST_MODEL": "m1"}
-
-
 def configure(tmp_path, **table: object) -> None:
     lines = ["[plugins.openai]", "max_retries = 0"]
     lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
     (tmp_path / "agent-host.toml").write_text("\n".join(lines) + "\n")
-
-
-def timeless(text: str) -> str:
-    return re.sub(r"\(\d+\.\d\d s\)", "(T s)", text)
 
 
 def greetings(server) -> None:

@@ -4,7 +4,6 @@ that speaks chat completions (the openai plugin's ``FakeServer``)."""
 from __future__ import annotations
 
 import json
-import re
 
 from agent_host_openai.testing import (
     Reply,
@@ -18,17 +17,9 @@ from agent_host_openai.testing import (
 from host.agents.models import ModelRegistry
 from host.agents.scripted import ScriptedModel
 from host.cli.models import rows
-from tests.cli.support import agent_host
+from tests.cli.support import agent_host, configured, timeless
 
 ADD_CALL = tool_call("call_7", "add", '{"a": 17, "b": 25}')
-
-
-def configured(server) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": server.url, "AGENT_HOST_MODEL": "m1"}
-
-
-def timeless(text: str) -> str:
-    return re.sub(r"\(\d+\.\d\d s\)", "(T s)", text)
 
 
 def test_the_listing_names_each_model_and_the_default(tmp_path, server):

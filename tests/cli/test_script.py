@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.support import agent_host, closed_port_url
+from tests.cli.support import agent_host, closed_port_url, root_log
 
 WORD_COUNT = {"name": "word_count", "arguments": {"text": "one two three"}}
 
@@ -18,12 +18,6 @@ def write(tmp_path: Path, content: Any) -> str:
     path = tmp_path / "script.json"
     path.write_text(content if isinstance(content, str) else json.dumps(content))
     return path.name
-
-
-def session_lines(tmp_path: Path) -> list[str]:
-    listed = json.loads(agent_host("sessions", "list", "--json", cwd=tmp_path).stdout)
-    (root,) = [row["id"] for row in listed if not row["origin"]]
-    return agent_host("sessions", "show", root, cwd=tmp_path).stdout.splitlines()
 
 
 def test_a_tool_round_trip_runs_a_tool_of_the_catalog(tmp_path):
@@ -35,7 +29,7 @@ def test_a_tool_round_trip_runs_a_tool_of_the_catalog(tmp_path):
         "Counting.\nThree words.\n",
         '⏺ word_count {"text": "one two three"}\n  ⎿ 3 words\n',
     )
-    lines = session_lines(tmp_path)
+    lines = root_log(tmp_path)
     assert '  → word_count {"text": "one two three"}' in lines
     assert "  ← 3 words" in lines
 
@@ -67,7 +61,7 @@ def test_labels_address_children_and_configured_models_are_ignored(tmp_path):
         '⏺ subagent {"description": "count words", "prompt": "Count.", "run_in_background": false}'
         "\n  ⎿ three\n",
     )
-    assert any(line.startswith("  ← three") for line in session_lines(tmp_path))
+    assert any(line.startswith("  ← three") for line in root_log(tmp_path))
 
 
 def test_a_failed_model_plugin_does_not_stop_a_scripted_run_and_is_a_warning(tmp_path):
