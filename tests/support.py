@@ -3,7 +3,8 @@
 * ``Gate``: holds a model call or a tool in flight until the test opens it;
 * ``forged``: an impostor ``Agent`` object with a real agent's id and session;
 * ``bodies`` / ``accepted``: event bodies of one type, from an agent or from events;
-* ``message`` / ``user``: a numbered user-message event, a user message;
+* ``message`` / ``user``: a numbered user-message event, a user message; ``contents``: the
+  messages' contents in a session;
 * ``stop_reasons`` / ``turn_count`` / ``user_texts``: an agent's or a log's turn ends, its
   turn count, the user messages a model request carried;
 * ``tool_messages`` / ``tool_results``: the tool messages among events, or their
@@ -11,9 +12,11 @@
 * ``NoArgs``: the arguments of a tool that takes none; ``named_tool``: a tool answering its name;
 * ``wait_until`` / ``soon``: poll a check until it holds, from a plain or an async test
   (a process or server seen from outside; ``tests.lines.wait_for`` waits for a line);
-* ``plugin_row``: a plugin's row of ``Host.plugin_rows()``;
+* ``plugin_row`` / ``plugin_rows``: a plugin's row of ``Host.plugin_rows()``, or every row
+  by plugin name;
 * ``scripted``: a host's scripted model;
 * ``run_and_kill``: run a script and SIGKILL it at a planned moment (the crash trials);
+* ``free_port``: a loopback TCP port nothing listens on;
 * ``in_checkout``: marks a test that writes into the checkout (run one at a time).
 """
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import re
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterable
@@ -35,6 +39,7 @@ from host.agents import Agent, ModelRequest, ModelResponse, ScriptedModel
 from host.app import Host
 from host.cancel import CancelSignal
 from host.sessions.model import Event, InboxAccepted, MessageEvent, TurnEnd, TurnStart
+from host.sessions.store import Session
 from host.tools import Tool, ToolExec, tool
 
 in_checkout = pytest.mark.xdist_group("checkout")
@@ -119,6 +124,11 @@ def message(seq: int, text: str) -> Event:
     return Event(seq, user(text))
 
 
+def contents(session: Session) -> list[str]:
+    """The contents of the messages among ``session``'s events, in order."""
+    return [e.body.content for e in session.events if isinstance(e.body, MessageEvent)]
+
+
 def tool_messages(source: Agent | Iterable[Event] | Iterable[MessageEvent]) -> list[MessageEvent]:
     """The tool messages among ``source``'s events (an agent's session, events, or messages)."""
     events = source.session.events if isinstance(source, Agent) else source
@@ -152,6 +162,11 @@ def named_tool(name: str, answer: str | None = None, params: type = NoArgs) -> T
 def plugin_row(host: Host, name: str) -> dict[str, Any]:
     """The row of plugin ``name`` in ``host.plugin_rows()``."""
     return next(r for r in host.plugin_rows() if r["name"] == name)
+
+
+def plugin_rows(host: Host) -> dict[str, dict[str, Any]]:
+    """Every row of ``host.plugin_rows()``, by plugin name."""
+    return {row["name"]: row for row in host.plugin_rows()}
 
 
 def without_origin(line: str) -> str:
@@ -243,3 +258,10 @@ def alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state not in ("Z", "X")
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

@@ -7,13 +7,14 @@ import json
 import os
 import re
 import resource
-import socket
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from agent_host_openai.testing import ENV_VARS, FakeServer
+
+from tests.support import free_port
 
 AGENT_HOST = str(Path(sys.executable).parent / "agent-host")
 
@@ -65,10 +66,7 @@ def _run(
 
 def closed_port_url() -> str:
     """A ``http://127.0.0.1:PORT/v1`` base URL on which nothing listens."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+    return f"http://127.0.0.1:{free_port()}/v1"
 
 
 def configured(server: FakeServer) -> dict[str, str]:

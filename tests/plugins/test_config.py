@@ -13,6 +13,7 @@ from host.errors import ConfigError
 from host.plugins.config import read_config_file
 from host.plugins.discovery import from_object
 from host.settings import HostSettings
+from tests.support import plugin_row
 
 
 @attrs.frozen
@@ -40,7 +41,7 @@ def start(tmp_path, config):
 
 
 def state(host):
-    return next(r for r in host.plugin_rows() if r["name"] == "weather")
+    return plugin_row(host, "weather")
 
 
 def test_defaults_apply_without_a_table(tmp_path):

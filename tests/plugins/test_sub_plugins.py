@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 
 from host import hookimpl
-from tests.support import named_tool, without_origin
+from tests.support import named_tool, plugin_rows, without_origin
 
 
 class Part:
@@ -53,14 +53,10 @@ class Parent:
             register(name, self._loader(name))
 
 
-def rows(host: Any) -> dict[str, dict[str, Any]]:
-    return {row["name"]: row for row in host.plugin_rows()}
-
-
 def test_each_sub_plugin_is_a_plugin_of_its_own(make_host):
     parent = Parent(("a", "b"))
     host = make_host(("servers", parent))
-    found = rows(host)
+    found = plugin_rows(host)
     assert {name: found[name]["state"] for name in ("servers", "servers.a", "servers.b")} == {
         "servers": "active",
         "servers.a": "active",
@@ -78,14 +74,14 @@ def test_one_sub_plugin_can_be_blocked_by_name(make_host):
 
     host = make_host(("servers", Parent(("a", "b"))))
     host.plugins.block("servers.b")
-    assert rows(host)["servers.b"]["state"] == "blocked"
+    assert plugin_rows(host)["servers.b"]["state"] == "blocked"
     assert "b_tool" not in {row["name"] for row in host.tool_rows()}
-    assert Selection(block=frozenset({"servers.b"})).unknown_names(rows(host)) == []
+    assert Selection(block=frozenset({"servers.b"})).unknown_names(plugin_rows(host)) == []
 
 
 def test_a_sub_plugin_that_fails_to_load_fails_alone(make_host):
     host = make_host(("servers", Parent(("a", "b"), broken=("a",))))
-    found = rows(host)
+    found = plugin_rows(host)
     assert (found["servers.a"]["state"], found["servers.a"]["error"]) == (
         "failed",
         "RuntimeError: a cannot start",
@@ -95,7 +91,7 @@ def test_a_sub_plugin_that_fails_to_load_fails_alone(make_host):
 
 def test_a_bad_sub_plugin_name_fails_the_parent_and_leaves_nothing(make_host):
     host = make_host(("servers", Parent(("ok", "no spaces"))))
-    found = rows(host)
+    found = plugin_rows(host)
     assert found["servers"]["state"] == "failed"
     assert without_origin(found["servers"]["error"]) == (
         "ValueError: sub-plugin name 'no spaces' is not 1-32 of [A-Za-z0-9_-]"
@@ -107,11 +103,11 @@ def test_sub_plugins_go_away_with_their_parent(make_host):
     parent = Parent(("a",))
     host = make_host(("servers", parent))
     host.plugins.block("servers")
-    assert "servers.a" not in rows(host)
+    assert "servers.a" not in plugin_rows(host)
     assert "a_tool" not in {row["name"] for row in host.tool_rows()}
     assert parent.log == ["a up (hello)", "a down"]
     host.plugins.unblock("servers")
-    assert rows(host)["servers.a"]["state"] == "active"
+    assert plugin_rows(host)["servers.a"]["state"] == "active"
 
 
 def test_a_config_table_reaches_the_sub_plugin(make_host):
@@ -128,7 +124,7 @@ def test_reloading_a_sub_plugin_loads_it_again(make_host):
     assert parent.loads == {"a": 2, "b": 1}
     # the new version activates while the old one still serves, then the old one goes
     assert parent.log == ["a up (hello)", "b up (hello)", "a up (hello)", "a down"]
-    assert rows(host)["servers.a"]["state"] == "active"
+    assert plugin_rows(host)["servers.a"]["state"] == "active"
 
 
 def test_closing_the_host_disposes_sub_plugins_first(make_host):
@@ -148,12 +144,15 @@ class Gated:
 
 def test_a_sub_plugin_can_be_registered_blocked_with_a_reason(make_host):
     host = make_host(("servers", Gated()))
-    assert (rows(host)["servers.held"]["state"], rows(host)["servers.held"]["error"]) == (
+    assert (
+        plugin_rows(host)["servers.held"]["state"],
+        plugin_rows(host)["servers.held"]["error"],
+    ) == (
         "blocked",
         "not trusted: ask first",
     )
     host.plugins.unblock("servers.held")
-    assert rows(host)["servers.held"]["state"] == "active"
+    assert plugin_rows(host)["servers.held"]["state"] == "active"
 
 
 class SelfAware:
@@ -177,12 +176,12 @@ def test_a_plugin_can_fail_itself_and_take_a_tool_back(make_host):
     host = make_host(("aware", aware))
     assert aware.handle.name == "aware"
     aware.take_back()
-    assert rows(host)["aware"]["tools"] == []
+    assert plugin_rows(host)["aware"]["tools"] == []
     assert "solo_tool" not in {row["name"] for row in host.tool_rows()}
     aware.handle.fail('process "x" exited (status 3): boom')
-    assert (rows(host)["aware"]["state"], rows(host)["aware"]["error"]) == (
+    assert (plugin_rows(host)["aware"]["state"], plugin_rows(host)["aware"]["error"]) == (
         "failed",
         'process "x" exited (status 3): boom',
     )
     assert host.reload("aware").ok  # a reload brings it back
-    assert rows(host)["aware"]["state"] == "active"
+    assert plugin_rows(host)["aware"]["state"] == "active"

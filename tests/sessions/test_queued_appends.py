@@ -19,7 +19,7 @@ from host.sessions.model import MessageEvent, SessionHeader
 from host.sessions.persistence import PersistenceError, QueuedWriter
 from host.sessions.store import Session, SessionStore
 from tests.gated_writer import GatedPersistence, GatedWriter
-from tests.support import user
+from tests.support import contents, user
 
 
 @pytest.fixture
@@ -37,10 +37,6 @@ async def stored_contents(store: SessionStore, session_id: str) -> list[str]:
     assert store.persistence is not None
     stored = await store.persistence.inspect(session_id)
     return [e.body.content for e in stored.events if isinstance(e.body, MessageEvent)]
-
-
-def contents(session: Session) -> list[str]:
-    return [e.body.content for e in session.events if isinstance(e.body, MessageEvent)]
 
 
 async def test_an_awaited_append_is_seen_only_after_its_commit_and_the_loop_runs_meanwhile(

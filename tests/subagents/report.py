@@ -17,13 +17,13 @@ import tool_subagent_report.plugin as report_plugin
 
 from host.agents import Agent, ModelRequest
 from host.cancel import CancelSignal
-from host.sessions.model import TurnStart
 from host.subagents.types import ChildRequest
 from host.testing import HostHarness
 from host.tools import ToolExec, ToolResult, tool
 from host.tools.execute import run_tool
 from host.tools.filter import ToolFilter
 from tests.scenarios import Stubborn, TextArgs
+from tests.support import plugin_row
 
 PLUGIN = ("subagent_report", report_plugin)
 FINISHED = "finished and will do no further work unless you send it more."
@@ -50,7 +50,7 @@ class ReportEnv(HostHarness):
         super().__init__(*plugins, data_dir=data_dir, config=config)
 
     def plugin_row(self, name: str = "subagent_report") -> dict[str, Any]:
-        return next(row for row in self.host.plugin_rows() if row["name"] == name)
+        return plugin_row(self.host, name)
 
     def add_stubborn(self) -> Stubborn:
         made = Stubborn()
@@ -86,10 +86,6 @@ class ReportEnv(HostHarness):
 
 
 # -- accessors ---------------------------------------------------------------------------------
-
-
-def turn_starts(agent: Agent) -> int:
-    return sum(1 for e in agent.session.events if isinstance(e.body, TurnStart))
 
 
 def tool_names(request: ModelRequest) -> list[str]:

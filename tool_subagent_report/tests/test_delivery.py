@@ -14,9 +14,8 @@ from tests.subagents.report import (
     echo,
     frame,
     source,
-    turn_starts,
 )
-from tests.support import Gate, accepted, user_texts
+from tests.support import Gate, accepted, turn_count, user_texts
 
 QUIET = {"plugins": {"subagent_report": {"delivery": "quiet"}}}
 
@@ -53,7 +52,7 @@ async def test_next_step_delivery_wakes_an_idle_parent(env: ReportEnv) -> None:
     child = await env.start(root)
     await child_gate.entered.wait()  # the report call has returned; the child is still busy
     await root.wait_idle()
-    assert turn_starts(root) == 1  # the report alone started a parent turn
+    assert turn_count(root) == 1  # the report alone started a parent turn
     (request,) = env.model.requests_for("root")
     assert user_texts(request) == [frame(child.id, "wake up")]
     (accept,) = accepted(root)
@@ -77,7 +76,7 @@ async def test_next_step_delivery_joins_a_running_parent_at_its_next_step(
     root_gate.open()
     await root.wait_idle()
     # one parent turn, extended by one step that claimed the report
-    assert turn_starts(root) == 1
+    assert turn_count(root) == 1
     first, second = env.model.requests_for("root")
     assert user_texts(first) == ["work"]
     assert user_texts(second) == ["work", frame(child.id, "news")]
@@ -95,7 +94,7 @@ async def test_quiet_delivery_does_not_wake_an_idle_parent_and_is_seen_next_step
     child = await env.start(root)
     await child_gate.entered.wait()  # the report was accepted, the child is still resident
     assert root.status == "idle"
-    assert turn_starts(root) == 0
+    assert turn_count(root) == 0
     (accept,) = accepted(root)
     assert (accept.delivery, accept.source) == ("inject", source(child.id))
     (result,) = [m for m in child.session.model_messages() if m.role == "tool"]

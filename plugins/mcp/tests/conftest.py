@@ -23,6 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.cli.support import AGENT_HOST
+from tests.support import free_port
 
 Listening = Callable[..., subprocess.Popen[bytes]]
 Turn = Callable[..., Awaitable[tuple[Any, list[Any]]]]
@@ -160,13 +161,6 @@ def serve(tmp_path: Path) -> Iterator[McpServe]:
 def settle() -> Any:
     """``read_until_settled``, for the tests."""
     return read_until_settled
-
-
-def free_port() -> int:
-    """A TCP port on loopback that nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture

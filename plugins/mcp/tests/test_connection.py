@@ -19,6 +19,8 @@ from agent_host_mcp.connection import CallOutcome, McpError, ServerConnection
 from agent_host_mcp.content import render_content
 from agent_host_mcp.loop import McpLoop
 
+from tests.support import free_port
+
 PY = sys.executable
 
 
@@ -385,12 +387,6 @@ async def test_close_kills_a_ready_server_that_ignores_stdin_and_sigterm(mcp_loo
 # -- streamable HTTP ---------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def http_log(tmp_path) -> Path:
     return tmp_path / "http-cancel.log"
@@ -398,7 +394,7 @@ def http_log(tmp_path) -> Path:
 
 @pytest.fixture
 def http_server(http_log):
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [PY, FAULT, "--http", str(port), "--cancel-log", str(http_log)],
         stdout=subprocess.DEVNULL,
@@ -465,7 +461,7 @@ def _with_secret(name: str, definition: dict[str, Any]) -> ServerSpec:
 
 
 def test_an_unreachable_http_server_fails_in_one_line(mcp_loop):
-    url = f"http://127.0.0.1:{_free_port()}/mcp"
+    url = f"http://127.0.0.1:{free_port()}/mcp"
     spec = server_spec("away", transport="http", url=url, startup_timeout=5)
     assert _failure(mcp_loop, spec) == (
         f'MCP server "away" ({url}) failed to connect: ConnectError: All connection attempts failed'
@@ -473,7 +469,7 @@ def test_an_unreachable_http_server_fails_in_one_line(mcp_loop):
 
 
 def test_a_failed_connection_names_the_url_as_written_never_a_secret_in_it(mcp_loop):
-    url = f"http://127.0.0.1:{_free_port()}/mcp?key=${{ACC_SECRET}}"
+    url = f"http://127.0.0.1:{free_port()}/mcp?key=${{ACC_SECRET}}"
     definition = {"url": url, "headers": {"X": "ACC_SECRET"}, "startup_timeout": 5}
     assert _failure(mcp_loop, _with_secret("away", definition)) == (
         f'MCP server "away" ({url}) failed to connect: ConnectError: All connection attempts failed'

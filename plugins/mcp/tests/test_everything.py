@@ -20,7 +20,7 @@ import pytest
 
 from host.agents import call, calls, say, tool_call
 from host.tools import ToolProgress
-from tests.support import soon
+from tests.support import plugin_row, soon
 
 PLUGIN = ("mcp", agent_host_mcp)
 NPM_DIR_ENV = "AGENT_HOST_TEST_NPM_DIR"
@@ -55,25 +55,21 @@ def servers(**definitions):
     return {"plugins": {"mcp": {"servers": definitions}}}
 
 
-def row(host, name):
-    return next(r for r in host.plugin_rows() if r["name"] == name)
-
-
 async def test_a_killed_stdio_server_stays_named_in_every_later_call(
     make_host, everything, tool_messages
 ):
     host = make_host(PLUGIN, config=servers(everything=everything))
     connection = host.plugins.records["mcp.everything"].obj.connection
     os.kill(connection.pid, signal.SIGKILL)
-    assert await soon(lambda: row(host, "mcp.everything")["state"] == "failed", timeout=20)
-    line = row(host, "mcp.everything")["error"]
+    assert await soon(lambda: plugin_row(host, "mcp.everything")["state"] == "failed", timeout=20)
+    line = plugin_row(host, "mcp.everything")["error"]
     assert line.startswith('MCP server "everything" exited (signal 9)')
 
     echo = call("everything__echo", message="hi")
     _, results = await tool_messages(host, echo, echo, say("ok"))
 
     assert [(r.content, r.is_error) for r in results] == [(line, True), (line, True)]
-    assert row(host, "mcp.everything")["state"] == "failed"
+    assert plugin_row(host, "mcp.everything")["state"] == "failed"
 
 
 async def test_a_restarted_http_server_goes_failed_then_active_with_its_tools(
@@ -85,12 +81,12 @@ async def test_a_restarted_http_server_goes_failed_then_active_with_its_tools(
     url = f"http://127.0.0.1:{port}/mcp"
     host = make_host(PLUGIN, config=servers(web={"url": url}))
     await tool_messages(host, call("web__echo", message="up"), say("ok"))  # the host loop known
-    tools = row(host, "mcp.web")["tools"]
+    tools = plugin_row(host, "mcp.web")["tools"]
     assert "web__echo" in tools
 
     server.terminate()
-    assert await soon(lambda: row(host, "mcp.web")["state"] == "failed", timeout=20)
-    line = row(host, "mcp.web")["error"]
+    assert await soon(lambda: plugin_row(host, "mcp.web")["state"] == "failed", timeout=20)
+    line = plugin_row(host, "mcp.web")["error"]
     assert line.startswith(f'MCP server "web" ({url}) is unreachable: ')
     started = time.monotonic()
     _, [down] = await tool_messages(host, call("web__echo", message="down"), say("ok"))
@@ -99,8 +95,8 @@ async def test_a_restarted_http_server_goes_failed_then_active_with_its_tools(
 
     server.wait()
     listening(command, port, env)
-    assert await soon(lambda: row(host, "mcp.web")["state"] == "active", timeout=40)
-    assert row(host, "mcp.web")["tools"] == tools
+    assert await soon(lambda: plugin_row(host, "mcp.web")["state"] == "active", timeout=40)
+    assert plugin_row(host, "mcp.web")["tools"] == tools
     _, [back] = await tool_messages(host, call("web__echo", message="back"), say("ok"))
     assert (back.content, back.is_error) == ("Echo: back", False)
 
@@ -141,7 +137,7 @@ async def test_read_only_calls_of_one_step_run_together_in_call_order(
 
 def test_the_task_only_tool_is_not_run_as_a_plain_call(make_host, everything):
     host = make_host(PLUGIN, config=servers(everything=everything))
-    assert "everything__simulate-research-query" not in row(host, "mcp.everything")["tools"]
+    assert "everything__simulate-research-query" not in plugin_row(host, "mcp.everything")["tools"]
 
 
 def test_a_command_that_calls_no_tool_starts_no_server(tmp_path):

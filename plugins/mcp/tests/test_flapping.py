@@ -13,7 +13,7 @@ import agent_host_mcp
 import pytest
 
 from host.agents import call, say
-from tests.support import soon
+from tests.support import plugin_row, soon
 
 PLUGIN = ("mcp", agent_host_mcp)
 FAULT = str(Path(__file__).with_name("fault_server.py"))
@@ -26,12 +26,8 @@ def home(tmp_path, monkeypatch):
     monkeypatch.setenv("AGENT_HOST_HOME", str(tmp_path / "home"))
 
 
-def row(host, name: str) -> dict:
-    return next(r for r in host.plugin_rows() if r["name"] == name)
-
-
 def state(host, name: str) -> str:
-    return str(row(host, name)["state"])
+    return str(plugin_row(host, name)["state"])
 
 
 async def test_a_flapping_http_server_logs_each_cause_once_and_others_go_on(
@@ -53,7 +49,7 @@ async def test_a_flapping_http_server_logs_each_cause_once_and_others_go_on(
         server.kill()
         server.wait()
         assert await soon(lambda: state(host, "mcp.web") == "failed", timeout=40)
-        lines.append(row(host, "mcp.web")["error"])
+        lines.append(plugin_row(host, "mcp.web")["error"])
         assert '"timezone": "UTC"' in await answer("time__get_current_time", timezone="UTC")
         server = listening(command, port)
         await asyncio.sleep(1.0)

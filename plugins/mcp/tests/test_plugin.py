@@ -20,16 +20,12 @@ from host.plugins.discovery import from_object
 from host.plugins.selection import Selection
 from host.settings import HostSettings
 from host.tools import ToolProgress
-from tests.support import alive
+from tests.support import alive, plugin_rows
 
 BIN = Path(sys.executable).parent
 TIME = {"command": str(BIN / "mcp-server-time")}
 FAULT = {"command": sys.executable, "args": [str(Path(__file__).with_name("fault_server.py"))]}
 PLUGIN = ("mcp", agent_host_mcp)
-
-
-def rows(host):
-    return {row["name"]: row for row in host.plugin_rows()}
 
 
 def servers(**definitions):
@@ -55,8 +51,11 @@ def home(tmp_path, monkeypatch):
 
 async def test_an_agent_turn_calls_an_mcp_tool_and_the_result_reaches_the_model(make_host):
     host = make_host(PLUGIN, config=servers(time=TIME))
-    assert rows(host)["mcp.time"]["state"] == "active"
-    assert rows(host)["mcp.time"]["tools"] == ["time__get_current_time", "time__convert_time"]
+    assert plugin_rows(host)["mcp.time"]["state"] == "active"
+    assert plugin_rows(host)["mcp.time"]["tools"] == [
+        "time__get_current_time",
+        "time__convert_time",
+    ]
     assert isinstance(host.services.models.resolve("scripted"), ScriptedModel)
     result = await turn_result(host, "time__get_current_time", timezone="UTC")
     assert not result.is_error
@@ -82,7 +81,7 @@ def test_each_server_fails_alone_with_one_line(make_host):
             unset={"command": "x", "env": {"TOKEN": "${AGENT_HOST_TEST_UNSET_VAR}"}},
         ),
     )
-    found = rows(host)
+    found = plugin_rows(host)
     assert found["mcp.time"]["state"] == "active"
     assert found["mcp.missing"]["state"] == "failed"
     assert found["mcp.missing"]["error"].startswith(
@@ -104,7 +103,7 @@ def test_one_server_can_be_blocked_by_name(tmp_path):
     host.add_plugins([from_object("mcp", agent_host_mcp)])
     host.start()
     try:
-        assert rows(host)["mcp.time"]["state"] == "blocked"
+        assert plugin_rows(host)["mcp.time"]["state"] == "blocked"
         assert host.warnings == []
     finally:
         host.close()
@@ -124,7 +123,7 @@ def test_a_cloned_projects_server_starts_nothing_until_trusted(tmp_path):
     project.mkdir()
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": TIME}}))
     host = project_host(project, tmp_path / "d1")
-    assert (rows(host)["mcp.time"]["state"], rows(host)["mcp.time"]["error"]) == (
+    assert (plugin_rows(host)["mcp.time"]["state"], plugin_rows(host)["mcp.time"]["error"]) == (
         "blocked",
         'not trusted: run "agent-host mcp trust time"',
     )
@@ -134,13 +133,13 @@ def test_a_cloned_projects_server_starts_nothing_until_trusted(tmp_path):
     [spec] = configured_servers(None, settings, os.environ).specs
     TrustStore(default_trust_path(os.environ)).trust(project, spec)
     host = project_host(project, tmp_path / "d2")
-    assert rows(host)["mcp.time"]["state"] == "active"
+    assert plugin_rows(host)["mcp.time"]["state"] == "active"
     host.close()
 
     edited = {**TIME, "args": ["--local-timezone", "UTC"]}
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": edited}}))
     host = project_host(project, tmp_path / "d3")
-    assert rows(host)["mcp.time"]["state"] == "blocked"  # the definition changed
+    assert plugin_rows(host)["mcp.time"]["state"] == "blocked"  # the definition changed
     host.close()
 
 
@@ -150,11 +149,11 @@ async def test_a_server_that_dies_turns_its_row_failed_and_calls_say_so(make_hos
     assert result.is_error
     assert result.content.startswith('MCP server "fault" exited (status ')
     for _ in range(200):
-        if rows(host)["mcp.fault"]["state"] == "failed":
+        if plugin_rows(host)["mcp.fault"]["state"] == "failed":
             break
         await asyncio.sleep(0.02)
-    assert rows(host)["mcp.fault"]["state"] == "failed"
-    assert rows(host)["mcp.fault"]["error"] == result.content
+    assert plugin_rows(host)["mcp.fault"]["state"] == "failed"
+    assert plugin_rows(host)["mcp.fault"]["error"] == result.content
     await host.aclose()
 
 
@@ -199,13 +198,13 @@ def test_the_tool_catalog_names_each_tools_server(make_host):
 
 def test_messages_are_never_written_for_a_failed_server(make_host, tmp_path):
     host = make_host(PLUGIN, config=servers(missing={"command": "/nonexistent/x"}))
-    assert rows(host)["mcp.missing"]["state"] == "failed"
+    assert plugin_rows(host)["mcp.missing"]["state"] == "failed"
     assert not list((tmp_path / "data0").glob("**/*.jsonl"))
 
 
 async def test_a_tool_with_a_bad_schema_is_skipped_with_a_line_naming_it(make_host, caplog):
     host = make_host(PLUGIN, config=servers(fault=FAULT))
-    tools = rows(host)["mcp.fault"]["tools"]
+    tools = plugin_rows(host)["mcp.fault"]["tools"]
     assert "fault__echo" in tools and "fault__bad_schema" not in tools
     assert 'MCP server "fault": tool "bad_schema" skipped: its inputSchema is not a valid' in (
         caplog.text
@@ -215,10 +214,10 @@ async def test_a_tool_with_a_bad_schema_is_skipped_with_a_line_naming_it(make_ho
 
 async def test_a_changed_tool_list_replaces_the_tools_live(make_host):
     host = make_host(PLUGIN, config=servers(fault=FAULT))
-    assert "fault__added" not in rows(host)["mcp.fault"]["tools"]
+    assert "fault__added" not in plugin_rows(host)["mcp.fault"]["tools"]
     assert (await turn_result(host, "fault__grow")).content == "grown"
     for _ in range(200):
-        if "fault__added" in rows(host)["mcp.fault"]["tools"]:
+        if "fault__added" in plugin_rows(host)["mcp.fault"]["tools"]:
             break
         await asyncio.sleep(0.02)
     assert "fault__added" in {row["name"] for row in host.tool_rows()}
@@ -286,11 +285,11 @@ async def test_a_failed_reload_of_a_server_keeps_the_running_one(make_host, tmp_
     )
     script.chmod(0o755)
     host = make_host(PLUGIN, config=servers(once={"command": str(script)}))
-    assert rows(host)["mcp.once"]["state"] == "active"
+    assert plugin_rows(host)["mcp.once"]["state"] == "active"
     running = host.plugins.records["mcp.once"].obj
     outcome = host.reload("mcp.once")
     assert not outcome.ok and "second start refused" in outcome.error
-    assert rows(host)["mcp.once"]["state"] == "active"
+    assert plugin_rows(host)["mcp.once"]["state"] == "active"
     assert host.plugins.records["mcp.once"].obj is running and alive(running.connection.pid)
     result = await turn_result(host, "once__get_current_time", timezone="UTC")
     assert not result.is_error, result.content
@@ -321,15 +320,15 @@ async def test_a_dead_servers_tools_answer_its_exit_line_not_unknown_tool(make_h
     await turn_result(host, "fault__crash")
     line = 'MCP server "fault" exited (status 3): fatal: crashing on purpose'
     for _ in range(200):
-        if rows(host)["mcp.fault"]["state"] == "failed":
+        if plugin_rows(host)["mcp.fault"]["state"] == "failed":
             break
         await asyncio.sleep(0.02)
-    assert rows(host)["mcp.fault"]["error"] == line
+    assert plugin_rows(host)["mcp.fault"]["error"] == line
 
     for _ in range(2):
         result = await turn_result(host, "fault__echo", text="anyone?")
         assert (result.content, result.is_error) == (line, True)
-    assert rows(host)["mcp.fault"]["state"] == "failed"
+    assert plugin_rows(host)["mcp.fault"]["state"] == "failed"
 
 
 async def test_a_huge_result_is_cut_for_the_model_and_the_log(make_host):

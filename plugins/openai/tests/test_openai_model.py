@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import socket
 import time
 
 import httpx
@@ -18,6 +17,7 @@ from agent_host_openai.testing import model_on as make_model
 from host.agents.models import ModelRequest, ToolSpec, Usage
 from host.cancel import CancelSignal
 from host.sessions.model import MessageEvent, ToolCall
+from tests.support import free_port
 
 ECHO = ToolSpec(
     "echo",
@@ -44,12 +44,6 @@ async def fails(model, req=None, signal=None):
         await model.complete(req or request(), signal=signal or CancelSignal())
     assert "\n" not in caught.value.message
     return caught.value
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # -- request and response shapes -------------------------------------------------------------

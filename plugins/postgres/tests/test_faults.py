@@ -23,18 +23,14 @@ from psycopg_pool import ConnectionPool
 
 from host.sessions.codec import encode_header
 from host.sessions.loading import load
-from host.sessions.model import Event, InboxAccepted, MessageEvent, SessionHeader
+from host.sessions.model import Event, InboxAccepted, SessionHeader
 from host.sessions.persistence import PersistenceError
 from host.sessions.remote import QUEUED_PREFIX
-from host.sessions.store import Session, SessionStore
+from host.sessions.store import SessionStore
 from host.testing import HostHarness
-from tests.support import message, user
+from tests.support import contents, message, user
 
 T = TypeVar("T")
-
-
-def contents(session: Session) -> list[str]:
-    return [e.body.content for e in session.events if isinstance(e.body, MessageEvent)]
 
 
 async def eventually(call: Callable[[], Awaitable[T]], timeout: float = 30.0) -> T:
