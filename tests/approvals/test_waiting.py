@@ -9,18 +9,11 @@ from pathlib import Path
 
 from host.agents import call, say
 from host.approvals.requests import Answer
-from host.approvals.service import ApprovalService
 from host.subagents.types import ChildRequest
 from tests.approvals.test_resume import asked_again
-from tests.approvals.test_service import RAN, Asker, shell
+from tests.approvals.test_service import RAN, Asker, service, shell
 from tests.reliability.hosts import Tree
 from tests.support import soon
-
-
-def approvals(tree: Tree) -> ApprovalService:
-    found = tree.services.get("approvals")
-    assert isinstance(found, ApprovalService)
-    return found
 
 
 async def blocked(tree: Tree) -> tuple[str, str]:
@@ -32,7 +25,7 @@ async def blocked(tree: Tree) -> tuple[str, str]:
     started = await tree.subagents.start_continuable(
         "spawn", ChildRequest(prompt="clean up"), parent=root, label="asker"
     )
-    assert await soon(lambda: approvals(tree).pending())
+    assert await soon(lambda: service(tree).pending())
     return root.id, started.child_id
 
 
@@ -47,7 +40,7 @@ async def test_a_child_blocked_on_a_request_is_waiting_live_and_after_a_restart(
         listed = await first.tool("list_agents", {}, root)
         assert listed.text == f"{child_id} [waiting] — asker"
         assert listed.structured[0]["status"] == "waiting"
-        (before,) = approvals(first).pending()
+        (before,) = service(first).pending()
         crashed = tmp_path / "crashed"
         shutil.copytree(first.data_dir, crashed)  # what a SIGKILL now would leave
     finally:
@@ -55,7 +48,7 @@ async def test_a_child_blocked_on_a_request_is_waiting_live_and_after_a_restart(
     second = Tree(crashed)
     try:
         asker = Asker(Answer.approve())
-        approvals(second).on_request(asker)
+        service(second).on_request(asker)
         second.host.tools.register("shell", shell, owner="test")
         second.model.script("asker", say("cleaned after all"))
         root = await second.agents.resume(root_id, label="R")

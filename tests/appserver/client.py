@@ -5,6 +5,7 @@ for the response, keeping the notifications and server requests that come meanwh
 ``seen``; ``expect`` waits for the next message a predicate accepts. Server requests are
 answered by ``answer`` (None: left unanswered). Every message read, and every answer to a
 server request, is checked against the protocol's JSON Schema (``Schemas``) when one is given.
+``text`` is the input of a turn that says a text.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ from tests.cli.support import AGENT_HOST
 TIMEOUT = 60.0
 
 Message = dict[str, Any]
+
+
+def text(value: str) -> list[dict[str, str]]:
+    """The ``input`` of a ``turn/start`` request saying ``value``."""
+    return [{"type": "text", "text": value}]
 
 
 def environment(home: Path) -> dict[str, str]:

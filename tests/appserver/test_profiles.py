@@ -10,7 +10,7 @@ from typing import Any
 
 from agent_host_openai.testing import completion, tool_call
 
-from tests.appserver.client import Client
+from tests.appserver.client import Client, text
 
 PERSONA = "You are the terse reviewer. Answer in one word."
 PROFILE = f"""---
@@ -22,10 +22,6 @@ memory: user
 ---
 {PERSONA}
 """
-
-
-def text(value: str) -> list[dict[str, str]]:
-    return [{"type": "text", "text": value}]
 
 
 def write_profile(tmp_path: Path) -> Path:

@@ -6,13 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.appserver.client import Client
+from tests.appserver.client import Client, text
 from tests.appserver.test_bad_input import error_of
 from tests.appserver.test_stdio import tree_client
-
-
-def text(value: str) -> list[dict[str, str]]:
-    return [{"type": "text", "text": value}]
 
 
 def of_thread(client: Client, thread_id: str, since: int = 0) -> list[dict[str, Any]]:

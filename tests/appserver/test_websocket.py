@@ -23,7 +23,7 @@ from websockets.sync.client import connect
 from websockets.typing import Origin, Subprotocol
 
 from host.appserver.websocket import ListenError, address, write_token
-from tests.appserver.client import TIMEOUT, Schemas, environment, start_server
+from tests.appserver.client import TIMEOUT, Schemas, environment, start_server, text
 from tests.appserver.conftest import ASKING_ROOT_SCRIPT, TREE_SCRIPT, project
 from tests.appserver.test_stdio import approve
 from tests.appserver.websocket import WsPeer, WsServer
@@ -43,10 +43,6 @@ def servers(tmp_path: Path, schemas: Schemas) -> Iterator[Callable[..., WsServer
     yield start
     for server in started:
         server.kill()
-
-
-def text(words: str) -> list[dict[str, str]]:
-    return [{"type": "text", "text": words}]
 
 
 def test_two_clients_on_one_thread_see_the_same_events_and_one_decision(servers) -> None:

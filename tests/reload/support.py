@@ -12,7 +12,7 @@ from host.agents import Agent, call, say
 from host.app import Host
 from host.naming import Owner
 from host.plugins.discovery import discover
-from host.testing import build_host
+from host.testing import build_host, call_tool
 from tests.support import scripted, tool_results
 
 HEADER = """
@@ -90,6 +90,11 @@ async def ask_to_call(host: Host, tool: str, label: str, agent: Agent | None = N
     agent.followup(f"call {tool}")
     await agent.wait_idle()
     return agent
+
+
+async def text_of(host: Host, tool: str) -> str:
+    """The text ``tool``, called without arguments, answers."""
+    return (await call_tool(host, tool, {}, agent=object())).text
 
 
 def last_result(agent: Agent) -> tuple[str, bool]:

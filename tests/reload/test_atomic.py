@@ -11,8 +11,7 @@ import pytest
 
 from host import hookimpl
 from host.app import Host
-from host.testing import call_tool
-from tests.reload.support import Plugins, plugin_tools, tools_source
+from tests.reload.support import Plugins, plugin_tools, text_of, tools_source
 from tests.support import without_origin
 
 FAILED = "reload of keeper failed, previous version kept: "
@@ -39,10 +38,6 @@ def box(plugins: Plugins, unique: Callable[[str], str]) -> Iterator[Any]:
         yield module
     finally:
         sys.modules.pop(name, None)
-
-
-async def text_of(host: Host, tool: str) -> str:
-    return (await call_tool(host, tool, {}, agent=object())).text
 
 
 KEEPER = """

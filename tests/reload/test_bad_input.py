@@ -10,16 +10,11 @@ import pytest
 
 from host.app import Host
 from host.plugins.watch import ReloadLoop, WatchMap
-from host.testing import call_tool
-from tests.reload.support import Plugins, plugin_tools, tools_source
+from tests.reload.support import Plugins, plugin_tools, text_of, tools_source
 from tests.reload.test_setup_contributions import CONTRIBUTOR
 from tests.support import without_origin
 
 FAILED = "reload of sturdy failed, previous version kept: "
-
-
-async def text_of(host: Host, tool: str) -> str:
-    return (await call_tool(host, tool, {}, agent=object())).text
 
 
 def raising_hook(hook: str, message: str) -> str:
